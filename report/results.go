@@ -1,0 +1,108 @@
+package report
+
+import "time"
+
+// SchemaVersion names the results.json schema. Bump it on any incompatible change.
+const SchemaVersion = "transferlab.results/v1"
+
+// Results is the content of results.json: everything one experiment measured,
+// with the settings that produced it. Figures from the simulated server are
+// labelled by Simulated = true and every rendering says "simulated".
+type Results struct {
+	SchemaVersion string    `json:"schema_version"`
+	CreatedAt     time.Time `json:"created_at"`
+	// Simulated is true when the server under test was the embedded simulator.
+	Simulated bool `json:"simulated"`
+	// Complete is false when the run ended early (deadline, interrupt, server
+	// death); IncompleteReason then says why.
+	Complete         bool   `json:"complete"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+
+	Manifest Manifest  `json:"manifest"`
+	Trace    TraceInfo `json:"trace"`
+	SLO      SLO       `json:"slo"`
+	// Cells holds one entry per arm × offered load × repetition, in run order.
+	Cells []Cell `json:"cells"`
+	// Aliases maps our metric names to other tools' names for the same formula.
+	Aliases map[string]string `json:"aliases"`
+}
+
+// Manifest is what is needed to reproduce the run.
+type Manifest struct {
+	Command      []string       `json:"command"`
+	ConfigPath   string         `json:"config_path"`
+	ConfigSHA256 string         `json:"config_sha256"`
+	Requested    any            `json:"config_requested"`
+	Effective    any            `json:"config_effective"`
+	Seed         int64          `json:"seed"`
+	GoVersion    string         `json:"go_version"`
+	GitCommit    string         `json:"git_commit,omitempty"`
+	Server       map[string]any `json:"server,omitempty"`
+	ArmOrder     []string       `json:"arm_order"`
+}
+
+// TraceInfo describes the schedule source as replayed.
+type TraceInfo struct {
+	Source      string  `json:"source"`
+	Format      string  `json:"format"`
+	SHA256      string  `json:"sha256"`
+	Rows        int     `json:"rows"`
+	Skipped     int     `json:"skipped_rows"`
+	Clamped     int     `json:"clamped_rows"`
+	DurationS   float64 `json:"duration_s"`
+	MeanRateRPS float64 `json:"mean_rate_rps"`
+}
+
+// SLO holds the service-level objectives goodput is measured against (ms).
+// A zero field is not declared and never decides anything.
+type SLO struct {
+	TTFTMs     float64 `json:"ttft_ms,omitempty"`
+	TPOTMs     float64 `json:"tpot_ms,omitempty"`
+	E2EMs      float64 `json:"e2e_ms,omitempty"`
+	Percentile float64 `json:"percentile,omitempty"`
+}
+
+// Cell is one arm × offered load × repetition.
+type Cell struct {
+	Arm            string  `json:"arm"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+	// Order is the cell's position in the interleaved run order (0-based).
+	Order       int            `json:"order"`
+	RecordsFile string         `json:"records_file"`
+	States      map[string]int `json:"states"`
+	// WindowS is the measured window length in seconds (from the first measured send).
+	WindowS           float64        `json:"window_s"`
+	ThroughputTokPerS float64        `json:"throughput_tok_per_s"`
+	GoodputRPS        float64        `json:"goodput_rps"`
+	MultiTokenEvents  int            `json:"multi_token_events"`
+	OutputTokens      int            `json:"output_tokens"`
+	InputTokens       int            `json:"input_tokens"`
+	UsageSourceCounts map[string]int `json:"output_tokens_source"`
+	UsageMismatches   int            `json:"usage_mismatches"`
+	ClientBound       bool           `json:"client_bound"`
+
+	TTFT         Dist `json:"ttft"`
+	TTFTIntended Dist `json:"ttft_intended"`
+	TTFO         Dist `json:"ttfo"`
+	ITL          Dist `json:"itl"`
+	TPOT         Dist `json:"tpot"`
+	E2E          Dist `json:"e2e"`
+	ScheduleLag  Dist `json:"schedule_lag"`
+}
+
+// Dist summarises one latency metric exactly from raw samples, in ms.
+// Method names how percentiles were computed; a percentile whose claim needs
+// more samples than N is omitted (nil) and listed in Refused.
+type Dist struct {
+	N       int      `json:"n"`
+	Method  string   `json:"method"`
+	MeanMs  *float64 `json:"mean_ms"`
+	P50Ms   *float64 `json:"p50_ms"`
+	P90Ms   *float64 `json:"p90_ms"`
+	P95Ms   *float64 `json:"p95_ms"`
+	P99Ms   *float64 `json:"p99_ms"`
+	P999Ms  *float64 `json:"p999_ms"`
+	MaxMs   *float64 `json:"max_ms"`
+	Refused []string `json:"refused,omitempty"`
+}

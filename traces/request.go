@@ -1,0 +1,54 @@
+package traces
+
+import "time"
+
+// Request is one scheduled inference request, normalised from any trace format.
+type Request struct {
+	// ID is the request's index in its Schedule, 0-based, unique within it.
+	ID int `json:"id"`
+	// Offset is when the request is due, measured from the schedule's start
+	// (the first request of a freshly read trace has Offset 0).
+	Offset time.Duration `json:"offset_ns"`
+	// InputTokens is the prompt length in tokens (≥ 1).
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens is the number of tokens to generate (≥ 1); sent as max_tokens.
+	OutputTokens int `json:"output_tokens"`
+	// PrefixGroup identifies requests that share a KV prefix ("" when the
+	// trace says nothing; from Mooncake hash_ids otherwise).
+	PrefixGroup string `json:"prefix_group,omitempty"`
+	// SourceLine is the 1-based line of the source file the request came from
+	// (the header is line 1); 0 for synthetic requests.
+	SourceLine int `json:"source_line"`
+}
+
+// Schedule is an ordered list of requests (non-decreasing Offset) plus where it came from.
+type Schedule struct {
+	// Source names the file (path) or generator ("synthetic:poisson rate=2 seed=1").
+	Source string `json:"source"`
+	// Format is the detected or forced format name ("azure", "vidur", "mooncake", ...).
+	Format string `json:"format"`
+	// Requests are sorted by Offset; ties keep source order.
+	Requests []Request `json:"-"`
+	// Skipped counts bad rows dropped in lenient mode (0 in strict mode).
+	Skipped int `json:"skipped_rows"`
+	// Clamped counts requests whose input was clamped to a context limit.
+	Clamped int `json:"clamped_rows"`
+}
+
+// Duration is the offset of the last request (0 for fewer than two requests).
+func (s Schedule) Duration() time.Duration {
+	if len(s.Requests) < 2 {
+		return 0
+	}
+	return s.Requests[len(s.Requests)-1].Offset - s.Requests[0].Offset
+}
+
+// MeanRate is the mean arrival rate in requests per second: (n−1)/Duration,
+// the number of inter-arrival gaps over their total span. 0 when undefined.
+func (s Schedule) MeanRate() float64 {
+	d := s.Duration()
+	if d <= 0 {
+		return 0
+	}
+	return float64(len(s.Requests)-1) / d.Seconds()
+}
