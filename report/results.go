@@ -25,6 +25,22 @@ type Results struct {
 	Cells []Cell `json:"cells"`
 	// Aliases maps our metric names to other tools' names for the same formula.
 	Aliases map[string]string `json:"aliases"`
+
+	// RunOrder is the interleaved order the cells were run in (RunOrder), as planned.
+	RunOrder []CellKey `json:"run_order,omitempty"`
+	// Rule is the decision rule the verdicts were reached with.
+	Rule *DecisionRule `json:"decision_rule,omitempty"`
+	// Stats holds the statistics over repetitions (Analyze); nil before analysis.
+	Stats *Stats `json:"stats,omitempty"`
+	// Verdicts holds one verdict per candidate arm (Analyze).
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+
+	// The measured sections; nil or NotMeasured != "" renders as "not measured".
+	Amdahl     *AmdahlSection     `json:"amdahl,omitempty"`
+	Energy     *EnergySection     `json:"energy,omitempty"`
+	Cost       *CostSection       `json:"cost,omitempty"`
+	Validation *ValidationSection `json:"validation,omitempty"`
+	Hook       *HookSection       `json:"hook,omitempty"`
 }
 
 // Manifest is what is needed to reproduce the run.
@@ -81,6 +97,10 @@ type Cell struct {
 	UsageSourceCounts map[string]int `json:"output_tokens_source"`
 	UsageMismatches   int            `json:"usage_mismatches"`
 	ClientBound       bool           `json:"client_bound"`
+	// WarmupRecords counts warm-up records, left out of every other figure.
+	WarmupRecords int `json:"warmup_records"`
+	// GoodRequests counts ok requests inside the window meeting every declared SLO.
+	GoodRequests int `json:"good_requests"`
 
 	TTFT         Dist `json:"ttft"`
 	TTFTIntended Dist `json:"ttft_intended"`
@@ -105,4 +125,12 @@ type Dist struct {
 	P999Ms  *float64 `json:"p999_ms"`
 	MaxMs   *float64 `json:"max_ms"`
 	Refused []string `json:"refused,omitempty"`
+	// CDF holds evenly spaced points of the empirical CDF (kept for TTFT and ITL, for plots).
+	CDF []CDFPoint `json:"cdf,omitempty"`
+}
+
+// CDFPoint is one point of an empirical CDF: the fraction of samples ≤ Ms.
+type CDFPoint struct {
+	Fraction float64 `json:"fraction"`
+	Ms       float64 `json:"ms"`
 }

@@ -1,0 +1,197 @@
+package report
+
+import (
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// Defaults of CellOptions.
+const (
+	// DefaultCDFPoints is how many points of the TTFT and ITL CDFs a Cell keeps for plots.
+	DefaultCDFPoints = 200
+	// DefaultClientBoundLag is the p99 (else max) schedule lag above which a
+	// Cell is flagged ClientBound: the client, not the server, set the pace.
+	DefaultClientBoundLag = 10 * time.Millisecond
+)
+
+// CellOptions says which cell the records belong to and how to summarise them.
+// Zero values take the stated defaults.
+type CellOptions struct {
+	Arm            string
+	OfferedLoadRPS float64
+	Repetition     int
+	// Order is the cell's position in the interleaved run order (RunOrder).
+	Order       int
+	RecordsFile string
+	// SLO is what goodput is measured against; undeclared (zero) targets are ignored.
+	SLO SLO
+	// Confidence is the one-sided level of percentile claims (default DefaultConfidence).
+	Confidence float64
+	// WindowEnd ends the measured window (a monotonic offset from run start);
+	// 0 means the last response end among the measured records.
+	WindowEnd time.Duration
+	// CDFPoints is how many CDF points TTFT and ITL keep (default DefaultCDFPoints; <0: none).
+	CDFPoints int
+	// ClientBoundLag is the schedule-lag threshold of ClientBound (default DefaultClientBoundLag).
+	ClientBoundLag time.Duration
+}
+
+func (o CellOptions) withDefaults() CellOptions {
+	if o.Confidence == 0 {
+		o.Confidence = DefaultConfidence
+	}
+	if o.CDFPoints == 0 {
+		o.CDFPoints = DefaultCDFPoints
+	}
+	if o.CDFPoints < 0 {
+		o.CDFPoints = 0
+	}
+	if o.ClientBoundLag == 0 {
+		o.ClientBoundLag = DefaultClientBoundLag
+	}
+	return o
+}
+
+// BuildCell summarises the raw records of one arm × offered load × repetition
+// with DESIGN.md's metric definitions:
+//   - warm-up records are counted in WarmupRecords and left out of everything else;
+//   - every State key is present in States (zeros included) and the counts sum
+//     to the measured records;
+//   - latency distributions (TTFT, TTFT intended, TTFO, ITL per gap, TPOT for
+//     output ≥ 2, E2E) are over requests that ended ok; schedule lag is over
+//     every request that was sent;
+//   - the window starts at the first measured send and ends at opts.WindowEnd
+//     (default: the last measured response end); WindowS is its length in s;
+//   - ThroughputTokPerS = output tokens of ok requests that ended inside the
+//     window / WindowS; GoodputRPS = ok requests ending inside the window that
+//     meet every declared SLO / WindowS (a TPOT target does not apply to a
+//     one-token output, which has no TPOT);
+//   - percentiles the sample size cannot support are refused (BuildDist).
+func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
+	opts = opts.withDefaults()
+	c := Cell{
+		Arm:               opts.Arm,
+		OfferedLoadRPS:    opts.OfferedLoadRPS,
+		Repetition:        opts.Repetition,
+		Order:             opts.Order,
+		RecordsFile:       opts.RecordsFile,
+		States:            make(map[string]int, len(loadgen.States)),
+		UsageSourceCounts: map[string]int{},
+	}
+	for _, s := range loadgen.States {
+		c.States[string(s)] = 0
+	}
+
+	var (
+		ttft, ttftInt, ttfo, itl, tpot, e2e, lag []float64
+		start, end                               time.Duration
+		haveStart, haveEnd                       bool
+	)
+	measured := make([]*loadgen.Record, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup {
+			c.WarmupRecords++
+			continue
+		}
+		measured = append(measured, r)
+		c.States[string(r.State)]++
+		if r.State == loadgen.StateNotSent {
+			continue
+		}
+		if !haveStart || r.SentAt < start {
+			start, haveStart = r.SentAt, true
+		}
+		lag = append(lag, ms(r.SentAt-r.ScheduledAt))
+		if r.EndAt > 0 && (!haveEnd || r.EndAt > end) {
+			end, haveEnd = r.EndAt, true
+		}
+	}
+	if opts.WindowEnd > 0 {
+		end, haveEnd = opts.WindowEnd, true
+	}
+	if haveStart && haveEnd && end > start {
+		c.WindowS = (end - start).Seconds()
+	}
+
+	var good int
+	for _, r := range measured {
+		c.InputTokens += r.InputTokens
+		for _, ev := range r.Events {
+			if ev.Tokens > 1 {
+				c.MultiTokenEvents++
+			}
+		}
+		if r.State != loadgen.StateOK {
+			continue
+		}
+		if r.OutputTokensSource != "" {
+			c.UsageSourceCounts[r.OutputTokensSource]++
+		}
+		if r.UsageMismatch {
+			c.UsageMismatches++
+		}
+		m := measure(r)
+		if m.ttftOK {
+			ttft = append(ttft, ms(m.ttft))
+			ttftInt = append(ttftInt, ms(m.ttftIntended))
+		}
+		if m.ttfoOK {
+			ttfo = append(ttfo, ms(m.ttfo))
+		}
+		for _, g := range m.itls {
+			itl = append(itl, ms(g))
+		}
+		if m.tpotOK {
+			tpot = append(tpot, ms(m.tpot))
+		}
+		if m.e2eOK {
+			e2e = append(e2e, ms(m.e2e))
+		}
+		inWindow := haveStart && haveEnd && r.EndAt > 0 && r.EndAt >= start && r.EndAt <= end
+		if !inWindow {
+			continue
+		}
+		c.OutputTokens += r.OutputTokens
+		if meetsSLO(m, opts.SLO) {
+			good++
+		}
+	}
+	if c.WindowS > 0 {
+		c.ThroughputTokPerS = float64(c.OutputTokens) / c.WindowS
+		c.GoodputRPS = float64(good) / c.WindowS
+	}
+	c.GoodRequests = good
+
+	conf := opts.Confidence
+	c.TTFT = BuildDist(ttft, conf, opts.CDFPoints)
+	c.TTFTIntended = BuildDist(ttftInt, conf, 0)
+	c.TTFO = BuildDist(ttfo, conf, 0)
+	c.ITL = BuildDist(itl, conf, opts.CDFPoints)
+	c.TPOT = BuildDist(tpot, conf, 0)
+	c.E2E = BuildDist(e2e, conf, 0)
+	c.ScheduleLag = BuildDist(lag, conf, 0)
+
+	lagRef := c.ScheduleLag.P99Ms
+	if lagRef == nil {
+		lagRef = c.ScheduleLag.MaxMs
+	}
+	c.ClientBound = lagRef != nil && *lagRef > ms(opts.ClientBoundLag)
+	return c
+}
+
+// meetsSLO reports whether one completed request meets every declared target
+// of slo; undeclared (zero) targets and undefined metrics do not decide.
+func meetsSLO(m requestMetrics, slo SLO) bool {
+	if slo.TTFTMs > 0 && (!m.ttftOK || ms(m.ttft) > slo.TTFTMs) {
+		return false
+	}
+	if slo.TPOTMs > 0 && m.tpotOK && ms(m.tpot) > slo.TPOTMs {
+		return false
+	}
+	if slo.E2EMs > 0 && (!m.e2eOK || ms(m.e2e) > slo.E2EMs) {
+		return false
+	}
+	return true
+}

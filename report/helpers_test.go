@@ -1,0 +1,130 @@
+package report
+
+import (
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+var update = flag.Bool("update", false, "rewrite report/testdata golden files")
+
+// near is the package's one tolerance helper: |got − want| ≤ tol.
+func near(t *testing.T, name string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol || math.IsNaN(got) {
+		t.Errorf("%s = %v, want %v ± %v", name, got, want, tol)
+	}
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s differs from golden (review the diff, then go test ./report -update)\n--- got (first 2000 bytes) ---\n%.2000s", path, got)
+	}
+}
+
+// synthArm describes a synthetic server: base latencies that grow with load.
+type synthArm struct {
+	name      string
+	ttft      time.Duration // at zero load
+	itl       time.Duration // per token gap
+	saturates float64       // req/s where queueing blows up
+}
+
+// synthRecords makes n deterministic records for one cell: Poisson-ish
+// arrivals at load req/s, TTFT and ITL from the arm with seeded jitter,
+// queueing growing as 1/(1 − load/saturates), 1 % http errors.
+func synthRecords(a synthArm, load float64, rep, n int, seed uint64) []loadgen.Record {
+	rng := rand.New(rand.NewPCG(seed, uint64(rep)*7919+uint64(load*1000)))
+	rho := load / a.saturates
+	queue := 1.0
+	if rho < 1 {
+		queue = 1 / (1 - rho)
+	} else {
+		queue = 20
+	}
+	recs := make([]loadgen.Record, 0, n)
+	var t time.Duration
+	for i := range n {
+		t += time.Duration(rng.ExpFloat64() / load * float64(time.Second))
+		r := loadgen.Record{RequestID: i, Arm: a.name, OfferedLoad: load, Repetition: rep, InputTokens: 100, RequestedOutputTokens: 8,
+			ScheduledAt: t, SentAt: t + time.Duration(rng.IntN(200))*time.Microsecond}
+		if rng.IntN(100) == 0 {
+			r.State, r.HTTPStatus, r.Error = loadgen.StateHTTPError, 503, "overloaded"
+			recs = append(recs, r)
+			continue
+		}
+		ttft := time.Duration(float64(a.ttft) * queue * (0.7 + 0.6*rng.Float64()))
+		at := r.SentAt + ttft
+		out := 2 + rng.IntN(14)
+		for range out {
+			r.Events = append(r.Events, loadgen.TokenEvent{At: at, Tokens: 1})
+			at += time.Duration(float64(a.itl) * math.Sqrt(queue) * (0.8 + 0.4*rng.Float64()))
+		}
+		r.EndAt = at
+		r.OutputTokens, r.OutputTokensSource, r.State = out, "usage", loadgen.StateOK
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+var (
+	fixtureBaseline  = synthArm{name: "baseline", ttft: 40 * time.Millisecond, itl: 10 * time.Millisecond, saturates: 10}
+	fixtureCandidate = synthArm{name: "candidate", ttft: 32 * time.Millisecond, itl: 8 * time.Millisecond, saturates: 12.5}
+)
+
+// fixtureResults is the golden-ish experiment: two arms, three loads, three
+// repetitions of 600 requests, interleaved, simulated, with some sections
+// measured and some not.
+func fixtureResults(t testing.TB) Results {
+	t.Helper()
+	arms := []synthArm{fixtureBaseline, fixtureCandidate}
+	loads := []float64{2, 4, 8}
+	order, err := RunOrder([]string{"baseline", "candidate"}, loads, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Results{
+		SchemaVersion: SchemaVersion, CreatedAt: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC),
+		Simulated: true, Complete: true,
+		Manifest: Manifest{ConfigPath: "configs/quickstart.yaml", ConfigSHA256: "c0ffee00c0ffee00c0ffee00", Seed: 7, ArmOrder: []string{"baseline", "candidate"}},
+		Trace:    TraceInfo{Source: "synthetic:poisson", Format: "synthetic", SHA256: "feedbeeffeedbeef", Rows: 600, DurationS: 300, MeanRateRPS: 2},
+		SLO:      SLO{TTFTMs: 200, TPOTMs: 25, Percentile: 99},
+		RunOrder: order,
+		Aliases:  map[string]string{"tpot": "AIPerf/GenAI-Perf/GuideLLM ITL", "itl": "AIPerf ICL, vLLM ITL"},
+	}
+	for i, k := range order {
+		a := arms[0]
+		if k.Arm == "candidate" {
+			a = arms[1]
+		}
+		recs := synthRecords(a, k.OfferedLoadRPS, k.Repetition, 600, 42)
+		c := BuildCell(recs, CellOptions{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition, Order: i, SLO: r.SLO, CDFPoints: 50})
+		r.Cells = append(r.Cells, c)
+	}
+	r.Amdahl = &AmdahlSection{Loads: []AmdahlLoad{
+		{Candidate: "candidate", OfferedLoadRPS: 2, FGPU: 0.6, FWall: 0.5, FExcl: 0.45, S: 1.6, Bound: 1 / (0.5 + 0.5/1.6), BoundLow: 1.2, BoundHigh: 1.27, TransferEfficiency: 0.8, TransferMetric: "tpot mean"},
+	}}
+	r.Energy = &EnergySection{NotMeasured: "NVML unavailable: ERROR_LIBRARY_NOT_FOUND (no driver)"}
+	r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", ReportSHA256: "abcdef0123456789abcdef", Verdict: "pass", S: 1.6,
+		Shapes: []ShapeSpeedup{{Shape: "bf16[8,4096]x[4096,4096]", Count: 900, Speedup: 1.7}, {Shape: "bf16[1,4096]x[4096,4096]", Count: 100, Speedup: 1.2, Stress: true}}}}}
+	return r
+}

@@ -1,0 +1,496 @@
+package report
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// WriteMarkdown writes report.md for r: run facts, verdicts, capacity at SLO,
+// per arm and offered load the TTFT / ITL / TPOT / E2E figures at p50, p90,
+// p99 and mean (ms), throughput, goodput and state counts, ratios with
+// intervals, then the Amdahl, energy, cost, validation and hook sections (or
+// "not measured" with the reason). When r.Simulated every unit is labelled
+// "simulated". Output is deterministic for a given r.
+func WriteMarkdown(w io.Writer, r Results) error {
+	bw := bufio.NewWriter(w)
+	m := mdWriter{w: bw, sim: r.Simulated}
+	m.header(r)
+	m.verdicts(r)
+	m.capacity(r)
+	m.cells(r)
+	m.ratios(r)
+	m.amdahl(r.Amdahl)
+	m.energy(r.Energy)
+	m.cost(r.Cost)
+	m.validation(r.Validation)
+	m.hook(r.Hook)
+	m.aliases(r)
+	return bw.Flush()
+}
+
+type mdWriter struct {
+	w   *bufio.Writer
+	sim bool
+}
+
+func (m mdWriter) p(format string, args ...any) { fmt.Fprintf(m.w, format, args...) }
+
+// u labels a unit, adding "simulated" for simulated runs.
+func (m mdWriter) u(unit string) string {
+	if m.sim {
+		if unit == "" {
+			return "simulated"
+		}
+		return unit + ", simulated"
+	}
+	return unit
+}
+
+func (m mdWriter) header(r Results) {
+	title := "transferlab report"
+	if r.Simulated {
+		title += " (simulated)"
+	}
+	m.p("# %s\n\n", title)
+	if r.Simulated {
+		m.p("> **Simulated.** Every figure in this report comes from the embedded simulator (`sim`), not from a GPU.\n\n")
+	}
+	if !r.Complete {
+		m.p("> **Incomplete run:** %s\n\n", orText(r.IncompleteReason, "no reason recorded"))
+	}
+	m.p("| field | value |\n| --- | --- |\n")
+	m.p("| schema | %s |\n", r.SchemaVersion)
+	if !r.CreatedAt.IsZero() {
+		m.p("| created | %s |\n", r.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	m.p("| trace | %s (%s, sha256 %s) |\n", orText(r.Trace.Source, "—"), orText(r.Trace.Format, "—"), orText(short(r.Trace.SHA256), "—"))
+	m.p("| trace rows | %d (skipped %d, clamped %d), %s s, mean %s req/s |\n", r.Trace.Rows, r.Trace.Skipped, r.Trace.Clamped, num(r.Trace.DurationS), num(r.Trace.MeanRateRPS))
+	m.p("| config | %s (sha256 %s) |\n", orText(r.Manifest.ConfigPath, "—"), orText(short(r.Manifest.ConfigSHA256), "—"))
+	m.p("| seed | %d |\n", r.Manifest.Seed)
+	if len(r.Manifest.ArmOrder) > 0 {
+		m.p("| arm order | %s |\n", strings.Join(r.Manifest.ArmOrder, " "))
+	}
+	m.p("| SLO | %s |\n", sloText(r.SLO))
+	m.p("\n")
+}
+
+func sloText(s SLO) string {
+	t := sloTargets(s)
+	if t == "none declared" {
+		return t
+	}
+	p := s.Percentile
+	if p == 0 {
+		p = DefaultSLOPercentile
+	}
+	return t + " at p" + strconv.FormatFloat(p, 'f', -1, 64)
+}
+
+// sloTargets lists the declared targets of s without the percentile (goodput is per request).
+func sloTargets(s SLO) string {
+	var parts []string
+	if s.TTFTMs > 0 {
+		parts = append(parts, "TTFT ≤ "+num(s.TTFTMs)+" ms")
+	}
+	if s.TPOTMs > 0 {
+		parts = append(parts, "TPOT ≤ "+num(s.TPOTMs)+" ms")
+	}
+	if s.E2EMs > 0 {
+		parts = append(parts, "E2E ≤ "+num(s.E2EMs)+" ms")
+	}
+	if len(parts) == 0 {
+		return "none declared"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m mdWriter) verdicts(r Results) {
+	m.p("## Verdicts\n\n")
+	if len(r.Verdicts) == 0 {
+		m.p("Not analysed: no verdicts in this results file.\n\n")
+		return
+	}
+	if r.Rule != nil {
+		m.p("Rule: %s.\n\n", ruleText(*r.Rule))
+	}
+	for _, v := range r.Verdicts {
+		m.p("### %s vs %s: **%s** (clause %s)\n\n%s\n\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+		m.p("| clause | name | outcome | detail |\n| --- | --- | --- | --- |\n")
+		for _, c := range v.Clauses {
+			m.p("| %s | %s | %s | %s |\n", c.Clause, c.Name, c.Outcome, c.Detail)
+		}
+		m.p("\n")
+	}
+}
+
+func ruleText(r DecisionRule) string {
+	stat := "p" + strconv.FormatFloat(r.Percentile, 'f', -1, 64)
+	if r.UseMean {
+		stat = "mean"
+	}
+	s := fmt.Sprintf("%s %s, candidate/baseline interval must lie below 1 + %s; %s bootstrap interval, %d resamples, seed %d",
+		r.Metric, stat, num(r.RegressionMargin), pct(r.IntervalLevel), r.Resamples, r.Seed)
+	if r.VRAMBudgetBytes > 0 {
+		s += fmt.Sprintf("; VRAM budget %d bytes", r.VRAMBudgetBytes)
+	}
+	if r.RequireValidation {
+		s += "; validation required"
+	}
+	if r.RequireReproducible {
+		s += "; reproducibility required"
+	}
+	return s
+}
+
+func (m mdWriter) capacity(r Results) {
+	m.p("## Capacity at SLO\n\n")
+	switch {
+	case r.Stats == nil:
+		m.p("Not measured: the results were not analysed.\n\n")
+		return
+	case r.Stats.CapacityNotMeasured != "":
+		m.p("Not measured: %s.\n\n", r.Stats.CapacityNotMeasured)
+		return
+	}
+	m.p("Highest swept offered load meeting %s (%s).\n\n", sloText(r.SLO), m.u("req/s"))
+	m.p("| arm | capacity (%s) | interval | next load | per repetition |\n| --- | --- | --- | --- | --- |\n", m.u("req/s"))
+	for _, c := range r.Stats.Capacity {
+		next := "none above (highest load passed)"
+		if c.NextLoadRPS > 0 {
+			next = num(c.NextLoadRPS)
+		}
+		m.p("| %s | %s | %s | %s | %s |\n", c.Arm, num(c.CapacityRPS.Value), interval(c.CapacityRPS), next, nums(c.PerRepRPS))
+	}
+	m.p("\n")
+	for _, g := range r.Stats.CapacityGain {
+		m.p("**Capacity gain %s/%s: %s× %s**\n\n", g.Candidate, g.Baseline, num(g.Gain.Value), interval(g.Gain))
+	}
+}
+
+// armOrder lists arms in first-appearance order (manifest order first).
+func armOrder(r Results) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(a string) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range r.Manifest.ArmOrder {
+		add(a)
+	}
+	for _, c := range r.Cells {
+		add(c.Arm)
+	}
+	return out
+}
+
+// sortedCells returns r.Cells ordered by arm (armOrder), load, repetition.
+func sortedCells(r Results) []Cell {
+	rank := map[string]int{}
+	for i, a := range armOrder(r) {
+		rank[a] = i
+	}
+	cells := slices.Clone(r.Cells)
+	slices.SortStableFunc(cells, func(a, b Cell) int {
+		return cmp.Or(cmp.Compare(rank[a.Arm], rank[b.Arm]), cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS), cmp.Compare(a.Repetition, b.Repetition))
+	})
+	return cells
+}
+
+func (m mdWriter) cells(r Results) {
+	m.p("## Per arm and offered load\n\n")
+	if len(r.Cells) == 0 {
+		m.p("Not measured: no cells in this results file.\n\n")
+		return
+	}
+	if r.Stats != nil {
+		m.p("### Over repetitions\n\n%s.\n\n", r.Stats.Method)
+		m.p("| arm | load (req/s) | reps | metric | stat | value | interval |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+		for _, cs := range r.Stats.Cells {
+			for _, ms := range cs.Metrics {
+				v := num(ms.Value.Value) + " " + m.u(ms.Unit)
+				if ms.Value.Reps == 0 {
+					v = "refused in every repetition"
+				}
+				m.p("| %s | %s | %d | %s | %s | %s | %s |\n", cs.Arm, num(cs.OfferedLoadRPS), cs.Reps, ms.Metric, ms.Stat, v, interval(ms.Value))
+			}
+		}
+		m.p("\n")
+	}
+	for _, c := range sortedCells(r) {
+		m.p("### %s at %s req/s offered, repetition %d (run order %d)\n\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, c.Order)
+		m.p("| metric | n | p50 (%[1]s) | p90 (%[1]s) | p99 (%[1]s) | mean (%[1]s) |\n| --- | --- | --- | --- | --- | --- |\n", m.u("ms"))
+		for _, d := range []struct {
+			name string
+			d    Dist
+		}{{"TTFT", c.TTFT}, {"TTFT (intended)", c.TTFTIntended}, {"TTFO", c.TTFO}, {"ITL (per gap)", c.ITL}, {"TPOT", c.TPOT}, {"E2E", c.E2E}, {"schedule lag", c.ScheduleLag}} {
+			m.p("| %s | %d | %s | %s | %s | %s |\n", d.name, d.d.N, figure(d.d.P50Ms, d.d.N), figure(d.d.P90Ms, d.d.N), figure(d.d.P99Ms, d.d.N), figure(d.d.MeanMs, d.d.N))
+		}
+		m.p("\n")
+		m.p("- window: %s %s\n", num(c.WindowS), m.u("s"))
+		m.p("- throughput: %s %s (output tokens inside the window / window)\n", num(c.ThroughputTokPerS), m.u("tok/s"))
+		m.p("- goodput: %s %s (%d requests meeting %s)\n", num(c.GoodputRPS), m.u("req/s"), c.GoodRequests, sloTargets(r.SLO))
+		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
+		m.p("- output tokens: %d (sources: %s; usage mismatches: %d); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
+		if c.ClientBound {
+			m.p("- **client-bound**: schedule lag was high; the client, not the server, may have set the pace\n")
+		}
+		m.p("- percentile method: %s\n\n", c.TTFT.Method)
+	}
+}
+
+func statesText(s map[string]int) string {
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	order := map[string]int{"ok": 0, "http_error": 1, "stream_error": 2, "timeout": 3, "cancelled": 4, "not_sent": 5}
+	slices.SortFunc(keys, func(a, b string) int {
+		ra, oka := order[a]
+		rb, okb := order[b]
+		if !oka {
+			ra = 99
+		}
+		if !okb {
+			rb = 99
+		}
+		return cmp.Or(cmp.Compare(ra, rb), strings.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, s[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func countsText(s map[string]int) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, s[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (m mdWriter) ratios(r Results) {
+	m.p("## Candidate / baseline\n\n")
+	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
+		m.p("Not measured: %s.\n\n", orText(notAnalysed(r), "no candidate arm"))
+		return
+	}
+	m.p("Ratios below 1 mean the candidate's figure is lower (faster).\n\n")
+	m.p("| candidate | load (req/s) | metric | stat | candidate/baseline | interval |\n| --- | --- | --- | --- | --- | --- |\n")
+	for _, q := range r.Stats.Ratios {
+		m.p("| %s | %s | %s | %s | %s | %s |\n", q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, num(q.Value.Value), interval(q.Value))
+	}
+	m.p("\n")
+}
+
+func notAnalysed(r Results) string {
+	if r.Stats == nil {
+		return "the results were not analysed"
+	}
+	return ""
+}
+
+func (m mdWriter) amdahl(s *AmdahlSection) {
+	m.p("## Amdahl bound\n\n")
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Loads) }); reason != "" {
+		m.p("Not measured: %s.\n\n", reason)
+		return
+	}
+	m.p("Bound = 1 / ((1 − f_wall) + f_wall / s).\n\n")
+	m.p("| candidate | load (req/s) | f_gpu | f_wall | f_excl | s | bound | bound interval | transfer efficiency |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, l := range s.Loads {
+		m.p("| %s | %s | %s | %s | %s | %s | %s | [%s, %s] | %s (%s) |\n", l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound), num(l.BoundLow), num(l.BoundHigh), num(l.TransferEfficiency), orText(l.TransferMetric, "—"))
+	}
+	m.p("\n| candidate | load (req/s) | metric | stat | measured speedup (%s) | interval |\n| --- | --- | --- | --- | --- | --- |\n", m.u("×"))
+	for _, l := range s.Loads {
+		for _, sp := range l.Measured {
+			m.p("| %s | %s | %s | %s | %s | %s |\n", l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, num(sp.Value.Value), interval(sp.Value))
+		}
+	}
+	m.p("\n")
+}
+
+// sectionReason gives the "not measured" reason of a section, "" when it has content.
+func sectionReason(isNil bool, notMeasured func() string, n func() int) string {
+	switch {
+	case isNil:
+		return "section absent from the results"
+	case notMeasured() != "":
+		return notMeasured()
+	case n() == 0:
+		return "section present but empty"
+	}
+	return ""
+}
+
+func (m mdWriter) energy(s *EnergySection) {
+	m.p("## Energy and memory\n\n")
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
+		m.p("Not measured: %s.\n\n", reason)
+		return
+	}
+	m.p("Energy is the GPU board counter (GPU-reported), not facility energy.\n\n")
+	m.p("| arm | load (req/s) | rep | source | energy (J) | J/output token | J/request | mean power (W) | peak power (W) | idle power (W) | peak VRAM (bytes) | steady VRAM (bytes) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, c := range s.Cells {
+		if !c.Available {
+			m.p("| %s | %s | %d | unavailable: %s | | | | | | | | |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, orText(c.UnavailableReason, "no reason recorded"))
+			continue
+		}
+		src := c.Source
+		if m.sim && !strings.Contains(src, "simulated") {
+			src += ", simulated"
+		}
+		m.p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, src, num(c.EnergyJ), num(c.JPerOutputToken), num(c.JPerRequest), num(c.MeanPowerW), num(c.PeakPowerW), num(c.IdlePowerW), c.PeakVRAMBytes, c.SteadyVRAMBytes)
+	}
+	m.p("\n")
+}
+
+func (m mdWriter) cost(s *CostSection) {
+	m.p("## Cost\n\n")
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
+		m.p("Not measured: %s.\n\n", reason)
+		return
+	}
+	m.p("Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed.\n\n")
+	m.p("| arm | load (req/s) | rep | per 1M output tokens | per 1M total tokens | energy per 1M output | price per GPU-hour | price date | GPUs | utilisation | window (%s) | output tokens | total tokens |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", m.u("s"))
+	for _, c := range s.Cells {
+		energy := "not given"
+		if c.EnergyPricePerKWh > 0 {
+			energy = fmt.Sprintf("%s %s (at %s/kWh)", num(c.EnergyCostPer1MOutputTokens), c.Currency, num(c.EnergyPricePerKWh))
+		}
+		m.p("| %s | %s | %d | %s %s | %s %s | %s | %s %s | %s | %d | %s | %s | %d | %d |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition,
+			num(c.CostPer1MOutputTokens), m.u(c.Currency), num(c.CostPer1MTotalTokens), m.u(c.Currency), energy,
+			num(c.PricePerGPUHour), c.Currency, orText(c.PriceDate, "—"), c.GPUs, num(c.UtilisationAssumption), num(c.WindowS), c.OutputTokens, c.TotalTokens)
+	}
+	m.p("\n")
+}
+
+func (m mdWriter) validation(s *ValidationSection) {
+	m.p("## Validation\n\n")
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Candidates) }); reason != "" {
+		m.p("Not measured: %s.\n\n", reason)
+		return
+	}
+	for _, c := range s.Candidates {
+		m.p("### %s: %s (report sha256 %s)\n\n", c.Candidate, c.Verdict, orText(short(c.ReportSHA256), "—"))
+		if len(c.FailedGates) > 0 {
+			m.p("Failed gates: %s.\n\n", strings.Join(c.FailedGates, ", "))
+		}
+		m.p("s = %s (frequency-weighted geometric mean); shapes not covered: %d.\n\n", num(c.S), c.UncoveredShapes)
+		if len(c.Shapes) > 0 {
+			m.p("| shape | count | stress | isolated speedup (×) |\n| --- | --- | --- | --- |\n")
+			for _, sh := range c.Shapes {
+				m.p("| %s | %d | %t | %s |\n", sh.Shape, sh.Count, sh.Stress, num(sh.Speedup))
+			}
+			m.p("\n")
+		}
+	}
+}
+
+func (m mdWriter) hook(s *HookSection) {
+	m.p("## Override hook\n\n")
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Arms) }); reason != "" {
+		m.p("Not measured: %s.\n\n", reason)
+		return
+	}
+	m.p("| arm | target | candidate | report sha256 | calls (eager) | calls (capture) | receipts |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, a := range s.Arms {
+		m.p("| %s | %s | %s | %s | %d | %d | %s |\n", a.Arm, a.Target, orText(a.Candidate, "—"), orText(short(a.ReportSHA256), "—"), a.CallsEager, a.CallsCapture, orText(strings.Join(a.Receipts, "; "), "—"))
+	}
+	m.p("\n")
+}
+
+func (m mdWriter) aliases(r Results) {
+	if len(r.Aliases) == 0 {
+		return
+	}
+	m.p("## Metric names in other tools\n\n| ours | others |\n| --- | --- |\n")
+	keys := make([]string, 0, len(r.Aliases))
+	for k := range r.Aliases {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		m.p("| %s | %s |\n", k, r.Aliases[k])
+	}
+	m.p("\n")
+}
+
+// figure formats an optional ms figure: "—" with no samples, "refused (n=…)" when too few.
+func figure(v *float64, n int) string {
+	if v == nil {
+		if n == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("refused (n=%d)", n)
+	}
+	return num(*v)
+}
+
+// interval formats an Estimate's interval or the reason it has none.
+func interval(e Estimate) string {
+	if !e.Interval {
+		return "no interval: " + orText(e.Note, "too few repetitions")
+	}
+	return "[" + num(e.Low) + ", " + num(e.High) + "]"
+}
+
+// num formats a figure with precision that suits its size (deterministic).
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprint(v)
+	case a == 0:
+		return "0"
+	case a >= 100:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
+	case a >= 0.01:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func nums(vs []float64) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = num(v)
+	}
+	return strings.Join(s, ", ")
+}
+
+func pct(f float64) string { return num(f*100) + " %" }
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}

@@ -1,0 +1,43 @@
+package report
+
+import "fmt"
+
+// CellKey names one arm × offered load × repetition.
+type CellKey struct {
+	Arm            string  `json:"arm"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+}
+
+// RunOrder is the interleaved order to run arms × loads × reps in (DESIGN.md,
+// "Arms, interleaving, statistics"): repetitions outermost, then loads, and
+// within each (rep, load) block every arm once, forwards in even blocks and
+// backwards in odd ones, so two arms run A B B A A B … and clock, thermal and
+// neighbour drift hit all arms alike. The index in the result is Cell.Order.
+func RunOrder(arms []string, loadsRPS []float64, reps int) ([]CellKey, error) {
+	if len(arms) == 0 || len(loadsRPS) == 0 || reps < 1 {
+		return nil, fmt.Errorf("report: RunOrder: need ≥ 1 arm, load and repetition (got %d arms, %d loads, %d reps)", len(arms), len(loadsRPS), reps)
+	}
+	seen := map[string]bool{}
+	for _, a := range arms {
+		if a == "" || seen[a] {
+			return nil, fmt.Errorf("report: RunOrder: arm names must be non-empty and distinct (%q)", a)
+		}
+		seen[a] = true
+	}
+	out := make([]CellKey, 0, len(arms)*len(loadsRPS)*reps)
+	block := 0
+	for r := range reps {
+		for _, l := range loadsRPS {
+			for i := range arms {
+				a := arms[i]
+				if block%2 == 1 {
+					a = arms[len(arms)-1-i]
+				}
+				out = append(out, CellKey{Arm: a, OfferedLoadRPS: l, Repetition: r})
+			}
+			block++
+		}
+	}
+	return out, nil
+}

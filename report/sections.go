@@ -1,0 +1,154 @@
+package report
+
+// The measured sections of results.json. They are plain structs: the caller
+// (cmd/transferlab) converts from the amdahl, energy, cost and integrate
+// packages. A nil section, or one with NotMeasured set, renders as
+// "not measured: <reason>", never as zeros.
+
+// AmdahlSection compares the measured service-level speedup with the Amdahl
+// bound 1 / ((1 − f) + f/s) (DESIGN.md, "Addressable fraction").
+type AmdahlSection struct {
+	// NotMeasured is the reason the section is empty ("" when measured).
+	NotMeasured string       `json:"not_measured,omitempty"`
+	Loads       []AmdahlLoad `json:"loads,omitempty"`
+}
+
+// AmdahlLoad is the bound and the measured speedups of one candidate at one offered load.
+type AmdahlLoad struct {
+	Candidate      string  `json:"candidate"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	// FGPU is the target op's GPU time / total GPU busy time (dimensionless).
+	FGPU float64 `json:"f_gpu"`
+	// FWall is the target op's GPU time / active wall time of the window; the bound uses it.
+	FWall float64 `json:"f_wall"`
+	// FExcl is the target op's exclusive (not overlapped) GPU time / active wall time.
+	FExcl float64 `json:"f_excl"`
+	// S is the frequency-weighted geometric mean isolated speedup on the served shapes.
+	S float64 `json:"s"`
+	// Bound is 1 / ((1 − FWall) + FWall/S); BoundLow/BoundHigh its interval (from f's and s's intervals).
+	Bound     float64 `json:"bound"`
+	BoundLow  float64 `json:"bound_low"`
+	BoundHigh float64 `json:"bound_high"`
+	// Measured are baseline/candidate speedups (>1: faster) of mean and p99
+	// TTFT, TPOT and E2E; Analyze fills them from Stats when empty.
+	Measured []Speedup `json:"measured,omitempty"`
+	// TransferEfficiency is (measured − 1) / (Bound − 1) for TransferMetric
+	// (the amdahl package's definition): the share of the possible gain that arrived.
+	TransferEfficiency float64 `json:"transfer_efficiency"`
+	TransferMetric     string  `json:"transfer_metric,omitempty"`
+}
+
+// Speedup is baseline/candidate of one metric statistic with its interval.
+type Speedup struct {
+	Metric string   `json:"metric"` // ttft, tpot, e2e, itl
+	Stat   string   `json:"stat"`   // mean, p99, ...
+	Value  Estimate `json:"value"`
+}
+
+// EnergySection holds GPU-reported (or simulated) energy and memory per cell.
+type EnergySection struct {
+	NotMeasured string       `json:"not_measured,omitempty"`
+	Cells       []EnergyCell `json:"cells,omitempty"`
+}
+
+// EnergyCell is one arm × offered load × repetition's energy and VRAM.
+type EnergyCell struct {
+	Arm            string  `json:"arm"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+	// Available is false without a driver (or sampler failure); UnavailableReason says why.
+	Available         bool   `json:"available"`
+	UnavailableReason string `json:"unavailable_reason,omitempty"`
+	// Source is "GPU-reported" (NVML board energy counter, not facility energy) or "simulated".
+	Source string `json:"source"`
+	// EnergyJ is the board energy over the measured window, J (NVML counter deltas, mJ → J).
+	EnergyJ float64 `json:"energy_j"`
+	// JPerOutputToken is EnergyJ / output tokens of the window.
+	JPerOutputToken float64 `json:"j_per_output_token"`
+	// JPerRequest is EnergyJ / completed requests of the window.
+	JPerRequest float64 `json:"j_per_request"`
+	MeanPowerW  float64 `json:"mean_power_w"`
+	PeakPowerW  float64 `json:"peak_power_w"`
+	// IdlePowerW is the power before load, W.
+	IdlePowerW float64 `json:"idle_power_w"`
+	// PeakVRAMBytes and SteadyVRAMBytes are NVML memory used (max; median over the window).
+	PeakVRAMBytes   uint64 `json:"peak_vram_bytes"`
+	SteadyVRAMBytes uint64 `json:"steady_vram_bytes"`
+}
+
+// CostSection holds cost per token per cell with every input echoed.
+type CostSection struct {
+	NotMeasured string     `json:"not_measured,omitempty"`
+	Cells       []CostCell `json:"cells,omitempty"`
+}
+
+// CostCell is cost per 1M tokens of one arm × offered load × repetition:
+// (PricePerGPUHour × GPUs × WindowS/3600) / tokens × 10⁶ (DESIGN.md, "Energy, memory, cost").
+type CostCell struct {
+	Arm            string  `json:"arm"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+	// Inputs, echoed.
+	Currency              string  `json:"currency"`
+	PricePerGPUHour       float64 `json:"price_per_gpu_hour"`
+	PriceDate             string  `json:"price_date"`
+	GPUs                  int     `json:"gpus"`
+	UtilisationAssumption float64 `json:"utilisation_assumption"`
+	WindowS               float64 `json:"window_s"`
+	OutputTokens          int     `json:"output_tokens"`
+	TotalTokens           int     `json:"total_tokens"`
+	// EnergyPricePerKWh is 0 when no energy price was given.
+	EnergyPricePerKWh float64 `json:"energy_price_per_kwh,omitempty"`
+	// Results, in Currency.
+	CostPer1MOutputTokens       float64 `json:"cost_per_1m_output_tokens"`
+	CostPer1MTotalTokens        float64 `json:"cost_per_1m_total_tokens"`
+	EnergyCostPer1MOutputTokens float64 `json:"energy_cost_per_1m_output_tokens,omitempty"`
+}
+
+// ValidationSection holds the validation gate's outcome per candidate.
+type ValidationSection struct {
+	NotMeasured string                `json:"not_measured,omitempty"`
+	Candidates  []ValidationCandidate `json:"candidates,omitempty"`
+}
+
+// ValidationCandidate is one candidate kernel's validation report, as hashed.
+type ValidationCandidate struct {
+	Candidate    string `json:"candidate"`
+	ReportPath   string `json:"report_path,omitempty"`
+	ReportSHA256 string `json:"report_sha256"`
+	// Verdict is "pass" or "fail"; FailedGates names the gates that failed.
+	Verdict     string   `json:"verdict"`
+	FailedGates []string `json:"failed_gates,omitempty"`
+	// UncoveredShapes counts shapes the server produced that the report did not validate.
+	UncoveredShapes int            `json:"uncovered_shapes"`
+	Shapes          []ShapeSpeedup `json:"shapes,omitempty"`
+	// S is the frequency-weighted geometric mean of the per-shape speedups.
+	S float64 `json:"s"`
+}
+
+// ShapeSpeedup is the isolated speedup on one shape (median of ≥ 30 CUDA-event timings each side).
+type ShapeSpeedup struct {
+	Shape   string  `json:"shape"`
+	Count   int     `json:"count"`
+	Stress  bool    `json:"stress,omitempty"`
+	Speedup float64 `json:"speedup"`
+}
+
+// HookSection holds the override hook's counters per arm: proof that the candidate ran.
+type HookSection struct {
+	NotMeasured string    `json:"not_measured,omitempty"`
+	Arms        []HookArm `json:"arms,omitempty"`
+}
+
+// HookArm is the hook's counters of one arm.
+type HookArm struct {
+	Arm          string `json:"arm"`
+	Target       string `json:"target"`
+	Candidate    string `json:"candidate,omitempty"`
+	ReportSHA256 string `json:"report_sha256,omitempty"`
+	// CallsEager and CallsCapture count the target's calls in eager mode and under graph capture.
+	CallsEager   int64 `json:"calls_eager"`
+	CallsCapture int64 `json:"calls_capture"`
+	// Receipts are the hook's own statements (e.g. "patched vllm...:RMSNorm.forward at import").
+	Receipts []string `json:"receipts,omitempty"`
+}

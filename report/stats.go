@@ -1,0 +1,75 @@
+package report
+
+// Estimate is a point estimate over repetitions with its bootstrap interval.
+// Interval is false (Low = High = Value) when fewer than two repetitions
+// support it; Note then says why.
+type Estimate struct {
+	Value    float64 `json:"value"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
+	Reps     int     `json:"reps"`
+	Interval bool    `json:"interval"`
+	Note     string  `json:"note,omitempty"`
+}
+
+// Stats holds statistics over repetitions, computed by Analyze.
+type Stats struct {
+	// Method names the estimator and interval (e.g. "mean over repetitions;
+	// percentile bootstrap, 2000 resamples, 95 %, seed 1").
+	Method       string         `json:"method"`
+	Cells        []CellStats    `json:"cells"`
+	Ratios       []Ratio        `json:"ratios,omitempty"`
+	Capacity     []Capacity     `json:"capacity,omitempty"`
+	CapacityGain []CapacityGain `json:"capacity_gain,omitempty"`
+	// CapacityNotMeasured says why capacity is absent (e.g. no SLO declared).
+	CapacityNotMeasured string `json:"capacity_not_measured,omitempty"`
+}
+
+// CellStats are one arm × offered load's figures over its repetitions.
+type CellStats struct {
+	Arm            string       `json:"arm"`
+	OfferedLoadRPS float64      `json:"offered_load_rps"`
+	Reps           int          `json:"reps"`
+	Metrics        []MetricStat `json:"metrics"`
+}
+
+// MetricStat is one metric statistic (ms for latencies, tok/s, req/s) over repetitions.
+type MetricStat struct {
+	Metric string   `json:"metric"`
+	Stat   string   `json:"stat"`
+	Unit   string   `json:"unit"`
+	Value  Estimate `json:"value"`
+	// Refused counts repetitions whose sample size could not support Stat.
+	Refused int `json:"refused_reps,omitempty"`
+}
+
+// Ratio is candidate/baseline of one metric statistic at one load (< 1: candidate lower).
+type Ratio struct {
+	Candidate      string   `json:"candidate"`
+	Baseline       string   `json:"baseline"`
+	OfferedLoadRPS float64  `json:"offered_load_rps"`
+	Metric         string   `json:"metric"`
+	Stat           string   `json:"stat"`
+	Value          Estimate `json:"value"`
+}
+
+// Capacity is one arm's capacity at SLO: the highest swept load whose
+// repetitions meet every declared SLO at the SLO percentile.
+type Capacity struct {
+	Arm string `json:"arm"`
+	// CapacityRPS is the mean over repetitions of each repetition's highest passing load, with its interval.
+	CapacityRPS Estimate `json:"capacity_rps"`
+	// NextLoadRPS is the lowest swept load above the capacity (0 when the highest load passed):
+	// the true capacity lies between the two at the sweep's resolution.
+	NextLoadRPS float64 `json:"next_load_rps"`
+	// PerRepRPS are the repetitions' capacities.
+	PerRepRPS []float64 `json:"per_rep_rps"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// CapacityGain is candidate capacity / baseline capacity: the buyer's headline.
+type CapacityGain struct {
+	Candidate string   `json:"candidate"`
+	Baseline  string   `json:"baseline"`
+	Gain      Estimate `json:"gain"`
+}
