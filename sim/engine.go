@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errClosed is returned by submit once the engine has stopped.
+var errClosed = errors.New("sim: server is closing")
+
+// StepRecord describes one executed engine step; see WithStepHook.
+type StepRecord struct {
+	// Index is the step's number since the server started (0-based).
+	Index int64
+	// Shape is what the step computed (a copy).
+	Shape StepShape
+	// Cost is the cost model's price of Shape.
+	Cost StepCost
+	// PlannedStart is the step's scheduled start: the previous step's deadline
+	// when the engine was busy, else the time the step was planned.
+	PlannedStart time.Time
+	// Deadline is PlannedStart + Cost.Duration(): when the step was due to end.
+	Deadline time.Time
+	// PlannedAt and EndedAt are the real times the step was planned and its
+	// wait ended (EndedAt ≥ Deadline: timers never fire early).
+	PlannedAt time.Time
+	EndedAt   time.Time
+}
+
+// tokenStream is the engine→handler channel of one request: the engine
+// publishes the generated-token count and pokes notify; the handler writes
+// events for every token it has not written yet. The engine never blocks.
+type tokenStream struct {
+	produced atomic.Int64
+	aborted  atomic.Bool
+	notify   chan struct{} // capacity 1
+	truth    *truthRecord
+}
+
+func newTokenStream(tr *truthRecord) *tokenStream {
+	return &tokenStream{notify: make(chan struct{}, 1), truth: tr}
+}
+
+func (t *tokenStream) poke() {
+	select {
+	case t.notify <- struct{}{}:
+	default:
+	}
+}
+
+// engine runs the scheduler in real time: each step sleeps until an absolute
+// deadline (previous deadline + the step's modelled duration), so sleep
+// overshoot does not accumulate.
+type engine struct {
+	cfg  *Config
+	cm   *CostModel
+	hook func(StepRecord)
+
+	mu     sync.Mutex
+	sched  *scheduler
+	prof   profileAcc
+	closed bool
+
+	wake chan struct{} // capacity 1
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newEngine(cfg *Config, cm *CostModel, hook func(StepRecord)) *engine {
+	e := &engine{
+		cfg:   cfg,
+		cm:    cm,
+		hook:  hook,
+		sched: newScheduler(cfg.Scheduler),
+		wake:  make(chan struct{}, 1),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	e.prof.reset(time.Now())
+	go e.run()
+	return e
+}
+
+// submit queues q, counting it in flight from arrived.
+func (e *engine) submit(q *seq, arrived time.Time) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return errClosed
+	}
+	e.sched.enqueue(q)
+	e.prof.begin(arrived)
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// finish takes q out of the engine (if still there) and out of flight at at.
+func (e *engine) finish(q *seq, at time.Time) {
+	e.mu.Lock()
+	e.sched.abort(q)
+	e.prof.end(at)
+	e.mu.Unlock()
+}
+
+func (e *engine) profile() Profile {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.prof.snapshot(time.Now(), e.cm, e.cfg)
+}
+
+// resetProfile starts a new window and returns the closed one.
+func (e *engine) resetProfile() Profile {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := time.Now()
+	p := e.prof.snapshot(now, e.cm, e.cfg)
+	e.prof.reset(now)
+	return p
+}
+
+// close stops the loop, waits for it and aborts every request left.
+func (e *engine) close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		<-e.done
+		return
+	}
+	e.closed = true
+	e.mu.Unlock()
+	close(e.stop)
+	<-e.done
+	e.mu.Lock()
+	left := e.sched.drain()
+	e.mu.Unlock()
+	for _, q := range left {
+		q.stream.aborted.Store(true)
+		q.stream.poke()
+	}
+}
+
+func (e *engine) run() {
+	defer close(e.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var next time.Time // deadline of the previous step while busy
+	for {
+		e.mu.Lock()
+		p := e.sched.next()
+		if p.empty() {
+			e.mu.Unlock()
+			next = time.Time{}
+			select {
+			case <-e.wake:
+				continue
+			case <-e.stop:
+				return
+			}
+		}
+		planned := time.Now()
+		for _, q := range p.prefill {
+			if q.prefilled == 0 {
+				q.stream.truth.admitted(planned, p.index)
+			}
+		}
+		cost := e.cm.Step(p.shape)
+		var rec StepRecord
+		if e.hook != nil {
+			rec = StepRecord{Index: p.index, Cost: cost, PlannedAt: planned, Shape: StepShape{
+				Prefill:        append([]PrefillChunk(nil), p.shape.Prefill...),
+				DecodeContexts: append([]int(nil), p.shape.DecodeContexts...),
+			}}
+		}
+		e.mu.Unlock()
+
+		start := next
+		if start.IsZero() {
+			start = planned
+		}
+		deadline := start.Add(cost.Duration())
+		timer.Reset(time.Until(deadline))
+		select {
+		case <-timer.C:
+		case <-e.stop:
+			timer.Stop()
+			return
+		}
+		ended := time.Now()
+
+		e.mu.Lock()
+		e.sched.commit(p, func(q *seq, generated int) {
+			q.stream.truth.generated(ended, generated, p.index)
+			q.stream.produced.Store(int64(generated))
+			q.stream.poke()
+		})
+		e.prof.addStep(&p.shape, &cost)
+		e.mu.Unlock()
+		if e.hook != nil {
+			rec.PlannedStart, rec.Deadline, rec.EndedAt = start, deadline, ended
+			e.hook(rec)
+		}
+		next = deadline
+	}
+}
+
+func (r *truthRecord) admitted(at time.Time, step int64) {
+	r.mu.Lock()
+	r.t.AdmittedAt = at
+	r.t.PrefillStartStep = step
+	r.mu.Unlock()
+}
+
+func (r *truthRecord) generated(at time.Time, n int, step int64) {
+	r.mu.Lock()
+	if n == 1 {
+		r.t.PrefillEndStep = step
+	}
+	r.t.TokenGeneratedAt = append(r.t.TokenGeneratedAt, at)
+	r.mu.Unlock()
+}
+
+func (r *truthRecord) flushed(at time.Time) {
+	r.mu.Lock()
+	r.t.TokenFlushedAt = append(r.t.TokenFlushedAt, at)
+	r.mu.Unlock()
+}
+
+func (r *truthRecord) done(at time.Time, aborted bool) {
+	r.mu.Lock()
+	r.t.DoneAt = at
+	r.t.Aborted = aborted
+	r.mu.Unlock()
+}

@@ -1,0 +1,153 @@
+package sim
+
+import "time"
+
+// Profile is the engine's accounting over the window since the last reset
+// (or start). GPU times are the cost model's (simulated) op times; wall times
+// are real. Durations marshal as integer nanoseconds (keys end in _ns).
+type Profile struct {
+	// Simulated is always true: these are cost-model figures, not measurements of a GPU.
+	Simulated bool `json:"simulated"`
+	// Model and GPU name the simulated model and GPU.
+	Model string `json:"model"`
+	GPU   string `json:"gpu"`
+	// WindowStart is when the window began (start or last reset).
+	WindowStart time.Time `json:"window_start"`
+	// Wall is the window's real length (now − WindowStart).
+	Wall time.Duration `json:"wall_ns"`
+	// ActiveWall is the real time within the window during which at least one
+	// request was in flight (from handler entry until its last byte was flushed
+	// or it was aborted): idle gaps are left out (DESIGN.md, f_wall).
+	ActiveWall time.Duration `json:"active_wall_ns"`
+	// GPUBusy is the sum of every op's time over the window's steps.
+	GPUBusy time.Duration `json:"gpu_busy_ns"`
+	// GPUBusyPrefill and GPUBusyDecode split GPUBusy by phase (OpCost's rule).
+	GPUBusyPrefill time.Duration `json:"gpu_busy_prefill_ns"`
+	GPUBusyDecode  time.Duration `json:"gpu_busy_decode_ns"`
+	// CPUOverhead is steps × the configured per-step CPU overhead.
+	CPUOverhead time.Duration `json:"cpu_overhead_ns"`
+	// Steps is the number of engine steps completed in the window.
+	Steps int64 `json:"steps"`
+	// PrefillTokens and DecodeTokens count the tokens the steps processed.
+	PrefillTokens int64 `json:"prefill_tokens"`
+	DecodeTokens  int64 `json:"decode_tokens"`
+	// InFlight is the number of requests in flight when the profile was taken.
+	InFlight int `json:"in_flight"`
+	// Ops holds one entry per op, in execution order (OpNames).
+	Ops []OpProfile `json:"ops"`
+	// Overrides echoes the configured speedup factors.
+	Overrides map[string]float64 `json:"overrides,omitempty"`
+}
+
+// OpProfile is one op's totals over the window.
+type OpProfile struct {
+	Op       string        `json:"op"`
+	Prefill  time.Duration `json:"prefill_ns"`
+	Decode   time.Duration `json:"decode_ns"`
+	Total    time.Duration `json:"total_ns"`
+	Launches int64         `json:"launches"`
+	// SpeedupFactor is the override applied (1: baseline).
+	SpeedupFactor float64 `json:"speedup_factor"`
+}
+
+// Op returns the named op's totals.
+func (p Profile) Op(name string) (OpProfile, bool) {
+	for _, o := range p.Ops {
+		if o.Op == name {
+			return o, true
+		}
+	}
+	return OpProfile{}, false
+}
+
+// profileAcc accumulates a Profile; guarded by the engine's lock.
+type profileAcc struct {
+	windowStart   time.Time
+	ops           [numOps]OpProfile
+	gpu, cpu      time.Duration
+	steps         int64
+	prefillTokens int64
+	decodeTokens  int64
+	inFlight      int
+	activeSince   time.Time // valid while inFlight > 0
+	active        time.Duration
+}
+
+func (a *profileAcc) reset(now time.Time) {
+	inFlight := a.inFlight
+	*a = profileAcc{windowStart: now, inFlight: inFlight}
+	if inFlight > 0 {
+		a.activeSince = now
+	}
+}
+
+func (a *profileAcc) addStep(s *StepShape, c *StepCost) {
+	for o := range c.Ops {
+		oc := c.Ops[o]
+		a.ops[o].Prefill += oc.Prefill
+		a.ops[o].Decode += oc.Decode
+		a.ops[o].Launches += int64(oc.Launches)
+	}
+	a.gpu += c.GPU
+	a.cpu += c.CPUOverhead
+	a.steps++
+	tp, td := s.Tokens()
+	a.prefillTokens += int64(tp)
+	a.decodeTokens += int64(td)
+}
+
+// begin counts a request in flight from at.
+func (a *profileAcc) begin(at time.Time) {
+	if a.inFlight == 0 {
+		a.activeSince = at
+		if at.Before(a.windowStart) {
+			a.activeSince = a.windowStart
+		}
+	}
+	a.inFlight++
+}
+
+// end counts a request out of flight at at.
+func (a *profileAcc) end(at time.Time) {
+	a.inFlight--
+	if a.inFlight == 0 {
+		a.active += at.Sub(a.activeSince)
+	}
+}
+
+func (a *profileAcc) snapshot(now time.Time, cm *CostModel, cfg *Config) Profile {
+	p := Profile{
+		Simulated:     true,
+		Model:         cfg.Model.Name,
+		GPU:           cfg.GPU.Name,
+		WindowStart:   a.windowStart,
+		Wall:          now.Sub(a.windowStart),
+		ActiveWall:    a.active,
+		GPUBusy:       a.gpu,
+		CPUOverhead:   a.cpu,
+		Steps:         a.steps,
+		PrefillTokens: a.prefillTokens,
+		DecodeTokens:  a.decodeTokens,
+		InFlight:      a.inFlight,
+		Ops:           make([]OpProfile, numOps),
+	}
+	if a.inFlight > 0 {
+		p.ActiveWall += now.Sub(a.activeSince)
+	}
+	for o := Op(0); o < numOps; o++ {
+		op := a.ops[o]
+		op.Op = o.String()
+		op.Total = op.Prefill + op.Decode
+		op.SpeedupFactor = cm.factor[o]
+		p.Ops[o] = op
+		p.GPUBusyPrefill += op.Prefill
+		p.GPUBusyDecode += op.Decode
+	}
+	if len(cfg.Overrides) > 0 {
+		p.Overrides = make(map[string]float64, len(cfg.Overrides))
+		for k, v := range cfg.Overrides {
+			p.Overrides[k] = v
+		}
+	}
+	return p
+}
