@@ -116,7 +116,7 @@ func fixtureResults(t testing.TB) Results {
 		if k.Arm == "candidate" {
 			a = arms[1]
 		}
-		recs := synthRecords(a, k.OfferedLoadRPS, k.Repetition, 600, 42)
+		recs := synthRecords(a, k.OfferedLoadRPS, k.Repetition, 600, uint64(42+len(a.name))) // arms draw different streams
 		c := BuildCell(recs, CellOptions{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition, Order: i, SLO: r.SLO, CDFPoints: 50})
 		r.Cells = append(r.Cells, c)
 	}
@@ -126,5 +126,8 @@ func fixtureResults(t testing.TB) Results {
 	r.Energy = &EnergySection{NotMeasured: "NVML unavailable: ERROR_LIBRARY_NOT_FOUND (no driver)"}
 	r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", ReportSHA256: "abcdef0123456789abcdef", Verdict: "pass", S: 1.6,
 		Shapes: []ShapeSpeedup{{Shape: "bf16[8,4096]x[4096,4096]", Count: 900, Speedup: 1.7}, {Shape: "bf16[1,4096]x[4096,4096]", Count: 100, Speedup: 1.2, Stress: true}}}}}
+	if err := Analyze(&r, DecisionRule{RequireValidation: true, RequireReproducible: true}); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }

@@ -1,0 +1,368 @@
+package report
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// latencyMetrics are the latency Dists Analyze summarises, in report order.
+var latencyMetrics = []string{"ttft", "ttft_intended", "itl", "tpot", "e2e"}
+
+// summaryStats are the statistics of each latency metric Analyze summarises.
+var summaryStats = []string{"p50", "p90", "p99", "mean"}
+
+// ratioMetrics are the metrics whose candidate/baseline ratio Analyze reports.
+var ratioMetrics = []string{"ttft", "itl", "tpot", "e2e"}
+
+// cellDist returns the Dist of metric in c.
+func cellDist(c Cell, metric string) (Dist, error) {
+	switch metric {
+	case "ttft":
+		return c.TTFT, nil
+	case "ttft_intended":
+		return c.TTFTIntended, nil
+	case "ttfo":
+		return c.TTFO, nil
+	case "itl":
+		return c.ITL, nil
+	case "tpot":
+		return c.TPOT, nil
+	case "e2e":
+		return c.E2E, nil
+	case "schedule_lag":
+		return c.ScheduleLag, nil
+	}
+	return Dist{}, fmt.Errorf("report: unknown metric %q (want ttft, ttft_intended, ttfo, itl, tpot, e2e or schedule_lag)", metric)
+}
+
+// cellValue is one repetition's figure of metric/stat; ok is false when the
+// sample size refused the statistic (or nothing was measured).
+func cellValue(c Cell, metric, stat string) (v float64, ok bool, err error) {
+	switch metric {
+	case "throughput":
+		return c.ThroughputTokPerS, c.WindowS > 0, nil
+	case "goodput":
+		return c.GoodputRPS, c.WindowS > 0, nil
+	}
+	d, err := cellDist(c, metric)
+	if err != nil {
+		return 0, false, err
+	}
+	v, err = d.Quantile(stat)
+	if errors.Is(err, ErrTooFewSamples) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
+}
+
+// group is the repetitions of one arm at one load, by repetition index.
+type group struct {
+	arm   string
+	load  float64
+	cells []Cell
+}
+
+func groupCells(r Results) []group {
+	var out []group
+	for _, c := range sortedCells(r) {
+		if n := len(out); n > 0 && out[n-1].arm == c.Arm && out[n-1].load == c.OfferedLoadRPS {
+			out[n-1].cells = append(out[n-1].cells, c)
+			continue
+		}
+		out = append(out, group{arm: c.Arm, load: c.OfferedLoadRPS, cells: []Cell{c}})
+	}
+	return out
+}
+
+// values collects metric/stat over the group's repetitions, skipping refused ones.
+func (g group) values(metric, stat string) (vals []float64, reps []int, refused int) {
+	for _, c := range g.cells {
+		v, ok, err := cellValue(c, metric, stat)
+		if err != nil || !ok {
+			refused++
+			continue
+		}
+		vals = append(vals, v)
+		reps = append(reps, c.Repetition)
+	}
+	return vals, reps, refused
+}
+
+// Validate reports every problem of the rule at once (errors.Join).
+func (r DecisionRule) Validate() error {
+	var errs []error
+	if _, err := cellDist(Cell{}, r.Metric); err != nil {
+		errs = append(errs, fmt.Errorf("decision rule: metric: %w", err))
+	}
+	if !r.UseMean {
+		if _, _, err := percentileName(r.Percentile); err != nil {
+			errs = append(errs, fmt.Errorf("decision rule: percentile: %w", err))
+		}
+	}
+	if r.RegressionMargin < 0 || r.RegressionMargin >= 1 {
+		errs = append(errs, fmt.Errorf("decision rule: regression_margin %v not in [0, 1)", r.RegressionMargin))
+	}
+	if !(r.IntervalLevel > 0 && r.IntervalLevel < 1) {
+		errs = append(errs, fmt.Errorf("decision rule: interval_level %v not in (0, 1)", r.IntervalLevel))
+	}
+	if r.Resamples < 100 {
+		errs = append(errs, fmt.Errorf("decision rule: resamples %d < 100", r.Resamples))
+	}
+	return errors.Join(errs...)
+}
+
+// stat is the rule's statistic name ("p99", "mean").
+func (r DecisionRule) stat() string {
+	if r.UseMean {
+		return "mean"
+	}
+	name, _, _ := percentileName(r.Percentile)
+	return name
+}
+
+// Analyze computes r.Stats (per arm × load estimates over repetitions with
+// bootstrap intervals, candidate/baseline ratios, capacity at SLO and the
+// capacity gain), fills empty Amdahl measured speedups, and sets r.Rule and
+// one Verdict per candidate arm. rule's zero fields take their defaults.
+// It returns an error when the rule is invalid or the baseline arm is absent.
+func Analyze(r *Results, rule DecisionRule) error {
+	rule = rule.WithDefaults()
+	if err := rule.Validate(); err != nil {
+		return err
+	}
+	arms := armOrder(*r)
+	if !slices.Contains(arms, rule.Baseline) {
+		return fmt.Errorf("report: Analyze: baseline arm %q not among the cells' arms %v", rule.Baseline, arms)
+	}
+	bs := bootstrapper{seed: rule.Seed, resamples: rule.Resamples, level: rule.IntervalLevel}
+	groups := groupCells(*r)
+	st := &Stats{Method: fmt.Sprintf("mean over repetitions of each repetition's figure; percentile bootstrap interval (%s, %d resamples, seed %d; ratios paired by repetition when both arms ran the same ones)",
+		pct(rule.IntervalLevel), rule.Resamples, rule.Seed)}
+
+	for _, g := range groups {
+		cs := CellStats{Arm: g.arm, OfferedLoadRPS: g.load, Reps: len(g.cells)}
+		for _, m := range latencyMetrics {
+			for _, s := range summaryStats {
+				vals, _, refused := g.values(m, s)
+				cs.Metrics = append(cs.Metrics, MetricStat{Metric: m, Stat: s, Unit: "ms", Value: bs.mean(key(g.arm, g.load, m, s), vals), Refused: refused})
+			}
+		}
+		for _, m := range []struct{ metric, unit string }{{"throughput", "tok/s"}, {"goodput", "req/s"}} {
+			vals, _, refused := g.values(m.metric, "")
+			cs.Metrics = append(cs.Metrics, MetricStat{Metric: m.metric, Stat: "mean", Unit: m.unit, Value: bs.mean(key(g.arm, g.load, m.metric), vals), Refused: refused})
+		}
+		st.Cells = append(st.Cells, cs)
+	}
+
+	byKey := map[string]group{}
+	for _, g := range groups {
+		byKey[key(g.arm, g.load)] = g
+	}
+	ratioSpecs := [][2]string{}
+	for _, m := range ratioMetrics {
+		for _, s := range []string{"p50", "p99", "mean"} {
+			ratioSpecs = append(ratioSpecs, [2]string{m, s})
+		}
+	}
+	if rs := [2]string{rule.Metric, rule.stat()}; !slices.Contains(ratioSpecs, rs) {
+		ratioSpecs = append(ratioSpecs, rs)
+	}
+	for _, cand := range arms {
+		if cand == rule.Baseline {
+			continue
+		}
+		for _, g := range groups {
+			if g.arm != cand {
+				continue
+			}
+			base, ok := byKey[key(rule.Baseline, g.load)]
+			if !ok {
+				continue
+			}
+			for _, spec := range ratioSpecs {
+				st.Ratios = append(st.Ratios, Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.load, Metric: spec[0], Stat: spec[1],
+					Value: pairedRatio(bs, key("ratio", cand, g.load, spec[0], spec[1]), g, base, spec[0], spec[1])})
+			}
+		}
+	}
+
+	capacity(st, *r, arms, groups, bs, rule.Baseline)
+	r.Stats = st
+	fillAmdahl(r.Amdahl, bs, byKey, rule.Baseline)
+	r.Rule = &rule
+	r.Verdicts = r.Verdicts[:0]
+	for _, cand := range arms {
+		if cand != rule.Baseline {
+			r.Verdicts = append(r.Verdicts, decide(*r, rule, cand))
+		}
+	}
+	return nil
+}
+
+// pairedRatio is candidate/baseline of metric/stat over repetitions, paired by
+// repetition index when both arms measured the same repetitions.
+func pairedRatio(bs bootstrapper, k string, cand, base group, metric, stat string) Estimate {
+	cv, cr, _ := cand.values(metric, stat)
+	bv, br, _ := base.values(metric, stat)
+	return bs.ratio(k, cv, bv, slices.Equal(cr, br))
+}
+
+// fillAmdahl sets the measured baseline/candidate speedups of mean and p99
+// TTFT, TPOT and E2E on Amdahl loads that came without them.
+func fillAmdahl(a *AmdahlSection, bs bootstrapper, byKey map[string]group, baseline string) {
+	if a == nil {
+		return
+	}
+	for i := range a.Loads {
+		l := &a.Loads[i]
+		if len(l.Measured) > 0 {
+			continue
+		}
+		cand, ok1 := byKey[key(l.Candidate, l.OfferedLoadRPS)]
+		base, ok2 := byKey[key(baseline, l.OfferedLoadRPS)]
+		if !ok1 || !ok2 {
+			continue
+		}
+		for _, m := range []string{"ttft", "tpot", "e2e"} {
+			for _, s := range []string{"mean", "p99"} {
+				// Speedup = baseline / candidate: the ratio with the arms swapped.
+				l.Measured = append(l.Measured, Speedup{Metric: m, Stat: s, Value: pairedRatio(bs, key("speedup", l.Candidate, l.OfferedLoadRPS, m, s), base, cand, m, s)})
+			}
+		}
+	}
+}
+
+// sloChecks lists the declared SLO targets as (metric, target ms).
+func sloChecks(s SLO) []struct {
+	metric string
+	ms     float64
+} {
+	var out []struct {
+		metric string
+		ms     float64
+	}
+	for _, t := range []struct {
+		metric string
+		ms     float64
+	}{{"ttft", s.TTFTMs}, {"tpot", s.TPOTMs}, {"e2e", s.E2EMs}} {
+		if t.ms > 0 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// meetsAtPercentile reports whether one cell meets every declared SLO at the
+// SLO percentile; a refused percentile does not meet (the claim cannot be made).
+func meetsAtPercentile(c Cell, s SLO) (bool, string) {
+	p := s.Percentile
+	if p == 0 {
+		p = DefaultSLOPercentile
+	}
+	name, _, err := percentileName(p)
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, chk := range sloChecks(s) {
+		v, ok, err := cellValue(c, chk.metric, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		if !ok {
+			return false, fmt.Sprintf("%s %s refused at load %s rep %d (too few samples)", chk.metric, name, num(c.OfferedLoadRPS), c.Repetition)
+		}
+		if v > chk.ms {
+			return false, fmt.Sprintf("%s %s %s ms > %s ms at load %s rep %d", chk.metric, name, num(v), num(chk.ms), num(c.OfferedLoadRPS), c.Repetition)
+		}
+	}
+	return true, ""
+}
+
+// capacity fills st.Capacity and st.CapacityGain: per repetition, the highest
+// swept load such that it and every lower load meet the SLOs (a sweep read as
+// monotone); the estimate is the mean over repetitions with its interval.
+func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapper, baseline string) {
+	if len(sloChecks(r.SLO)) == 0 {
+		st.CapacityNotMeasured = "no SLO declared"
+		return
+	}
+	perArm := map[string][]float64{}
+	perArmReps := map[string][]int{}
+	for _, arm := range arms {
+		byRep := map[int][]Cell{}
+		var loads []float64
+		for _, g := range groups {
+			if g.arm != arm {
+				continue
+			}
+			loads = append(loads, g.load)
+			for _, c := range g.cells {
+				byRep[c.Repetition] = append(byRep[c.Repetition], c)
+			}
+		}
+		reps := make([]int, 0, len(byRep))
+		for rep := range byRep {
+			reps = append(reps, rep)
+		}
+		slices.Sort(reps)
+		capa := Capacity{Arm: arm}
+		var firstFail []string
+		for _, rep := range reps {
+			cells := byRep[rep]
+			slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
+			best := 0.0
+			for _, c := range cells {
+				ok, why := meetsAtPercentile(c, r.SLO)
+				if !ok {
+					firstFail = append(firstFail, why)
+					break
+				}
+				best = c.OfferedLoadRPS
+			}
+			capa.PerRepRPS = append(capa.PerRepRPS, best)
+		}
+		capa.CapacityRPS = bs.mean(key("capacity", arm), capa.PerRepRPS)
+		if len(capa.PerRepRPS) > 0 {
+			hi := slices.Max(capa.PerRepRPS)
+			for _, l := range loads {
+				if l > hi {
+					capa.NextLoadRPS = l
+					break
+				}
+			}
+		}
+		if len(firstFail) > 0 {
+			capa.Detail = "first failure per repetition: " + strings.Join(firstFail, "; ")
+		}
+		st.Capacity = append(st.Capacity, capa)
+		perArm[arm], perArmReps[arm] = capa.PerRepRPS, reps
+	}
+	for _, arm := range arms {
+		if arm == baseline {
+			continue
+		}
+		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], slices.Equal(perArmReps[arm], perArmReps[baseline]))
+		if g.Note == "baseline mean is 0: ratio undefined" {
+			g.Note = "the baseline met the SLOs at no swept load: gain undefined"
+		}
+		st.CapacityGain = append(st.CapacityGain, CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
+	}
+}
+
+// key joins parts into a bootstrap stream key.
+func key(parts ...any) string {
+	s := make([]string, len(parts))
+	for i, p := range parts {
+		switch v := p.(type) {
+		case float64:
+			s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+		default:
+			s[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(s, "|")
+}

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The clauses of DESIGN.md's decision rule, in order.
+const (
+	clauseValidation   = "a"
+	clauseLatency      = "b"
+	clauseVRAM         = "c"
+	clauseReproducible = "d"
+)
+
+// decide reaches the verdict for one candidate. Every clause is evaluated; a
+// clause the rule does not declare is "not declared" and decides nothing. The
+// first failing clause (a, b, c, d order) decides a fail; failing none, the
+// first inconclusive one decides inconclusive; otherwise the candidate passes
+// and clause b, the improvement, is named.
+func decide(r Results, rule DecisionRule, cand string) Verdict {
+	v := Verdict{Candidate: cand, Baseline: rule.Baseline}
+	v.Clauses = []ClauseResult{
+		clauseA(r, rule, cand),
+		clauseB(r, rule, cand),
+		clauseC(r, rule, cand),
+		clauseD(r, rule),
+	}
+	for _, outcome := range []string{verdictFail, verdictInconclusive} {
+		for _, c := range v.Clauses {
+			if c.Outcome == outcome {
+				v.Outcome, v.DecidingClause = outcome, c.Clause
+				v.Reason = fmt.Sprintf("clause %s (%s): %s", c.Clause, c.Name, c.Detail)
+				return v
+			}
+		}
+	}
+	v.Outcome, v.DecidingClause = verdictPass, clauseLatency
+	var declared []string
+	for _, c := range v.Clauses {
+		if c.Outcome != clauseNotDeclared {
+			declared = append(declared, c.Clause)
+		}
+	}
+	v.Reason = fmt.Sprintf("every declared clause (%s) passed; clause b (%s): %s", strings.Join(declared, ", "), v.Clauses[1].Name, v.Clauses[1].Detail)
+	return v
+}
+
+func clauseA(r Results, rule DecisionRule, cand string) ClauseResult {
+	c := ClauseResult{Clause: clauseValidation, Name: "validation covers the served shapes"}
+	if !rule.RequireValidation {
+		c.Outcome, c.Detail = clauseNotDeclared, "the rule does not require validation"
+		return c
+	}
+	if r.Validation == nil || r.Validation.NotMeasured != "" {
+		c.Outcome, c.Detail = verdictFail, "no validation section: "+orText(sectionNote(r.Validation), "absent")
+		return c
+	}
+	i := slices.IndexFunc(r.Validation.Candidates, func(v ValidationCandidate) bool { return v.Candidate == cand })
+	if i < 0 {
+		c.Outcome, c.Detail = verdictFail, "no validation report for "+cand
+		return c
+	}
+	vc := r.Validation.Candidates[i]
+	switch {
+	case vc.Verdict != verdictPass:
+		c.Outcome, c.Detail = verdictFail, fmt.Sprintf("validation report %s says %q (failed gates: %s)", short(vc.ReportSHA256), vc.Verdict, orText(strings.Join(vc.FailedGates, ", "), "none listed"))
+		return c
+	case vc.UncoveredShapes > 0:
+		c.Outcome, c.Detail = verdictFail, fmt.Sprintf("%d served shapes are not covered by validation report %s", vc.UncoveredShapes, short(vc.ReportSHA256))
+		return c
+	}
+	if r.Hook != nil {
+		for _, h := range r.Hook.Arms {
+			if h.Arm == cand && h.CallsEager+h.CallsCapture == 0 {
+				c.Outcome, c.Detail = verdictFail, "the hook counted no calls of "+h.Target+": the candidate never ran"
+				return c
+			}
+		}
+	}
+	c.Outcome, c.Detail = verdictPass, fmt.Sprintf("report %s passed and covers every served shape", short(vc.ReportSHA256))
+	return c
+}
+
+func sectionNote(v *ValidationSection) string {
+	if v == nil {
+		return ""
+	}
+	return v.NotMeasured
+}
+
+// clauseB: the rule metric's candidate/baseline ratio at every common load.
+// Threshold T = 1 + margin: the whole interval below T passes, above T fails,
+// straddling T (or no interval) is inconclusive. Any failing load fails.
+func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
+	stat := rule.stat()
+	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s improves beyond the regression margin", rule.Metric, stat)}
+	thr := 1 + rule.RegressionMargin
+	var fails, incs, passes []string
+	if r.Stats != nil {
+		for _, q := range r.Stats.Ratios {
+			if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
+				continue
+			}
+			e := q.Value
+			desc := fmt.Sprintf("at %s req/s ratio %s %s", num(q.OfferedLoadRPS), num(e.Value), interval(e))
+			switch {
+			case !e.Interval:
+				incs = append(incs, desc)
+			case e.Low > thr:
+				fails = append(fails, desc)
+			case e.High < thr:
+				passes = append(passes, desc)
+			default:
+				incs = append(incs, desc+" straddles "+num(thr))
+			}
+		}
+	}
+	limit := "threshold 1 + margin = " + num(thr)
+	switch {
+	case len(fails) > 0:
+		c.Outcome, c.Detail = verdictFail, "regressed beyond the margin "+strings.Join(fails, "; ")+" ("+limit+")"
+	case len(incs) > 0:
+		c.Outcome, c.Detail = verdictInconclusive, strings.Join(incs, "; ")+" ("+limit+")"
+	case len(passes) == 0:
+		c.Outcome, c.Detail = verdictInconclusive, "no offered load measured both arms"
+	default:
+		c.Outcome, c.Detail = verdictPass, "interval below "+num(thr)+" "+strings.Join(passes, "; ")
+	}
+	return c
+}
+
+func clauseC(r Results, rule DecisionRule, cand string) ClauseResult {
+	c := ClauseResult{Clause: clauseVRAM, Name: "peak VRAM within budget"}
+	if rule.VRAMBudgetBytes == 0 {
+		c.Outcome, c.Detail = clauseNotDeclared, "no VRAM budget declared"
+		return c
+	}
+	var peak uint64
+	measured := 0
+	if r.Energy != nil && r.Energy.NotMeasured == "" {
+		for _, e := range r.Energy.Cells {
+			if e.Arm == cand && e.Available {
+				measured++
+				peak = max(peak, e.PeakVRAMBytes)
+			}
+		}
+	}
+	switch {
+	case measured == 0:
+		c.Outcome, c.Detail = verdictInconclusive, fmt.Sprintf("budget %d bytes declared but the candidate's VRAM was not measured", rule.VRAMBudgetBytes)
+	case peak > rule.VRAMBudgetBytes:
+		c.Outcome, c.Detail = verdictFail, fmt.Sprintf("peak VRAM %d bytes > budget %d bytes", peak, rule.VRAMBudgetBytes)
+	default:
+		c.Outcome, c.Detail = verdictPass, fmt.Sprintf("peak VRAM %d bytes ≤ budget %d bytes over %d cells", peak, rule.VRAMBudgetBytes, measured)
+	}
+	return c
+}
+
+func clauseD(r Results, rule DecisionRule) ClauseResult {
+	c := ClauseResult{Clause: clauseReproducible, Name: "reproducible from the manifest"}
+	if !rule.RequireReproducible {
+		c.Outcome, c.Detail = clauseNotDeclared, "the rule does not require reproducibility"
+		return c
+	}
+	var missing []string
+	if !r.Complete {
+		missing = append(missing, "run incomplete ("+orText(r.IncompleteReason, "no reason")+")")
+	}
+	if r.Manifest.ConfigSHA256 == "" {
+		missing = append(missing, "config hash missing")
+	}
+	if r.Trace.SHA256 == "" {
+		missing = append(missing, "trace hash missing")
+	}
+	if len(missing) > 0 {
+		c.Outcome, c.Detail = verdictFail, strings.Join(missing, "; ")
+		return c
+	}
+	c.Outcome, c.Detail = verdictPass, fmt.Sprintf("complete; config %s, trace %s, seed %d recorded", short(r.Manifest.ConfigSHA256), short(r.Trace.SHA256), r.Manifest.Seed)
+	return c
+}

@@ -1,0 +1,202 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// mkCell is a cell with the given TPOT p99 and TTFT p99 (ms); other figures are left empty.
+func mkCell(arm string, load float64, rep int, tpotP99, ttftP99 float64) Cell {
+	return Cell{Arm: arm, OfferedLoadRPS: load, Repetition: rep, WindowS: 10,
+		TPOT: Dist{N: 1000, P99Ms: ptr(tpotP99), MeanMs: ptr(tpotP99 / 2)},
+		TTFT: Dist{N: 1000, P99Ms: ptr(ttftP99), MeanMs: ptr(ttftP99 / 2)}}
+}
+
+// twoArms builds a complete result with one load and the given per-repetition TPOT p99s.
+func twoArms(base, cand []float64) Results {
+	r := Results{Complete: true, Manifest: Manifest{ConfigSHA256: "cfg", ArmOrder: []string{"baseline", "candidate"}}, Trace: TraceInfo{SHA256: "tr"}}
+	for i := range base {
+		r.Cells = append(r.Cells, mkCell("baseline", 4, i, base[i], 100))
+	}
+	for i := range cand {
+		r.Cells = append(r.Cells, mkCell("candidate", 4, i, cand[i], 100))
+	}
+	return r
+}
+
+const gib = 1 << 30
+
+func TestVerdicts(t *testing.T) {
+	t.Parallel()
+	base := []float64{20.0, 20.4, 19.8, 20.1}
+	win := []float64{15.0, 15.2, 14.9, 15.1}
+	cases := []struct {
+		name    string
+		r       Results
+		rule    DecisionRule
+		edit    func(*Results)
+		outcome string
+		clause  string
+		detail  string // substring of the reason
+	}{
+		{name: "clear win", r: twoArms(base, win), outcome: "pass", clause: "b", detail: "interval below 1"},
+		{name: "clear loss", r: twoArms(base, []float64{26, 26.5, 25.8, 26.2}), outcome: "fail", clause: "b", detail: "regressed beyond the margin"},
+		{name: "inconclusive: interval straddles 1", r: twoArms(base, []float64{17, 23, 20.5, 19}), outcome: "inconclusive", clause: "b", detail: "straddles 1"},
+		{name: "small slowdown within a 2% margin passes", r: twoArms(base, []float64{20.2, 20.6, 20.0, 20.3}), rule: DecisionRule{RegressionMargin: 0.02}, outcome: "pass", clause: "b"},
+		{name: "the same slowdown with no margin fails", r: twoArms(base, []float64{20.2, 20.6, 20.0, 20.3}), outcome: "fail", clause: "b"},
+		{name: "one repetition: no interval", r: twoArms(base[:1], win[:1]), outcome: "inconclusive", clause: "b", detail: "needs ≥ 2"},
+		{
+			name: "VRAM over budget", r: twoArms(base, win), rule: DecisionRule{VRAMBudgetBytes: 80 * gib},
+			edit: func(r *Results) {
+				r.Energy = &EnergySection{Cells: []EnergyCell{
+					{Arm: "baseline", OfferedLoadRPS: 4, Available: true, PeakVRAMBytes: 70 * gib},
+					{Arm: "candidate", OfferedLoadRPS: 4, Available: true, PeakVRAMBytes: 90 * gib},
+				}}
+			},
+			outcome: "fail", clause: "c", detail: "> budget",
+		},
+		{
+			name: "VRAM within budget", r: twoArms(base, win), rule: DecisionRule{VRAMBudgetBytes: 80 * gib},
+			edit: func(r *Results) {
+				r.Energy = &EnergySection{Cells: []EnergyCell{{Arm: "candidate", OfferedLoadRPS: 4, Available: true, PeakVRAMBytes: 79 * gib}}}
+			},
+			outcome: "pass", clause: "b",
+		},
+		{name: "VRAM budget declared, not measured", r: twoArms(base, win), rule: DecisionRule{VRAMBudgetBytes: 80 * gib}, outcome: "inconclusive", clause: "c", detail: "not measured"},
+		{
+			name: "undeclared VRAM budget never decides", r: twoArms(base, win),
+			edit: func(r *Results) {
+				r.Energy = &EnergySection{Cells: []EnergyCell{{Arm: "candidate", OfferedLoadRPS: 4, Available: true, PeakVRAMBytes: 1000 * gib}}}
+			},
+			outcome: "pass", clause: "b",
+		},
+		{name: "validation required, missing", r: twoArms(base, win), rule: DecisionRule{RequireValidation: true}, outcome: "fail", clause: "a", detail: "no validation section"},
+		{
+			name: "validation uncovered shapes", r: twoArms(base, win), rule: DecisionRule{RequireValidation: true},
+			edit: func(r *Results) {
+				r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", Verdict: "pass", UncoveredShapes: 3}}}
+			},
+			outcome: "fail", clause: "a", detail: "3 served shapes",
+		},
+		{
+			name: "hook counted no calls", r: twoArms(base, win), rule: DecisionRule{RequireValidation: true},
+			edit: func(r *Results) {
+				r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", Verdict: "pass"}}}
+				r.Hook = &HookSection{Arms: []HookArm{{Arm: "candidate", Target: "m:RMSNorm.forward"}}}
+			},
+			outcome: "fail", clause: "a", detail: "never ran",
+		},
+		{
+			name: "validation and hook fine", r: twoArms(base, win), rule: DecisionRule{RequireValidation: true},
+			edit: func(r *Results) {
+				r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", Verdict: "pass"}}}
+				r.Hook = &HookSection{Arms: []HookArm{{Arm: "candidate", Target: "m:RMSNorm.forward", CallsEager: 10}}}
+			},
+			outcome: "pass", clause: "b",
+		},
+		{
+			name: "reproducibility required, run incomplete", r: twoArms(base, win), rule: DecisionRule{RequireReproducible: true},
+			edit:    func(r *Results) { r.Complete, r.IncompleteReason = false, "interrupted" },
+			outcome: "fail", clause: "d", detail: "interrupted",
+		},
+		{
+			name: "p99 refused for a small sample", r: twoArms(base, win),
+			edit: func(r *Results) {
+				for i := range r.Cells {
+					r.Cells[i].TPOT = Dist{N: 100, MeanMs: ptr(10)}
+				}
+			},
+			outcome: "inconclusive", clause: "b",
+		},
+		{name: "mean TPOT decides when configured", r: twoArms(base, win), rule: DecisionRule{UseMean: true}, outcome: "pass", clause: "b", detail: "tpot mean"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := tc.r
+			if tc.edit != nil {
+				tc.edit(&r)
+			}
+			if err := Analyze(&r, tc.rule); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Verdicts) != 1 {
+				t.Fatalf("%d verdicts, want 1", len(r.Verdicts))
+			}
+			v := r.Verdicts[0]
+			if v.Outcome != tc.outcome || v.DecidingClause != tc.clause {
+				t.Errorf("verdict %s by clause %s, want %s by %s: %s", v.Outcome, v.DecidingClause, tc.outcome, tc.clause, v.Reason)
+			}
+			if !strings.Contains(v.Reason, tc.detail) {
+				t.Errorf("reason %q lacks %q", v.Reason, tc.detail)
+			}
+			if len(v.Clauses) != 4 {
+				t.Errorf("%d clauses listed, want 4", len(v.Clauses))
+			}
+		})
+	}
+}
+
+func TestRuleValidate(t *testing.T) {
+	t.Parallel()
+	bad := DecisionRule{Metric: "latency", Percentile: 97, RegressionMargin: -1, IntervalLevel: 2, Resamples: 5}
+	err := bad.Validate()
+	if err == nil {
+		t.Fatal("want error")
+	}
+	for _, want := range []string{"metric", "percentile", "regression_margin", "interval_level", "resamples"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	r := twoArms([]float64{1, 2}, []float64{1, 2})
+	if err := Analyze(&r, DecisionRule{Baseline: "prod"}); err == nil || !strings.Contains(err.Error(), "prod") {
+		t.Errorf("missing baseline arm: err = %v", err)
+	}
+}
+
+func TestCapacity(t *testing.T) {
+	t.Parallel()
+	// SLO: TTFT p99 ≤ 200 ms. Baseline TTFT p99 by load 2, 4, 8: 100, 150, 400
+	// (rep 2: 210 at load 4) → capacities 4, 4, 2. Candidate: 80, 120, 180 → 8 each.
+	// TPOT is far above any target but undeclared: it must not leak into capacity.
+	r := Results{SLO: SLO{TTFTMs: 200, Percentile: 99}}
+	baseTTFT := map[float64][]float64{2: {100, 100, 100}, 4: {150, 150, 210}, 8: {400, 400, 400}}
+	candTTFT := map[float64][]float64{2: {80, 80, 80}, 4: {120, 120, 120}, 8: {180, 180, 180}}
+	for _, l := range []float64{2, 4, 8} {
+		for rep := range 3 {
+			r.Cells = append(r.Cells, mkCell("baseline", l, rep, 1e6, baseTTFT[l][rep]), mkCell("candidate", l, rep, 1e6, candTTFT[l][rep]))
+		}
+	}
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	st := r.Stats
+	if len(st.Capacity) != 2 {
+		t.Fatalf("capacity for %d arms, want 2", len(st.Capacity))
+	}
+	b, c := st.Capacity[0], st.Capacity[1]
+	near(t, "baseline capacity", b.CapacityRPS.Value, 10.0/3, 1e-12)
+	near(t, "candidate capacity", c.CapacityRPS.Value, 8, 0)
+	if b.NextLoadRPS != 8 || c.NextLoadRPS != 0 {
+		t.Errorf("next loads %v, %v; want 8, 0", b.NextLoadRPS, c.NextLoadRPS)
+	}
+	// Bootstrap draws of the baseline mean lie in [2, 4]; the interval must too, and cover the mean.
+	if !b.CapacityRPS.Interval || b.CapacityRPS.Low < 2 || b.CapacityRPS.High > 4 || b.CapacityRPS.Low > 10.0/3 || b.CapacityRPS.High < 10.0/3 {
+		t.Errorf("baseline capacity interval %+v", b.CapacityRPS)
+	}
+	g := st.CapacityGain[0].Gain
+	near(t, "capacity gain", g.Value, 8/(10.0/3), 1e-12)
+	if g.Low < 2 || g.High > 4 {
+		t.Errorf("gain interval [%v, %v] outside [8/4, 8/2]", g.Low, g.High)
+	}
+
+	// With no SLO declared, capacity is not measured, and says so.
+	r.SLO = SLO{}
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if r.Stats.CapacityNotMeasured == "" || len(r.Stats.Capacity) != 0 {
+		t.Errorf("no SLO: capacity %+v, reason %q", r.Stats.Capacity, r.Stats.CapacityNotMeasured)
+	}
+}
