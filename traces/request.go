@@ -19,6 +19,11 @@ type Request struct {
 	// SourceLine is the 1-based line of the source file the request came from
 	// (the header is line 1); 0 for synthetic requests.
 	SourceLine int `json:"source_line"`
+	// HashIDs are the request's prefix-block ids in order (Mooncake hash_ids,
+	// Schedule.PrefixBlockTokens tokens per block): two requests share a KV
+	// prefix for exactly as many leading ids as they have in common. nil when
+	// the trace has none.
+	HashIDs []int64 `json:"hash_ids,omitempty"`
 }
 
 // Schedule is an ordered list of requests (non-decreasing Offset) plus where it came from.
@@ -33,6 +38,28 @@ type Schedule struct {
 	Skipped int `json:"skipped_rows"`
 	// Clamped counts requests whose input was clamped to a context limit.
 	Clamped int `json:"clamped_rows"`
+
+	// SHA256 is the hex SHA-256 of the source file's bytes ("" for synthetic
+	// schedules), so a report can pin the exact trace it replayed.
+	SHA256 string `json:"sha256,omitempty"`
+	// SkippedByReason splits Skipped by reason ("bad_time", "bad_tokens",
+	// "zero_tokens", "field_count", "bad_json", ...); nil when nothing was skipped.
+	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
+	// Dropped counts rows left out on purpose by a documented policy, not
+	// because they were malformed: "burstgpt_failed" (BurstGPT rows with zero
+	// response tokens, see ReadOptions.KeepFailed) and "token_filter"
+	// (FilterTokens). Dropped rows are counted in strict mode too.
+	Dropped map[string]int `json:"dropped_by_reason,omitempty"`
+	// Reordered counts rows whose timestamp was earlier than an earlier row's:
+	// the reader sorts rows stably by time and counts them here (0 for sorted traces).
+	Reordered int `json:"reordered_rows"`
+	// PrefixBlockTokens is the number of tokens per HashIDs block (512 for
+	// Mooncake); 0 when the trace has no prefix blocks.
+	PrefixBlockTokens int `json:"prefix_block_tokens,omitempty"`
+	// Transforms lists, in order, every transform applied since the file was
+	// read or generated (for example "scale_to_rate rate_rps=4 time_factor=1.17"),
+	// so a report can say how the replayed schedule was derived.
+	Transforms []string `json:"transforms,omitempty"`
 }
 
 // Duration is the offset of the last request (0 for fewer than two requests).

@@ -1,18 +1,71 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/transferlab/transferlab/traces"
 )
 
-// newTraceCmd is a placeholder replaced by the owner of this sub-command.
+// newTraceCmd groups the trace inspection sub-commands.
 func newTraceCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "trace",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("trace: not built yet")
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Inspect request traces (Azure, vidur, Mooncake, BurstGPT, generic CSV/JSONL)",
+	}
+	cmd.AddCommand(newTraceStatsCmd())
+	return cmd
+}
+
+// newTraceStatsCmd builds `trace stats FILE`: rows, duration, mean rate,
+// burstiness and token percentiles of one trace file, as text or JSON.
+func newTraceStatsCmd() *cobra.Command {
+	var (
+		asJSON bool
+		opts   traces.ReadOptions
+		m      traces.Mapping
+	)
+	cmd := &cobra.Command{
+		Use:   "stats FILE",
+		Short: "Print rows, duration, mean rate, burstiness and token percentiles of a trace",
+		Long: "Reads FILE (format detected from its header by column names unless --format is given)\n" +
+			"and prints: rows, duration (s), mean rate ((rows-1)/duration, req/s), CV of inter-arrival\n" +
+			"gaps, index of dispersion of arrivals per 1 s bin, input/output token percentiles\n" +
+			"(nearest rank) and a histogram of arrivals per second. Bad rows fail with file, line\n" +
+			"and field unless --lenient, which skips and counts them.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if m.Time != "" || m.Input != "" || m.Output != "" {
+				opts.Mapping = &m
+			}
+			s, err := traces.ReadFile(args[0], opts)
+			if err != nil {
+				return err
+			}
+			st := traces.ComputeStats(s)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			if err := st.WriteText(out); err != nil {
+				return fmt.Errorf("trace stats: %w", err)
+			}
+			return nil
 		},
 	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print the statistics as JSON (keys carry units)")
+	f.StringVar(&opts.Format, "format", "", "force the reader: azure, vidur, mooncake, burstgpt, csv or jsonl (default: detect from the header)")
+	f.BoolVar(&opts.Lenient, "lenient", false, "skip bad rows and count them by reason instead of failing")
+	f.BoolVar(&opts.KeepFailed, "keep-failed", false, "BurstGPT: keep failed requests (0 response tokens) as 1-token requests instead of dropping them")
+	f.StringVar(&m.Time, "time-col", "", "generic CSV/JSONL: arrival-time column")
+	f.StringVar(&m.TimeUnit, "time-unit", "", "generic CSV/JSONL: unit of the time column: s, ms, us, ns or datetime (default s)")
+	f.StringVar(&m.Input, "input-col", "", "generic CSV/JSONL: input-token column")
+	f.StringVar(&m.Output, "output-col", "", "generic CSV/JSONL: output-token column")
+	f.StringVar(&m.PrefixGroup, "prefix-col", "", "generic CSV/JSONL: optional prefix-group column (an id, or an array of block ids)")
+	return cmd
 }

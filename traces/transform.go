@@ -1,0 +1,165 @@
+package traces
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// derive returns a copy of s's metadata (maps and Transforms copied, never
+// shared) with the given requests renumbered 0..n-1 and step appended to
+// Transforms. SourceLine and every other request field are kept.
+func derive(s Schedule, reqs []Request, step string) Schedule {
+	out := s
+	out.Requests = reqs
+	for i := range out.Requests {
+		out.Requests[i].ID = i
+	}
+	out.SkippedByReason = maps.Clone(s.SkippedByReason)
+	out.Dropped = maps.Clone(s.Dropped)
+	out.Transforms = append(slices.Clone(s.Transforms), step)
+	return out
+}
+
+// scaleOffsets multiplies every offset by timeFactor, rounding to the ns.
+func scaleOffsets(reqs []Request, timeFactor float64) []Request {
+	out := slices.Clone(reqs)
+	for i := range out {
+		out[i].Offset = time.Duration(math.Round(float64(out[i].Offset) * timeFactor))
+	}
+	return out
+}
+
+// ScaleToRate time-scales s so that its MeanRate ((n−1)/Duration, the same
+// definition as Schedule.MeanRate) becomes rateRPS, in requests per second.
+// Every offset is multiplied by the same factor MeanRate/rateRPS, so the
+// burst shape (relative gaps, duplicate timestamps) is kept; the result's
+// MeanRate equals rateRPS up to the 1 ns rounding of each offset. Errors when
+// rateRPS is not a positive finite number or when s has no defined mean rate
+// (fewer than two requests, or all at one instant).
+func ScaleToRate(s Schedule, rateRPS float64) (Schedule, error) {
+	if !(rateRPS > 0) || math.IsInf(rateRPS, 0) {
+		return Schedule{}, fmt.Errorf("traces: scale to rate: rate %g req/s must be positive and finite", rateRPS)
+	}
+	mr := s.MeanRate()
+	if mr == 0 {
+		return Schedule{}, fmt.Errorf("traces: scale to rate: %s has no mean rate (%d requests over %s)", s.Source, len(s.Requests), s.Duration())
+	}
+	f := mr / rateRPS
+	return derive(s, scaleOffsets(s.Requests, f), fmt.Sprintf("scale_to_rate rate_rps=%g time_factor=%.6g", rateRPS, f)), nil
+}
+
+// ScaleBy speeds s up by rateFactor: every offset is divided by rateFactor,
+// so the mean rate is multiplied by it (2 doubles the load, 0.5 halves it)
+// and the burst shape is kept. Errors unless rateFactor is positive and finite.
+func ScaleBy(s Schedule, rateFactor float64) (Schedule, error) {
+	if !(rateFactor > 0) || math.IsInf(rateFactor, 0) {
+		return Schedule{}, fmt.Errorf("traces: scale by: rate factor %g must be positive and finite", rateFactor)
+	}
+	return derive(s, scaleOffsets(s.Requests, 1/rateFactor), fmt.Sprintf("scale_by rate_factor=%g", rateFactor)), nil
+}
+
+// First keeps the first n requests (all of them when n ≥ len, none when n ≤ 0).
+// Offsets are unchanged.
+func First(s Schedule, n int) Schedule {
+	n = min(max(n, 0), len(s.Requests))
+	return derive(s, slices.Clone(s.Requests[:n]), fmt.Sprintf("first n=%d", n))
+}
+
+// Sample keeps n requests drawn uniformly without replacement with rng
+// (seeded by the caller; record its seed), in their original order and with
+// their original offsets, so the span is kept and the mean rate falls by
+// about n/len. n ≥ len keeps everything; n ≤ 0 keeps nothing.
+func Sample(s Schedule, n int, rng *rand.Rand) Schedule {
+	n = min(max(n, 0), len(s.Requests))
+	idx := rng.Perm(len(s.Requests))[:n]
+	slices.Sort(idx)
+	reqs := make([]Request, n)
+	for i, j := range idx {
+		reqs[i] = s.Requests[j]
+	}
+	return derive(s, reqs, fmt.Sprintf("sample n=%d", n))
+}
+
+// Window keeps the requests with from ≤ Offset < to and rebases their
+// offsets to from, so the idle time between from and the first kept request
+// is kept too (the window is what gets replayed). An empty or inverted
+// window gives an empty schedule.
+func Window(s Schedule, from, to time.Duration) Schedule {
+	var reqs []Request
+	for _, r := range s.Requests {
+		if r.Offset >= from && r.Offset < to {
+			r.Offset -= from
+			reqs = append(reqs, r)
+		}
+	}
+	return derive(s, reqs, fmt.Sprintf("window from=%s to=%s", from, to))
+}
+
+// DroppedTokenFilter keys Schedule.Dropped for requests removed by FilterTokens.
+const DroppedTokenFilter = "token_filter"
+
+// FilterTokens keeps requests with minIn ≤ InputTokens ≤ maxIn and
+// minOut ≤ OutputTokens ≤ maxOut (bounds inclusive, in tokens; a max ≤ 0
+// means no upper bound). Removed requests are counted in
+// Schedule.Dropped["token_filter"]; offsets are unchanged.
+func FilterTokens(s Schedule, minIn, maxIn, minOut, maxOut int) Schedule {
+	in := func(v, lo, hi int) bool { return v >= lo && (hi <= 0 || v <= hi) }
+	var reqs []Request
+	for _, r := range s.Requests {
+		if in(r.InputTokens, minIn, maxIn) && in(r.OutputTokens, minOut, maxOut) {
+			reqs = append(reqs, r)
+		}
+	}
+	out := derive(s, reqs, fmt.Sprintf("filter_tokens in=[%d,%d] out=[%d,%d]", minIn, maxIn, minOut, maxOut))
+	if gone := len(s.Requests) - len(reqs); gone > 0 {
+		if out.Dropped == nil {
+			out.Dropped = map[string]int{}
+		}
+		out.Dropped[DroppedTokenFilter] += gone
+	}
+	return out
+}
+
+// ClampContext fits every request into a server context of limit tokens
+// (prompt + generated, as vLLM's max_model_len counts): when
+// InputTokens + OutputTokens > limit the input is cut to limit − OutputTokens
+// (keeping the output, which is what TPOT measures), and if the output alone
+// does not fit, the input becomes 1 and the output limit − 1. Each changed
+// request is counted in Schedule.Clamped. A limit below 2 is treated as 2,
+// the smallest servable context (1 prompt + 1 generated token).
+func ClampContext(s Schedule, limit int) Schedule {
+	limit = max(limit, 2)
+	reqs := slices.Clone(s.Requests)
+	n := 0
+	for i := range reqs {
+		r := &reqs[i]
+		if r.InputTokens+r.OutputTokens <= limit {
+			continue
+		}
+		n++
+		r.InputTokens = max(limit-r.OutputTokens, 1)
+		r.OutputTokens = limit - r.InputTokens
+	}
+	out := derive(s, reqs, fmt.Sprintf("clamp_context limit=%d clamped=%d", limit, n))
+	out.Clamped += n
+	return out
+}
+
+// Shard returns worker i's share of s for n load workers: requests whose
+// index k satisfies k mod n == i (round robin, so every shard keeps the
+// burst shape at 1/n of the rate), with offsets unchanged so all workers
+// share one clock. The n shards partition s. Errors unless 0 ≤ i < n.
+func Shard(s Schedule, i, n int) (Schedule, error) {
+	if n < 1 || i < 0 || i >= n {
+		return Schedule{}, fmt.Errorf("traces: shard %d/%d: want 0 ≤ i < n", i, n)
+	}
+	var reqs []Request
+	for k := i; k < len(s.Requests); k += n {
+		reqs = append(reqs, s.Requests[k])
+	}
+	return derive(s, reqs, fmt.Sprintf("shard i=%d n=%d", i, n)), nil
+}
