@@ -37,8 +37,12 @@ def run_workload(manager, vocab, n, pin, pout, seed, stream=True):
     t0 = time.perf_counter()
     rids = []
     for i, x in enumerate(inputs):
-        rids.append(manager.add_request(input_ids=x, request_id=f"w{seed}-{n}-{i}", max_new_tokens=pout,
-                                        streaming=stream, eos_token_id=-1))
+        try:
+            rids.append(manager.add_request(input_ids=x, request_id=f"w{seed}-{n}-{i}", max_new_tokens=pout,
+                                            streaming=stream, eos_token_id=-1))
+        except TypeError:
+            rids.append(manager.add_request(input_ids=x, request_id=f"w{seed}-{n}-{i}", max_new_tokens=pout,
+                                            streaming=stream))
     arrivals = {r: [] for r in rids}
     final = {}
     pending = set(rids)
@@ -53,7 +57,7 @@ def run_workload(manager, vocab, n, pin, pout, seed, stream=True):
         toks = list(res.generated_tokens or [])
         shapes.append(len(toks))
         arrivals[res.request_id].append((now, len(toks)))
-        if res.is_finished():
+        if res.is_finished() if hasattr(res, "is_finished") else str(res.status).endswith("FINISHED"):
             pending.discard(res.request_id)
             final[res.request_id] = toks
     wall = time.perf_counter() - t0
@@ -126,7 +130,11 @@ def engine_main(name, outdir):
     if hook is not None:
         res["hook"] = [{k: o[k] for k in ("mode", "installed", "calls", "served_by", "bypass_suspected")}
                        for o in hook.stats()["overrides"]]
-        res["hook_shapes_top"] = hook.stats()["overrides"][0]["shapes"][:12]
+        shapes = hook.stats()["overrides"][0]["shapes"]
+        res["hook_shapes_top"] = shapes[:12]
+        res["hook_signatures"] = len(shapes)
+        json.dump({"format": "transferlab.captured_shapes/v1", "target": hook.stats()["overrides"][0]["target"],
+                   "shapes": shapes}, open(os.path.join(outdir, "captured-explore.json"), "w"))
     mgr.stop(block=True, timeout=30)
     for k in ("warm_b1", "warm_b64"):
         res[k].pop("outputs", None)
@@ -286,7 +294,7 @@ def all_main(outdir, budget_s):
         man = os.path.join(outdir, "hook_manifest.json")
         json.dump({"version": 1, "stats_dir": outdir, "overrides": [{
             "name": "rmsnorm_triton", "target": "transformers.models.llama.modeling_llama:LlamaRMSNorm.forward",
-            "mode": "on", "kernel_prefix": "tl_",
+            "mode": "on", "kernel_prefix": "tl_", "record_shapes": True,
             "candidate": os.path.join(REPO, "configs/kernels/rmsnorm_triton.py") + ":llama_rmsnorm_forward"}]},
             open(man, "w"))
         env = {"TRANSFERLAB_OVERRIDE_MANIFEST": man, "PYTHONPATH": os.path.join(HERE, "shim") + ":" +
@@ -302,6 +310,25 @@ def all_main(outdir, budget_s):
         summary["hook_" + best]["shapes_top"] = r.get("hook_shapes_top")
         json.dump(r, open(os.path.join(outdir, f"engine_hook_{best}.json"), "w"), default=str)
         log("== hook", json.dumps(summary["hook_" + best], default=str)[:3000])
+    cap = os.path.join(outdir, "captured-explore.json")
+    for cand in ("rmsnorm_triton.py:llama_rmsnorm_forward", "rmsnorm_negative_controls.py:partial_forward",
+                 "rmsnorm_negative_controls.py:nan_to_finite_forward"):
+        left = budget_s - (time.time() - t_start)
+        if left < 60 or not os.path.exists(cap):
+            summary["validate_" + cand] = {"skipped": f"{left:.0f} s left or no captured file"}
+            continue
+        tag = cand.split(":")[1]
+        job = os.path.join(outdir, f"job_{tag}.json")
+        json.dump({"target": "transformers.models.llama.modeling_llama:LlamaRMSNorm.forward",
+                   "candidate": os.path.join(REPO, "configs/kernels", cand), "captured_file": cap,
+                   "report": os.path.join(outdir, f"validation_{tag}.json"), "failing_dir": None,
+                   "max_shapes": 6}, open(job, "w"))
+        t1 = time.time()
+        p = subprocess.run([sys.executable, os.path.join(HERE, "validate_gate.py"), job], capture_output=True,
+                           text=True, timeout=max(30, left - 20))
+        summary["validate_" + tag] = {"rc": p.returncode, "out": p.stdout[-600:], "err": p.stderr[-1500:],
+                                      "s": time.time() - t1}
+        log("== validate", tag, json.dumps(summary["validate_" + tag])[:2000])
     summary["total_s"] = time.time() - t_start
     json.dump(summary, open(os.path.join(outdir, "summary.json"), "w"), indent=1, default=str)
     return summary

@@ -74,7 +74,10 @@ def build_model(cfg):
         params.update(m.get("params") or {})
         lc = LlamaConfig(**params)
         with torch.device("cuda"):
-            model = LlamaForCausalLM._from_config(lc, attn_implementation=attn, dtype=dtype)
+            try:
+                model = LlamaForCausalLM._from_config(lc, attn_implementation=attn, dtype=dtype)
+            except TypeError:  # transformers < 5 spells it torch_dtype
+                model = LlamaForCausalLM._from_config(lc, attn_implementation=attn, torch_dtype=dtype)
     else:
         model = AutoModelForCausalLM.from_pretrained(weights, dtype=dtype, attn_implementation=attn,
                                                      device_map="cuda")

@@ -39,7 +39,9 @@ ENV_MANIFEST = "TRANSFERLAB_OVERRIDE_MANIFEST"
 MANIFEST_VERSION = 1
 MODES = ("off", "capture", "shadow", "on")
 DEFAULT_SHADOW_CALLS = 32
-DEFAULT_TIME_CALLS = 0
+ENV_TIMINGS = "TRANSFERLAB_HOOK_TIMINGS"
+ENV_WINDOW_S = "TRANSFERLAB_HOOK_WINDOW_S"
+TIMINGS_FORMAT = "transferlab.hook_timings/v1"
 MAX_SHAPES = 4096
 
 
@@ -110,7 +112,7 @@ def load_manifest(path):
     if not isinstance(ovs, list):
         problems.append("overrides: must be a list")
         ovs = []
-    known = {"name", "target", "candidate", "mode", "shadow_calls", "time_calls", "kernel_prefix",
+    known = {"name", "target", "candidate", "mode", "shadow_calls", "kernel_prefix", "record_shapes",
              "candidate_sha256", "module", "validation_report", "validation_report_sha256"}
     names = set()
     for i, ov in enumerate(ovs):
@@ -143,14 +145,13 @@ def load_manifest(path):
                                     f"(want {ov['candidate_sha256'][:12]}, have {file_sha256(cand[0])[:12]})")
             except HookError as e:
                 problems.append(str(e))
-        for k, default in (("shadow_calls", DEFAULT_SHADOW_CALLS), ("time_calls", DEFAULT_TIME_CALLS)):
-            v = ov.get(k, default)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-                problems.append(f"{w}.{k}: must be an integer >= 0, got {v!r}")
+        v = ov.get("shadow_calls", DEFAULT_SHADOW_CALLS)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            problems.append(f"{w}.shadow_calls: must be an integer >= 0, got {v!r}")
         out["overrides"].append({
             "name": name, "target": ov.get("target"), "kind": kind, "mode": mode, "candidate": cand,
             "candidate_spec": ov.get("candidate"), "shadow_calls": ov.get("shadow_calls", DEFAULT_SHADOW_CALLS),
-            "time_calls": ov.get("time_calls", DEFAULT_TIME_CALLS), "kernel_prefix": ov.get("kernel_prefix", ""),
+            "kernel_prefix": ov.get("kernel_prefix", ""), "record_shapes": bool(ov.get("record_shapes", False)),
             "module": ov.get("module"),
         })
     if problems:
@@ -227,6 +228,120 @@ def compare(cand, ref):
 
 
 # ---------------------------------------------------------------------------------------------
+# hook timings (amdahl/HOOK_TIMINGS.md, format transferlab.hook_timings/v1)
+
+
+def _counts():
+    return {"calls": 0, "eager_calls": 0, "capture_calls": 0, "timed_calls": 0, "gpu_time_ms": 0.0}
+
+
+class Timings:
+    """CUDA-event timing of every eager call of one override's target, in windows of wall time.
+
+    A window closes every window_s seconds (checked at the next eager call, in the thread that
+    serves, so never while a CUDA graph is being captured), on request (close_requested) and at
+    exit; each close rewrites the whole file atomically. Calls during CUDA-graph capture are
+    counted, not timed; a replayed graph calls no Python and is invisible here."""
+
+    def __init__(self, path, override, window_s, clock=time.time_ns, active_wall_s=None):
+        self.path = path
+        self.ov = override
+        self.window_s = window_s
+        self.clock = clock
+        self.active_wall_s = active_wall_s  # callable -> cumulative seconds with >= 1 request in flight
+        self.lock = threading.Lock()
+        self.windows = []
+        self.close_label = None
+        self._open(self.clock())
+
+    def _open(self, start_ns):
+        self.cur = {"label": f"w{len(self.windows)}", "start_unix_ns": start_ns, **_counts(), "pending": [],
+                    "active0": self.active_wall_s() if self.active_wall_s else None}
+
+    def timed(self, phase, fn, full, kwargs):
+        with self.lock:
+            w = self.cur
+            w["calls"] += 1
+            w["eager_calls" if phase != "capture" else "capture_calls"] += 1
+        if phase != "eager":
+            return fn(*full, **kwargs)
+        import torch
+
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        out = fn(*full, **kwargs)
+        end.record()
+        with self.lock:
+            w["pending"].append((start, end))
+        return out
+
+    def request_close(self, label):
+        with self.lock:
+            self.close_label = label or f"w{len(self.windows)}"
+
+    def maybe_close(self):
+        now = self.clock()
+        with self.lock:
+            due = self.close_label is not None or now - self.cur["start_unix_ns"] >= self.window_s * 1e9
+        if due:
+            self.close(now)
+
+    def close(self, now=None, label=None):
+        """Closes the current window (synchronising on its events) and rewrites the file."""
+        now = self.clock() if now is None else now
+        with self.lock:
+            w = self.cur
+            if label or self.close_label:
+                w["label"] = label or self.close_label
+            self.close_label = None
+            self._open(max(now, w["start_unix_ns"] + 1))
+        pend = w.pop("pending")
+        for start, end in pend:
+            end.synchronize()
+            w["gpu_time_ms"] += start.elapsed_time(end)
+        w["timed_calls"] = len(pend)
+        w["end_unix_ns"] = max(now, w["start_unix_ns"] + 1)
+        a0 = w.pop("active0")
+        w["active_wall_ms"] = None if a0 is None else min(
+            1e3 * (self.active_wall_s() - a0), (w["end_unix_ns"] - w["start_unix_ns"]) / 1e6)
+        w["gpu_busy_ms"] = None
+        with self.lock:
+            self.windows.append(w)
+        self.write()
+
+    def document(self):
+        with self.lock:
+            ws = [dict(w) for w in self.windows]
+        tot = _counts()
+        for w in ws:
+            for k in tot:
+                tot[k] += w[k]
+        ov = self.ov
+        dev = None
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            try:
+                dev = torch.cuda.get_device_name()
+            except Exception:
+                dev = None
+        return {"format": TIMINGS_FORMAT, "target": ov.spec["target"], "mode": ov.mode,
+                "candidate": ov.spec["candidate_spec"] or "" if ov.mode in ("on", "shadow") else "",
+                "kernel_prefix": ov.spec["kernel_prefix"], "pid": os.getpid(), "device": dev,
+                "timing": "cuda_event", **tot, "windows": ws}
+
+    def write(self):
+        doc = self.document()
+        tmp = self.path + ".tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=1)
+            os.replace(tmp, self.path)
+        except OSError as e:
+            sys.stderr.write(f"transferlab hook: cannot write hook timings {self.path}: {e}\n")
+        return doc
+
+
+# ---------------------------------------------------------------------------------------------
 # one override
 
 
@@ -249,14 +364,13 @@ class Override:
         self.shadow_done = 0
         self.shadow_worst = None
         self.shadow_records = []
-        self.pending_events = []
-        self.timings = {}
+        self.timings = None  # Timings when $TRANSFERLAB_HOOK_TIMINGS names a file
         self._lib = None
 
     # -- loading
 
     def load_candidate(self):
-        if self.spec["candidate"] is None:
+        if self.spec["candidate"] is None or self.mode == "off":
             return None
         path, func = self.spec["candidate"]
         self.candidate_sha256 = file_sha256(path)
@@ -310,30 +424,24 @@ class Override:
         """Dispatches one call of the target. args excludes bound_self for method targets."""
         ph = self.phase()
         full = (bound_self,) + tuple(args) if bound_self is not None else tuple(args)
+        fn = self.candidate if self.mode == "on" else self.original
         if ph == "compiling":
             # torch.compile is tracing: keep this path free of locks and I/O so Dynamo can trace it;
             # the count is of traces, not of executions (a compiled graph calls no Python).
             self.calls["compiling"] += 1
-            return (self.candidate if self.mode == "on" else self.original)(*full, **kwargs)
+            return fn(*full, **kwargs)
+        tm = self.timings
+        if tm is not None and ph == "eager":
+            tm.maybe_close()  # closes a due window here, in the serving thread, never during capture
         with self.lock:
             self.calls[ph] += 1
             key = self.record_shape(ph, args, kwargs, bound_self) if self.mode in ("capture", "shadow") or \
-                self.spec["time_calls"] else None
+                self.spec["record_shapes"] else None
             do_shadow = self.mode == "shadow" and ph == "eager" and self.shadow_done < self.spec["shadow_calls"]
             if do_shadow:
                 self.shadow_done += 1
-            do_time = ph == "eager" and len(self.pending_events) + sum(
-                t["n"] for t in self.timings.values()) < self.spec["time_calls"]
-        fn = self.candidate if self.mode == "on" else self.original
-        if do_time:
-            import torch
-
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            out = fn(*full, **kwargs)
-            end.record()
-            with self.lock:
-                self.pending_events.append((key, start, end))
+        if tm is not None:
+            out = tm.timed(ph, fn, full, kwargs)
         else:
             out = fn(*full, **kwargs)
         with self.lock:
@@ -363,19 +471,6 @@ class Override:
             w["shape_dtype_ok"] = w["shape_dtype_ok"] and d["shape_dtype_ok"]
             w["errors"] += err is not None
             self.shadow_worst = w
-
-    def resolve_timings(self):
-        with self.lock:
-            pend, self.pending_events = self.pending_events, []
-        for key, start, end in pend:
-            end.synchronize()
-            ms = start.elapsed_time(end)
-            with self.lock:
-                t = self.timings.setdefault(key or "", {"n": 0, "total_ms": 0.0, "min_ms": math.inf, "max_ms": 0.0})
-                t["n"] += 1
-                t["total_ms"] += ms
-                t["min_ms"] = min(t["min_ms"], ms)
-                t["max_ms"] = max(t["max_ms"], ms)
 
     # -- installing
 
@@ -438,7 +533,7 @@ class Override:
         self._lib = lib  # keeps the registration alive
 
     def install(self, module=None):
-        if self.installed or self.mode == "off":
+        if self.installed or not self.hook.wants(self):
             return
         try:
             if self.spec["kind"][0] == "method":
@@ -447,6 +542,9 @@ class Override:
                 self.install_op()
             self.installed = True
             self.installed_at = time.time()
+            if self.hook.timings_path:
+                self.timings = Timings(self.hook.timings_file(self), self, self.hook.window_s,
+                                       active_wall_s=self.hook.active_clock)
         except HookError as e:
             self.install_error = str(e)
             raise
@@ -463,10 +561,6 @@ class Override:
         return self.spec.get("module") or "torch"
 
     def stats(self):
-        try:
-            self.resolve_timings()
-        except Exception as e:
-            self.hook.note(f"override {self.name}: hook timings not resolved: {e!r}")
         with self.lock:
             total = sum(self.calls.values())
             return {
@@ -478,7 +572,7 @@ class Override:
                 "shapes": sorted(self.shapes.values(), key=lambda e: -e["count"]),
                 "shadow": {"calls_requested": self.spec["shadow_calls"], "calls_done": self.shadow_done,
                            "worst": self.shadow_worst, "records": self.shadow_records[:256]},
-                "timings": [{"signature": k, **v} for k, v in self.timings.items()],
+                "timings_file": self.timings.path if self.timings else None,
                 "note_graph_replay": "calls counted here are Python-level; a replayed CUDA graph calls no Python "
                                      "yet runs the kernels captured during its 'capture' calls",
                 "bypass_suspected": self.installed and self.mode == "on" and total > 0 and
@@ -535,6 +629,47 @@ class Hook:
         self.lock = threading.Lock()
         self.started_at = time.time()
         self.finder = None
+        self.timings_path = os.environ.get(ENV_TIMINGS) or None
+        try:
+            self.window_s = float(os.environ.get(ENV_WINDOW_S) or 10.0)
+        except ValueError as e:
+            raise HookError(f"${ENV_WINDOW_S}: {os.environ.get(ENV_WINDOW_S)!r} is not a number of seconds") from e
+        if not self.window_s > 0:
+            raise HookError(f"${ENV_WINDOW_S}: must be > 0, got {self.window_s}")
+        self.active_clock = None
+
+    def wants(self, o):
+        """An override is installed when it changes something (mode != off) or when timing is asked for."""
+        return o.mode != "off" or self.timings_path is not None
+
+    def timings_file(self, o):
+        i = self.overrides.index(o)
+        if i == 0:
+            return self.timings_path
+        root, ext = os.path.splitext(self.timings_path)
+        return f"{root}.{o.name}{ext or '.json'}"
+
+    def set_active_clock(self, fn):
+        """fn() -> cumulative seconds with >= 1 request in flight; fills windows' active_wall_ms."""
+        self.active_clock = fn
+        for o in self.overrides:
+            if o.timings is not None:
+                o.timings.active_wall_s = fn
+
+    def close_window(self, label=None, wait_s=1.0):
+        """Asks the serving thread to close the timing window at its next call; closes it here if
+        no call came within wait_s (the server is idle, so no CUDA graph is being captured)."""
+        ts = [o.timings for o in self.overrides if o.timings is not None]
+        n0 = [len(t.windows) for t in ts]
+        for t in ts:
+            t.request_close(label)
+        deadline = time.time() + wait_s
+        while time.time() < deadline and any(len(t.windows) == n for t, n in zip(ts, n0)):
+            time.sleep(0.01)
+        for t, n in zip(ts, n0):
+            if len(t.windows) == n:
+                t.close(label=label)
+        return [t.document() for t in ts]
 
     def note(self, msg):
         with self.lock:
@@ -542,7 +677,7 @@ class Hook:
                 self.notes.append(msg)
 
     def active(self):
-        return [o for o in self.overrides if o.mode != "off"]
+        return [o for o in self.overrides if self.wants(o)]
 
     def pending_modules(self):
         return {o.target_module() for o in self.active() if not o.installed and o.install_error is None}
@@ -626,6 +761,12 @@ class Hook:
                 "notes": list(self.notes)}
 
     def dump(self):
+        for o in self.overrides:
+            if o.timings is not None:
+                try:
+                    o.timings.close(label="exit")
+                except Exception as e:
+                    sys.stderr.write(f"transferlab hook: closing the last timing window failed: {e!r}\n")
         st = self.stats()
         self._write(f"stats-{os.getpid()}.json", st)
         return st
