@@ -38,6 +38,9 @@ type Record struct {
 	SourceLine  int     `json:"source_line"`
 	// Warmup is true for requests sent before the measured window began.
 	Warmup bool `json:"warmup,omitempty"`
+	// QueuedByCap is true when the request was due while the in-flight cap
+	// (WithMaxInFlight) was full, so it was sent late, in order.
+	QueuedByCap bool `json:"queued_by_cap,omitempty"`
 
 	InputTokens           int `json:"input_tokens"`
 	RequestedOutputTokens int `json:"requested_output_tokens"`
@@ -60,7 +63,198 @@ type Record struct {
 	// PromptTokens is usage.prompt_tokens when reported (0 otherwise).
 	PromptTokens int `json:"prompt_tokens,omitempty"`
 
+	// FinishReason is the last finish_reason the server sent ("length", "stop", ...), "" if none.
+	FinishReason string `json:"finish_reason,omitempty"`
+
 	State      State  `json:"state"`
 	HTTPStatus int    `json:"http_status,omitempty"`
 	Error      string `json:"error,omitempty"`
+}
+
+// Metric names one per-request metric of DESIGN.md, for Record.Undefined.
+type Metric string
+
+// The per-request metrics a Record defines (DESIGN.md, "Metric definitions").
+const (
+	MetricTTFT         Metric = "ttft"
+	MetricTTFTIntended Metric = "ttft_intended"
+	MetricTTFO         Metric = "ttfo"
+	MetricFirstMessage Metric = "first_message"
+	MetricE2E          Metric = "e2e"
+	MetricTPOT         Metric = "tpot"
+	MetricScheduleLag  Metric = "schedule_lag"
+)
+
+// Output-token sources (Record.OutputTokensSource).
+const (
+	// SourceUsage means OutputTokens is usage.completion_tokens as the server reported it.
+	SourceUsage = "usage"
+	// SourceEvents means the server reported no usage; OutputTokens counts token-bearing events.
+	SourceEvents = "events"
+)
+
+// sent reports whether the request was written to the server.
+func (r *Record) sent() bool { return r.State != StateNotSent && r.State != "" }
+
+// TTFT is the time to first token: the first event carrying ≥ 1 generated
+// token (answer or reasoning text) − SentAt. Defined when such an event arrived
+// (DESIGN.md, "Metric definitions"); Undefined(MetricTTFT) says why not.
+func (r *Record) TTFT() (time.Duration, bool) {
+	if !r.sent() || len(r.Events) == 0 {
+		return 0, false
+	}
+	return r.Events[0].At - r.SentAt, true
+}
+
+// TTFTIntended is the coordinated-omission-safe TTFT: the first token event −
+// ScheduledAt, as MLPerf LoadGen and wrk2 measure (DESIGN.md).
+func (r *Record) TTFTIntended() (time.Duration, bool) {
+	if !r.sent() || len(r.Events) == 0 {
+		return 0, false
+	}
+	return r.Events[0].At - r.ScheduledAt, true
+}
+
+// TTFO is the time to first output: the first event with answer
+// (non-reasoning) text − SentAt (DESIGN.md). It equals TTFT unless the model
+// streamed reasoning text first.
+func (r *Record) TTFO() (time.Duration, bool) {
+	if !r.sent() {
+		return 0, false
+	}
+	for i := range r.Events {
+		if !r.Events[i].Reasoning {
+			return r.Events[i].At - r.SentAt, true
+		}
+	}
+	return 0, false
+}
+
+// FirstMessage is the time from SentAt to the first SSE event of any kind
+// (role-only, empty, usage-only or token-bearing; SSE comments are not
+// events), kept so other tools' "time to first chunk" can be recomputed.
+func (r *Record) FirstMessage() (time.Duration, bool) {
+	if !r.sent() || r.FirstMessageAt == 0 {
+		return 0, false
+	}
+	return r.FirstMessageAt - r.SentAt, true
+}
+
+// E2E is the end-to-end latency: the last event of the response ([DONE] or the
+// final usage event) − SentAt (DESIGN.md). Undefined when the response never ended.
+func (r *Record) E2E() (time.Duration, bool) {
+	if !r.sent() || r.EndAt == 0 {
+		return 0, false
+	}
+	return r.EndAt - r.SentAt, true
+}
+
+// ITLs are the inter-token latencies: one sample per gap between successive
+// token-bearing events (DESIGN.md; vLLM's ITL, AIPerf's ICL). A multi-token
+// event makes one gap, not k. Nil for fewer than two token events.
+func (r *Record) ITLs() []time.Duration {
+	if len(r.Events) < 2 {
+		return nil
+	}
+	out := make([]time.Duration, len(r.Events)-1)
+	for i := 1; i < len(r.Events); i++ {
+		out[i-1] = r.Events[i].At - r.Events[i-1].At
+	}
+	return out
+}
+
+// TPOT is the mean time per output token after the first:
+// (E2E − TTFT) / (OutputTokens − 1), defined for OutputTokens ≥ 2 (DESIGN.md).
+// AIPerf, GenAI-Perf and GuideLLM call it ITL. Never 0 for a 1-token response: undefined.
+func (r *Record) TPOT() (time.Duration, bool) {
+	ttft, ok1 := r.TTFT()
+	e2e, ok2 := r.E2E()
+	if !ok1 || !ok2 || r.OutputTokens < 2 {
+		return 0, false
+	}
+	return (e2e - ttft) / time.Duration(r.OutputTokens-1), true
+}
+
+// ScheduleLag is SentAt − ScheduledAt: how late the client sent the request
+// (DESIGN.md). Defined for every request that was sent.
+func (r *Record) ScheduleLag() (time.Duration, bool) {
+	if !r.sent() {
+		return 0, false
+	}
+	return r.SentAt - r.ScheduledAt, true
+}
+
+// MultiTokenEvents counts token events that carried more than one token.
+func (r *Record) MultiTokenEvents() int {
+	n := 0
+	for i := range r.Events {
+		if r.Events[i].Tokens > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// EventTokens is the sum of Tokens over the token-bearing events.
+func (r *Record) EventTokens() int {
+	n := 0
+	for i := range r.Events {
+		n += r.Events[i].Tokens
+	}
+	return n
+}
+
+// MissingUsage reports a request that ended ok but whose stream carried no
+// usage (OutputTokens then counts events; DESIGN.md asks the report to say so).
+func (r *Record) MissingUsage() bool {
+	return r.State == StateOK && r.OutputTokensSource == SourceEvents
+}
+
+// PromptMismatch reports a server-reported usage.prompt_tokens that differs
+// from the scheduled InputTokens (the text-prompt fallback is then inexact).
+func (r *Record) PromptMismatch() bool {
+	return r.PromptTokens != 0 && r.PromptTokens != r.InputTokens
+}
+
+// Undefined returns why metric m is undefined for r, or "" when it is defined.
+func (r *Record) Undefined(m Metric) string {
+	if !r.sent() {
+		return "request was never sent (state " + string(r.State) + ")"
+	}
+	noToken := "no token-bearing event arrived (state " + string(r.State) + ")"
+	switch m {
+	case MetricTTFT, MetricTTFTIntended:
+		if len(r.Events) == 0 {
+			return noToken
+		}
+	case MetricTTFO:
+		if len(r.Events) == 0 {
+			return noToken
+		}
+		if _, ok := r.TTFO(); !ok {
+			return "only reasoning tokens arrived, no answer text (state " + string(r.State) + ")"
+		}
+	case MetricFirstMessage:
+		if r.FirstMessageAt == 0 {
+			return "no SSE event arrived (state " + string(r.State) + ")"
+		}
+	case MetricE2E:
+		if r.EndAt == 0 {
+			return "the response never ended with [DONE], usage or finish_reason (state " + string(r.State) + ")"
+		}
+	case MetricTPOT:
+		if len(r.Events) == 0 {
+			return noToken
+		}
+		if r.EndAt == 0 {
+			return "the response never ended (state " + string(r.State) + ")"
+		}
+		if r.OutputTokens < 2 {
+			return "fewer than 2 output tokens: TPOT needs (output_tokens − 1) ≥ 1"
+		}
+	case MetricScheduleLag:
+	default:
+		return "unknown metric " + string(m)
+	}
+	return ""
 }

@@ -1,0 +1,104 @@
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// JSONLSink writes one JSON Record per line, one Write call per record as it
+// is added, so every ended request is in the kernel's hands (a crash of the
+// process loses nothing already added). It is not safe for concurrent use;
+// Replay calls Add from one goroutine at a time.
+type JSONLSink struct {
+	w     io.Writer
+	buf   bytes.Buffer
+	enc   *json.Encoder
+	close func() error
+	name  string
+	n     int
+}
+
+var _ Sink = (*JSONLSink)(nil)
+
+// NewJSONLSink writes records to w; Close does not close w.
+func NewJSONLSink(w io.Writer) *JSONLSink {
+	s := &JSONLSink{w: w, name: "records"}
+	s.enc = json.NewEncoder(&s.buf)
+	return s
+}
+
+// CreateJSONL creates (truncates) the file at path and returns a sink that
+// owns it: Close syncs and closes the file.
+func CreateJSONL(path string) (*JSONLSink, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: records file: %w", err)
+	}
+	s := NewJSONLSink(f)
+	s.name = path
+	s.close = func() error {
+		return errors.Join(f.Sync(), f.Close())
+	}
+	return s, nil
+}
+
+// Add implements Sink: it encodes r and writes the line.
+func (s *JSONLSink) Add(r *Record) error {
+	s.buf.Reset()
+	if err := s.enc.Encode(r); err != nil {
+		return fmt.Errorf("loadgen: %s: encoding request %d: %w", s.name, r.RequestID, err)
+	}
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return fmt.Errorf("loadgen: %s: writing request %d (line %d): %w", s.name, r.RequestID, s.n+1, err)
+	}
+	s.n++
+	return nil
+}
+
+// Close implements Sink; it closes the file only when the sink created it.
+func (s *JSONLSink) Close() error {
+	if s.close == nil {
+		return nil
+	}
+	c := s.close
+	s.close = nil
+	if err := c(); err != nil {
+		return fmt.Errorf("loadgen: closing %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// maxRecordLine bounds one JSONL line when reading (bytes).
+const maxRecordLine = 256 << 20
+
+// ReadRecords reads records written by JSONLSink. Blank lines are skipped;
+// an undecodable line or an unknown state is an error naming its line.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxRecordLine)
+	var out []Record
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var rec Record
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return out, fmt.Errorf("loadgen: records line %d: %w", line, err)
+		}
+		if !slices.Contains(States, rec.State) {
+			return out, fmt.Errorf("loadgen: records line %d: field state: unknown state %q", line, rec.State)
+		}
+		out = append(out, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return out, fmt.Errorf("loadgen: reading records: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,159 @@
+package loadgen
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Endpoint selects the OpenAI-compatible route requests are sent to.
+type Endpoint string
+
+// The supported endpoints.
+const (
+	// EndpointCompletions is POST /v1/completions with prompt as token ids (default).
+	EndpointCompletions Endpoint = "completions"
+	// EndpointChat is POST /v1/chat/completions with one user message of synthesised text.
+	EndpointChat Endpoint = "chat"
+)
+
+// Defaults of the options (vegeta style: each option states what it changes).
+const (
+	DefaultArm       = "baseline"
+	DefaultModel     = "default"
+	DefaultEndpoint  = EndpointCompletions
+	DefaultTimeout   = 5 * time.Minute
+	DefaultLagBudget = time.Millisecond
+)
+
+// Option configures Replay.
+type Option func(*config)
+
+type config struct {
+	arm         string
+	offeredLoad float64
+	repetition  int
+	model       string
+	endpoint    Endpoint
+	stream      bool
+	timeout     time.Duration
+	warmup      time.Duration
+	maxInFlight int
+	closedLoop  int
+	ignoreEOS   bool
+	promptText  bool
+	client      *http.Client
+	lagBudget   time.Duration
+	spin        time.Duration
+}
+
+func defaultConfig() config {
+	return config{
+		arm:       DefaultArm,
+		model:     DefaultModel,
+		endpoint:  DefaultEndpoint,
+		stream:    true,
+		timeout:   DefaultTimeout,
+		ignoreEOS: true,
+		lagBudget: DefaultLagBudget,
+		spin:      defaultSpin,
+	}
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.endpoint != EndpointCompletions && c.endpoint != EndpointChat:
+		return fmt.Errorf("loadgen: option endpoint: %q is neither %q nor %q", c.endpoint, EndpointCompletions, EndpointChat)
+	case c.timeout <= 0:
+		return fmt.Errorf("loadgen: option timeout: %v must be > 0", c.timeout)
+	case c.warmup < 0:
+		return fmt.Errorf("loadgen: option warmup: %v must be ≥ 0", c.warmup)
+	case c.maxInFlight < 0:
+		return fmt.Errorf("loadgen: option max_in_flight: %d must be ≥ 0", c.maxInFlight)
+	case c.closedLoop < 0:
+		return fmt.Errorf("loadgen: option closed_loop: %d must be ≥ 0", c.closedLoop)
+	case c.closedLoop > 0 && c.maxInFlight > 0:
+		return fmt.Errorf("loadgen: options closed_loop and max_in_flight exclude each other")
+	}
+	return nil
+}
+
+// WithArm labels every Record with the arm name (default "baseline").
+func WithArm(arm string) Option { return func(c *config) { c.arm = arm } }
+
+// WithOfferedLoad labels every Record with the offered load in req/s (default
+// 0); it does not change the pacing, which the Pacer decides.
+func WithOfferedLoad(rps float64) Option { return func(c *config) { c.offeredLoad = rps } }
+
+// WithRepetition labels every Record with the repetition index (default 0).
+func WithRepetition(n int) Option { return func(c *config) { c.repetition = n } }
+
+// WithModel sets the request's "model" field (default "default").
+func WithModel(m string) Option { return func(c *config) { c.model = m } }
+
+// WithEndpoint picks /v1/completions (default) or /v1/chat/completions.
+func WithEndpoint(e Endpoint) Option { return func(c *config) { c.endpoint = e } }
+
+// WithStream sets "stream" (default true). Non-streaming responses yield one
+// token event carrying usage.completion_tokens tokens at the time the body was read.
+func WithStream(on bool) Option { return func(c *config) { c.stream = on } }
+
+// WithTimeout bounds each request from send to its last byte (default 5 min);
+// a request past it ends in state timeout.
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.timeout = d } }
+
+// WithWarmup marks requests scheduled before d (from run start) as Warmup:
+// they are sent but excluded from the measured window (default 0: none).
+func WithWarmup(d time.Duration) Option { return func(c *config) { c.warmup = d } }
+
+// WithMaxInFlight caps in-flight requests at n (default 0: no cap). A request
+// due while n are in flight waits, in order, and is counted in
+// Summary.QueuedByCap; its wait shows in ScheduleLag and TTFT (intended).
+func WithMaxInFlight(n int) Option { return func(c *config) { c.maxInFlight = n } }
+
+// WithClosedLoop replaces open-loop pacing by n workers that each send the
+// next request as soon as their previous one ends (default 0: open loop).
+// ScheduledAt is then when the worker became free; the Pacer is ignored and
+// Summary.Mode says "closed-loop". For saturation throughput only.
+func WithClosedLoop(n int) Option { return func(c *config) { c.closedLoop = n } }
+
+// WithIgnoreEOS sets "ignore_eos" (default true) so the server generates
+// exactly max_tokens; false omits the field.
+func WithIgnoreEOS(on bool) Option { return func(c *config) { c.ignoreEOS = on } }
+
+// WithPromptText sends the completions prompt as synthesised text instead of
+// token ids (default false), for servers that accept only text; the length is
+// then checked against usage.prompt_tokens (Record.PromptMismatch). The chat
+// endpoint always sends text.
+func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on } }
+
+// WithHTTPClient sets the HTTP client (default: NewHTTPClient()). Its Timeout
+// should be 0: WithTimeout bounds each request.
+func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
+
+// WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
+// set (default 1 ms, issue 5).
+func WithLagBudget(d time.Duration) Option { return func(c *config) { c.lagBudget = d } }
+
+// NewHTTPClient returns the default client: keep-alive connections without a
+// per-host cap (an open-loop client must never queue in its own pool), no
+// compression (it would delay SSE bytes), no overall timeout.
+func NewHTTPClient() *http.Client {
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   100000,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true,
+		ResponseHeaderTimeout: 0,
+		WriteBufferSize:       4 << 10,
+		ReadBufferSize:        4 << 10,
+		ForceAttemptHTTP2:     false,
+	}
+	return &http.Client{Transport: tr}
+}

@@ -1,0 +1,184 @@
+package loadgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// maxSSELine bounds one SSE line (bytes); a longer line is a stream error, not
+// unbounded memory.
+const maxSSELine = 8 << 20
+
+// sseEvent is one dispatched Server-Sent Event. Data and Name alias the
+// reader's buffers and are valid until the next call to next.
+type sseEvent struct {
+	Name []byte
+	Data []byte
+	// At is when the read that delivered the event's last byte returned, as
+	// an offset from the run start (monotonic).
+	At time.Duration
+}
+
+// sseReader parses the SSE wire format (WHATWG HTML "Server-sent events",
+// §9.2.6 "Interpreting an event stream"): lines end in LF, CRLF or CR; a line
+// starting with ':' is a comment (keep-alive); "field:value" with one optional
+// space after the colon; data lines of one event are joined with LF; a blank
+// line dispatches the event. Unlike the spec it also dispatches a last event
+// whose lines were complete but whose blank line never came before EOF, as
+// some servers end that way.
+//
+// Each event is stamped with the time the read that completed it returned:
+// bytes of several events arriving in one read share that time, and an event
+// split across reads gets the time of its last part (DESIGN.md: "the moment
+// the client's reader sees the bytes").
+type sseReader struct {
+	r     io.Reader
+	since func() time.Duration
+	buf   []byte
+	lo    int // unparsed data is buf[lo:hi]
+	hi    int
+	at    time.Duration // time of the last read that returned data
+	err   error         // sticky read error
+
+	skipLF  bool // the previous line ended in CR: a leading LF belongs to it
+	hasData bool
+	data    []byte
+	name    []byte
+	// Comments counts comment (keep-alive) lines seen.
+	Comments int
+}
+
+// newSSEReader reads from r, stamping with since (offset from run start).
+func newSSEReader(r io.Reader, since func() time.Duration, buf []byte) *sseReader {
+	if cap(buf) < 512 {
+		buf = make([]byte, 4096)
+	}
+	return &sseReader{r: r, since: since, buf: buf[:cap(buf)]}
+}
+
+// errSSETruncated is returned when the stream ends inside an incomplete line.
+var errSSETruncated = errors.New("stream ended inside an SSE line")
+
+// next returns the next event. At a clean end of stream it returns io.EOF;
+// a read error is returned as is, after the complete events before it.
+func (s *sseReader) next() (sseEvent, error) {
+	for {
+		line, ok := s.line()
+		if !ok {
+			if s.err != nil {
+				if s.err == io.EOF && s.hasData {
+					// Lenient: dispatch a complete last event with no blank line.
+					return s.dispatch(), nil
+				}
+				if s.err == io.EOF && s.hi > s.lo {
+					return sseEvent{}, fmt.Errorf("%w (%d bytes: %q)", errSSETruncated, s.hi-s.lo, clip(s.buf[s.lo:s.hi], 80))
+				}
+				return sseEvent{}, s.err
+			}
+			if err := s.fill(); err != nil {
+				return sseEvent{}, err
+			}
+			continue
+		}
+		if len(line) == 0 {
+			if s.hasData {
+				return s.dispatch(), nil
+			}
+			s.name = s.name[:0]
+			continue
+		}
+		if line[0] == ':' {
+			s.Comments++
+			continue
+		}
+		field, value := line, line[:0]
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if s.hasData {
+				s.data = append(s.data, '\n')
+			}
+			s.data = append(s.data, value...)
+			s.hasData = true
+		case "event":
+			s.name = append(s.name[:0], value...)
+		}
+		// "id", "retry" and unknown fields are ignored, as the spec says.
+	}
+}
+
+func (s *sseReader) dispatch() sseEvent {
+	ev := sseEvent{Name: s.name, Data: s.data, At: s.at}
+	s.hasData = false
+	s.data = s.data[:0]
+	s.name = s.name[:0]
+	return ev
+}
+
+// line returns the next complete line without its terminator.
+func (s *sseReader) line() ([]byte, bool) {
+	if s.skipLF && s.lo < s.hi {
+		if s.buf[s.lo] == '\n' {
+			s.lo++
+		}
+		s.skipLF = false
+	}
+	b := s.buf[s.lo:s.hi]
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			s.lo += i + 1
+			if c == '\r' {
+				s.skipLF = true
+				if s.lo < s.hi {
+					if s.buf[s.lo] == '\n' {
+						s.lo++
+					}
+					s.skipLF = false
+				}
+			}
+			return b[:i], true
+		}
+	}
+	return nil, false
+}
+
+// fill reads more bytes, compacting or growing the buffer.
+func (s *sseReader) fill() error {
+	if s.lo > 0 {
+		n := copy(s.buf, s.buf[s.lo:s.hi])
+		s.lo, s.hi = 0, n
+	}
+	if s.hi == len(s.buf) {
+		if len(s.buf) >= maxSSELine {
+			return fmt.Errorf("SSE line longer than %d bytes", maxSSELine)
+		}
+		nb := make([]byte, 2*len(s.buf))
+		copy(nb, s.buf[:s.hi])
+		s.buf = nb
+	}
+	n, err := s.r.Read(s.buf[s.hi:])
+	if n > 0 {
+		s.at = s.since()
+		s.hi += n
+	}
+	if err != nil {
+		s.err = err
+	}
+	return nil
+}
+
+// clip returns at most n bytes of b, for error messages.
+func clip(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
