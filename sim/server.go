@@ -312,7 +312,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, p parsed
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
 	write := func(b []byte) bool {
 		if _, err := w.Write(b); err != nil {
@@ -337,19 +336,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, p parsed
 			s.end(q, true)
 			return
 		}
-		n := int(ts.produced.Load())
-		for ; written < n; written++ {
-			b := ev.token
-			if written+1 == p.maxTokens {
-				b = ev.last
-			}
-			if !write(b) {
-				s.end(q, true)
-				return
-			}
-			ts.truth.flushed(time.Now())
-		}
-		if written < p.maxTokens && ts.aborted.Load() {
+		var ok bool
+		written, ok = writeTokens(w, rc, ev, ts.truth, written, int(ts.produced.Load()), p.maxTokens)
+		if !ok || (written < p.maxTokens && ts.aborted.Load()) {
 			s.end(q, true)
 			return
 		}
@@ -360,6 +349,23 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *seq, p parsed
 	}
 	ok := write(ev.done)
 	s.end(q, !ok)
+}
+
+// writeTokens writes the events of tokens from+1 … to (of max), flushing
+// each and recording its flush time; it returns the count written so far and
+// false when the client is gone. It allocates nothing per token.
+func writeTokens(w http.ResponseWriter, rc *http.ResponseController, ev *sseEvents, tr *truthRecord, from, to, max int) (int, bool) {
+	for ; from < to; from++ {
+		b := ev.token
+		if from+1 == max {
+			b = ev.last
+		}
+		if _, err := w.Write(b); err != nil || !flushed(rc.Flush()) {
+			return from, false
+		}
+		tr.flushed(time.Now())
+	}
+	return from, true
 }
 
 // respond waits for every token, then writes one JSON body.
