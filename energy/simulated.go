@@ -22,10 +22,10 @@ type PowerModel struct {
 	LimitW float64 `json:"limit_w" yaml:"limit_w"`
 }
 
-// H200PowerModel is the model with the H200 figures seen in
+// DefaultPowerModel is the model with the H200 figures seen in
 // /work/shared/NOTES-gpu.md: idle 77 W, 690 W under a bf16 matrix-product
 // load, 700 W limit. They are observations from one card, not a specification.
-func H200PowerModel() PowerModel { return PowerModel{IdleW: 77, PeakW: 690, LimitW: 700} }
+func DefaultPowerModel() PowerModel { return PowerModel{IdleW: 77, PeakW: 690, LimitW: 700} }
 
 // Validate checks 0 ≤ IdleW ≤ PeakW ≤ LimitW (LimitW 0: no limit).
 func (m PowerModel) Validate() error {

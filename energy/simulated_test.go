@@ -30,7 +30,7 @@ func TestSimulatedModel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			k := 0
-			r := newSimulated(H200PowerModel(), func() time.Duration { return tc.busy[min(k, len(tc.busy)-1)] })
+			r := newSimulated(DefaultPowerModel(), func() time.Duration { return tc.busy[min(k, len(tc.busy)-1)] })
 			p := r.probe.(*simProbe)
 			info, err := p.open()
 			if err != nil {
@@ -87,7 +87,7 @@ func TestSimulatedRunner(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := NewSimulated(H200PowerModel(), tc.busy, WithSimulatedVRAM(func() uint64 { return 12 << 30 }))
+			r := NewSimulated(DefaultPowerModel(), tc.busy, WithSimulatedVRAM(func() uint64 { return 12 << 30 }))
 			if err := r.Start(t.Context(), 2*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +111,7 @@ func TestPowerModelValidate(t *testing.T) {
 		m    PowerModel
 		want string // "" = valid
 	}{
-		{"H200", H200PowerModel(), ""},
+		{"H200", DefaultPowerModel(), ""},
 		{"no limit", PowerModel{IdleW: 50, PeakW: 300}, ""},
 		{"negative idle", PowerModel{IdleW: -1, PeakW: 300}, "idle_w"},
 		{"peak below idle", PowerModel{IdleW: 100, PeakW: 50}, "peak_w"},
