@@ -13,7 +13,7 @@ Endpoints
 Config: --config FILE.json (written by integrate.ReferenceSpec):
   {"model": {"preset": "llama3-8b" | null, "params": {...LlamaConfig overrides...}},
    "dtype": "bfloat16", "seed": 0, "weights": "random" | "/path/to/hf-dir",
-   "engine": {"attn_implementation": "sdpa_paged", "cb": {...ContinuousBatchingConfig fields...},
+   "engine": {"attn_implementation": "paged|sdpa", "cb": {...ContinuousBatchingConfig fields...},
               "warmup_requests": 8, "warmup_prompt_tokens": 512, "warmup_output_tokens": 16},
    "served_model_name": "transferlab-ref"}
 """
@@ -65,7 +65,7 @@ def build_model(cfg):
     from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
 
     dtype = getattr(torch, cfg.get("dtype", "bfloat16"))
-    attn = cfg.get("engine", {}).get("attn_implementation", "sdpa_paged")
+    attn = cfg.get("engine", {}).get("attn_implementation", "paged|sdpa")
     weights = cfg.get("weights", "random")
     torch.manual_seed(int(cfg.get("seed", 0)))
     if weights == "random":
@@ -442,7 +442,7 @@ def main(argv=None):
         "model_config": engine.model.config.to_dict(), "dtype": cfg.get("dtype", "bfloat16"),
         "weights": ("random-init, seed %d" % int(cfg.get("seed", 0))) if cfg.get("weights", "random") == "random"
         else cfg["weights"],
-        "attn_implementation": ecfg.get("attn_implementation", "sdpa_paged"),
+        "attn_implementation": ecfg.get("attn_implementation", "paged|sdpa"),
         "cb_config_requested": engine.cb_requested, "cb_config_effective": engine.effective_cb(),
         "load_s": engine.load_s, "warmup_s": warm_s, "pid": os.getpid(),
         "memory_allocated_bytes_after_warmup": torch.cuda.memory_allocated(),
