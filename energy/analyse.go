@@ -22,6 +22,7 @@ const (
 	reasonPowerBoardLimit  = 0x200
 	reasonReliability      = 0x400
 	jumpPowerLimitFactor   = 3.0
+	jumpSlack              = time.Second
 	defaultJumpLimitW      = 1000.0
 	steadyVRAMFromFraction = 0.5
 )
@@ -69,6 +70,7 @@ func analyse(samples []Sample, in analysisInput) Window {
 	if len(samples) > 0 {
 		w.DurationS = samples[len(samples)-1].At.Seconds()
 	}
+	w.raw, w.in = samples, in
 	if in.cfg.keepSamples {
 		w.Samples = samples
 	}
@@ -130,31 +132,56 @@ func counterEnergy(w *Window, samples []Sample, updatePeriod time.Duration, in a
 		limitW = *in.info.powerLimitW
 	}
 	var totalMJ float64
+	var firstChange, lastChange time.Duration
 	prev := samples[okIdx[0]]
+	// base is the last time the counter was seen holding the value it held
+	// before its latest advance: the energy of the next advance accrued
+	// after it (give or take the slack).
+	base := prev.At
+	slack := updatePeriod + jumpSlack
 	for _, i := range okIdx[1:] {
 		cur := samples[i]
 		d := cur.EnergyMJ - prev.EnergyMJ
-		span := max(cur.At-prev.At, updatePeriod, time.Millisecond)
-		maxMJ := jumpPowerLimitFactor * limitW * span.Seconds() * 1000
+		maxMJ := jumpPowerLimitFactor * limitW * (cur.At - base + slack).Seconds() * 1000
 		switch {
 		case d < 0:
 			w.CounterResets = append(w.CounterResets, CounterReset{AtMs: ms(cur.At), FromMJ: prev.EnergyMJ, ToMJ: cur.EnergyMJ,
 				Kind: "backwards", Detail: "counter went backwards (reset or driver reload); this step is not counted"})
+			base = prev.At
 		case d > maxMJ:
 			w.CounterResets = append(w.CounterResets, CounterReset{AtMs: ms(cur.At), FromMJ: prev.EnergyMJ, ToMJ: cur.EnergyMJ,
-				Kind: "implausible_jump", Detail: fmt.Sprintf("step of %.0f mJ over %v exceeds %.0f mJ (3 × %.0f W power limit); not counted", d, cur.At-prev.At, maxMJ, limitW)})
-		default:
+				Kind: "implausible_jump", Detail: fmt.Sprintf("step of %.0f mJ exceeds %.0f mJ (3 × %.0f W power limit since %.3f s, plus %.1f s slack); not counted",
+					d, maxMJ, limitW, base.Seconds(), slack.Seconds())})
+			base = prev.At
+		case d > 0:
 			totalMJ += d
-			if d > 0 {
-				w.CounterUpdates++
+			if w.CounterUpdates == 0 {
+				firstChange = cur.At
 			}
+			lastChange = cur.At
+			w.CounterUpdates++
+			base = prev.At
 		}
 		prev = cur
 	}
 	w.CounterEnergyJ = ptr(totalMJ / 1000)
 	dur := time.Duration(w.DurationS * float64(time.Second))
-	if updatePeriod > 0 && dur > 0 {
-		w.QuantisationPct = ptr(100 * updatePeriod.Seconds() / dur.Seconds())
+	quantPeriod := updatePeriod
+	if updatePeriod > 0 && w.CounterUpdates >= 2 {
+		// Mean time between observed counter advances: the update period as
+		// seen, resolved to the sampling period.
+		obs := (lastChange - firstChange) / time.Duration(w.CounterUpdates-1)
+		w.CounterUpdatePeriodObservedMs = ptr(ms(obs))
+		// Sampling slower than the counter only ever sees the sampling period.
+		if float64(obs) > 1.5*float64(max(updatePeriod, in.period)) {
+			quantPeriod = obs
+			w.Warnings = append(w.Warnings, fmt.Sprintf(
+				"the energy counter advanced every %.0f ms on average, slower than the assumed %.0f ms: quantisation uses the observed period (set WithCounterUpdatePeriod)",
+				ms(obs), ms(updatePeriod)))
+		}
+	}
+	if quantPeriod > 0 && dur > 0 {
+		w.QuantisationPct = ptr(100 * quantPeriod.Seconds() / dur.Seconds())
 	}
 	first, last := okIdx[0], okIdx[len(okIdx)-1]
 	switch {
@@ -176,7 +203,7 @@ func counterEnergy(w *Window, samples []Sample, updatePeriod time.Duration, in a
 		w.EnergyHeadline = HeadlineCounter
 		if w.QuantisationPct != nil && *w.QuantisationPct > 1 {
 			w.Warnings = append(w.Warnings, fmt.Sprintf("energy counter quantisation up to %.2f %% (update period %.0f ms over a %.3f s window)",
-				*w.QuantisationPct, ms(updatePeriod), w.DurationS))
+				*w.QuantisationPct, ms(quantPeriod), w.DurationS))
 		}
 	}
 	if len(w.CounterResets) > 0 {

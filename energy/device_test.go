@@ -46,6 +46,7 @@ func TestDeviceCases(t *testing.T) {
 				wantNear(t, "power_mean_w", w.PowerMeanW, 500, 1e-9)
 				wantNear(t, "quantisation_pct", w.QuantisationPct, 0.25, 1e-9)
 				wantNear(t, "power_limit_w", w.PowerLimitW, 700, 0)
+				wantNear(t, "counter_update_period_observed_ms", w.CounterUpdatePeriodObservedMs, 100, 1e-9)
 				if w.EnergyHeadline != HeadlineCounter || w.DisagreementFlagged || w.BelowResolution || len(w.Warnings) != 0 {
 					t.Errorf("headline %q flagged %t below %t warnings %q", w.EnergyHeadline, w.DisagreementFlagged, w.BelowResolution, w.Warnings)
 				}
@@ -150,6 +151,20 @@ func TestDeviceCases(t *testing.T) {
 				wantNear(t, "quantisation_pct", w.QuantisationPct, 100.0/6, 1e-9)
 				if w.BelowResolution || !hasWarning(w, "quantisation up to") || !hasWarning(w, "30 s steady state") {
 					t.Errorf("below %t warnings %q", w.BelowResolution, w.Warnings)
+				}
+			},
+		},
+		{
+			name: "counter slower than assumed (1 s, not 100 ms): observed period used for quantisation, with a warning",
+			setup: func(f *fakeDevice) {
+				*f = *newFake(f.t, step40s, time.Second, 500)
+			},
+			check: func(t *testing.T, w Window) {
+				wantNear(t, "energy_j", w.EnergyJ, truthJ, 1e-6) // 40 s is a whole number of 1 s updates
+				wantNear(t, "counter_update_period_observed_ms", w.CounterUpdatePeriodObservedMs, 1000, 1e-9)
+				wantNear(t, "quantisation_pct", w.QuantisationPct, 2.5, 1e-9)
+				if !hasWarning(w, "slower than the assumed") || !hasWarning(w, "quantisation up to 2.50") {
+					t.Errorf("warnings %q", w.Warnings)
 				}
 			},
 		},
@@ -404,6 +419,55 @@ func TestOpenFailures(t *testing.T) {
 			}
 			if !strings.Contains(w.Summary(), "unavailable") {
 				t.Errorf("summary %q", w.Summary())
+			}
+		})
+	}
+}
+
+// TestTrim re-analyses a 40 s window over a sub-range, so energy and tokens
+// can count over the same measured window. Truth: 500 W × 20 s = 10 000 J.
+func TestTrim(t *testing.T) {
+	t.Parallel()
+	w := scripted(t, newFake(t, step40s, DefaultCounterUpdatePeriod, 500), step40s, n40s)
+	at := func(s float64) time.Time { return w.Start.Add(time.Duration(s * float64(time.Second))) }
+	tw, err := w.Trim(at(10), at(30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNear(t, "trimmed energy_j", tw.EnergyJ, 10_000, 1e-6)
+	wantNear(t, "trimmed power_integral_j", tw.PowerIntegralJ, 10_000, 1e-6)
+	if tw.DurationS != 20 || !tw.Start.Equal(at(10)) || !tw.End.Equal(at(30)) || tw.SampleCount != 401 {
+		t.Errorf("trimmed duration %v start %v end %v samples %d", tw.DurationS, tw.Start, tw.End, tw.SampleCount)
+	}
+	if !hasWarning(tw, "30 s steady state") {
+		t.Errorf("a 20 s window should warn about the 30 s steady state: %q", tw.Warnings)
+	}
+
+	// A range not on sample times loses < 1 period at each end; a warning
+	// says so when the total shortfall exceeds one period.
+	tw, err = w.Trim(at(10.01), at(30.04))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(tw.DurationS, 19.95, 1e-9) || !hasWarning(tw, "trimmed window covers") {
+		t.Errorf("duration %v warnings %q", tw.DurationS, tw.Warnings)
+	}
+
+	bad := []struct {
+		name     string
+		w        Window
+		from, to time.Time
+		want     string
+	}{
+		{"one sample only", w, at(10), at(10.04), "too few"},
+		{"reversed", w, at(30), at(10), "empty range"},
+		{"unavailable", Window{UnavailableReason: "no driver"}, at(0), at(1), "unavailable"},
+		{"decoded from JSON", Window{Available: true}, at(0), at(1), "no raw samples"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.w.Trim(tc.from, tc.to); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Trim error %v, want %q", err, tc.want)
 			}
 		})
 	}

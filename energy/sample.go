@@ -2,6 +2,7 @@ package energy
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -97,3 +98,6 @@ func (s Sample) String() string {
 	}
 	return b.String()
 }
+
+// LogValue makes slog format a sample only when the record is logged.
+func (s Sample) LogValue() slog.Value { return slog.StringValue(s.String()) }

@@ -211,7 +211,7 @@ func (r *runner) Start(ctx context.Context, period time.Duration) error {
 	r.startWall = r.startMono
 	first := r.probe.take(0)
 	r.samples = append(r.samples, first)
-	r.cfg.log.Info("energy: first sample", "sample", first.String())
+	r.cfg.log.Info("energy: first sample", "sample", first)
 	r.stop = make(chan struct{})
 	r.done = make(chan struct{})
 	go r.loop(ctx, period)
@@ -263,6 +263,7 @@ func (r *runner) loop(ctx context.Context, period time.Duration) {
 			return
 		case <-tick.C:
 			s := r.probe.take(time.Since(r.startMono))
+			r.cfg.log.Debug("energy: sample", "sample", s)
 			r.mu.Lock()
 			r.samples = append(r.samples, s)
 			r.mu.Unlock()
@@ -292,7 +293,7 @@ func (r *runner) Stop() (Window, error) {
 	endMono := time.Now()
 	last := r.probe.take(endMono.Sub(r.startMono))
 	r.samples = append(r.samples, last)
-	r.cfg.log.Info("energy: last sample", "sample", last.String())
+	r.cfg.log.Info("energy: last sample", "sample", last)
 	closeErr := r.probe.close()
 	in := analysisInput{
 		info:       r.info,

@@ -1,6 +1,7 @@
 package energy
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -49,8 +50,10 @@ type Gap struct {
 }
 
 // CounterReset is a step where the energy counter went backwards or jumped
-// implausibly far (more energy than 3 × the power limit could deliver). The
-// step is not counted.
+// implausibly far: more energy than 3 × the power limit (1000 W if unknown)
+// delivers between the last sample before the counter's previous advance
+// and this sample, plus the update period and 1 s of slack for counters
+// slower than assumed. The step is not counted.
 type CounterReset struct {
 	AtMs   float64 `json:"at_ms"`
 	FromMJ float64 `json:"from_mj"`
@@ -103,13 +106,17 @@ type Window struct {
 	CounterUpdates int `json:"counter_updates"`
 	// CounterUpdatePeriodMs is the counter update period assumed for the
 	// resolution check (0 for a resolution-free simulated counter).
-	CounterUpdatePeriodMs float64        `json:"counter_update_period_ms"`
-	CounterResets         []CounterReset `json:"counter_resets,omitempty"`
+	CounterUpdatePeriodMs float64 `json:"counter_update_period_ms"`
+	// CounterUpdatePeriodObservedMs is the mean time between observed counter
+	// advances (resolved to the sampling period); null with < 2 advances.
+	CounterUpdatePeriodObservedMs *float64       `json:"counter_update_period_observed_ms"`
+	CounterResets                 []CounterReset `json:"counter_resets,omitempty"`
 	// BelowResolution is true when the window is shorter than the counter's
 	// update period, or the counter never advanced: its delta is refused.
 	BelowResolution bool `json:"below_resolution"`
 	// QuantisationPct bounds the counter's quantisation error: 100 × update
-	// period / window length (one update's worth of energy at mean power).
+	// period / window length (one update's worth of energy at mean power);
+	// the observed period is used when it is over 1.5 × the assumed one.
 	QuantisationPct *float64 `json:"quantisation_pct"`
 
 	// PowerIntegralJ is the time integral of the power samples in joules
@@ -156,6 +163,54 @@ type Window struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Samples are the raw samples, kept only WithSamples(true).
 	Samples []Sample `json:"samples,omitempty"`
+
+	// raw and in let Trim re-analyse a sub-window (not serialised).
+	raw []Sample
+	in  analysisInput
+}
+
+// Trim returns the window re-analysed over the samples taken between from
+// and to (times from this process's clock, e.g. the first measured send and
+// the last completion, so energy and tokens count over the same window).
+// The effective window runs from the first to the last sample inside
+// [from, to], so it is shorter than asked by less than one sampling period
+// at each end; a warning says so when the shortfall exceeds one period.
+// It fails on an unavailable window, a window decoded from JSON (no raw
+// samples), or a range holding fewer than two samples.
+func (w Window) Trim(from, to time.Time) (Window, error) {
+	if !w.Available {
+		return w, fmt.Errorf("energy: Trim: window unavailable (%s)", w.UnavailableReason)
+	}
+	if len(w.raw) == 0 {
+		return w, errors.New("energy: Trim: no raw samples (window not produced by Stop in this process)")
+	}
+	if !to.After(from) {
+		return w, fmt.Errorf("energy: Trim: empty range %s .. %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
+	}
+	lo, hi := from.Sub(w.Start), to.Sub(w.Start)
+	var sub []Sample
+	for _, s := range w.raw {
+		if s.At >= lo && s.At <= hi {
+			sub = append(sub, s)
+		}
+	}
+	if len(sub) < 2 {
+		return w, fmt.Errorf("energy: Trim: %d sample(s) between %.3f s and %.3f s of a %.3f s window: too few",
+			len(sub), lo.Seconds(), hi.Seconds(), w.DurationS)
+	}
+	shift := sub[0].At
+	for i := range sub {
+		sub[i].At -= shift
+	}
+	in := w.in
+	in.start = w.Start.Add(shift)
+	in.end = in.start.Add(sub[len(sub)-1].At)
+	t := analyse(sub, in)
+	if short := (hi - lo) - sub[len(sub)-1].At; short > in.period {
+		t.Warnings = append(t.Warnings, fmt.Sprintf("trimmed window covers %.3f s of the %.3f s asked for (sampling period %.0f ms)",
+			t.DurationS, (hi-lo).Seconds(), ms(in.period)))
+	}
+	return t, nil
 }
 
 // BestEnergy returns the headline counter energy when there is one, else the
