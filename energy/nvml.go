@@ -21,6 +21,9 @@ type nvmlDevice struct {
 	lib  nvml.Interface
 	dev  nvml.Device
 	desc DeviceInfo
+	// Symbols newer than some drivers (r510, r535): calling a missing one
+	// through the lazily bound library would abort the process.
+	hasMemoryV2, hasEventReasons bool
 }
 
 var _ device = (*nvmlDevice)(nil)
@@ -44,12 +47,16 @@ func openNVML(index int) (device, error) {
 		return nil, fmt.Errorf("%w: nvmlDeviceGetHandleByIndex(%d): %s", ErrUnavailable, index, ret.Error())
 	}
 	d := &nvmlDevice{lib: lib, dev: dev}
+	d.hasMemoryV2 = lib.Extensions().LookupSymbol("nvmlDeviceGetMemoryInfo_v2") == nil
+	d.hasEventReasons = lib.Extensions().LookupSymbol("nvmlDeviceGetCurrentClocksEventReasons") == nil
 	d.desc.Name, _ = dev.GetName()
 	d.desc.UUID, _ = dev.GetUUID()
 	d.desc.DriverVersion, _ = lib.SystemGetDriverVersion()
 	d.desc.NVMLVersion, _ = lib.SystemGetNVMLVersion()
-	if m, ret := dev.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
-		d.desc.MemoryTotalBytes = m.Total
+	if d.hasMemoryV2 {
+		if m, ret := dev.GetMemoryInfo_v2(); ret == nvml.SUCCESS {
+			d.desc.MemoryTotalBytes = m.Total
+		}
 	}
 	return d, nil
 }
@@ -117,6 +124,10 @@ func (d *nvmlDevice) powerUsageMW() (uint32, error) {
 }
 
 func (d *nvmlDevice) memoryUsedBytes() (uint64, error) {
+	if !d.hasMemoryV2 {
+		// The v1 call counts driver-reserved memory as used: no figure beats a wrong one.
+		return 0, fmt.Errorf("nvmlDeviceGetMemoryInfo_v2 missing from this driver's NVML: %w (v1 would count reserved memory as used)", errNotSupported)
+	}
 	m, ret := d.dev.GetMemoryInfo_v2()
 	if ret != nvml.SUCCESS {
 		return 0, nvmlErr("nvmlDeviceGetMemoryInfo_v2", ret)
@@ -165,6 +176,14 @@ func (d *nvmlDevice) enforcedPowerLimitMW() (uint32, error) {
 }
 
 func (d *nvmlDevice) clocksEventReasons() (uint64, error) {
+	if !d.hasEventReasons {
+		// Drivers before r535 name it "throttle reasons"; same bits.
+		v, ret := d.dev.GetCurrentClocksThrottleReasons()
+		if ret != nvml.SUCCESS {
+			return 0, nvmlErr("nvmlDeviceGetCurrentClocksThrottleReasons", ret)
+		}
+		return v, nil
+	}
 	v, ret := d.dev.GetCurrentClocksEventReasons()
 	if ret != nvml.SUCCESS {
 		return 0, nvmlErr("nvmlDeviceGetCurrentClocksEventReasons", ret)
