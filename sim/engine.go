@@ -19,7 +19,8 @@ type StepRecord struct {
 	// Cost is the cost model's price of Shape.
 	Cost StepCost
 	// PlannedStart is the step's scheduled start: the previous step's deadline
-	// when the engine was busy, else the time the step was planned.
+	// when the engine was busy and planned within maxCatchUp (2 ms) of it,
+	// else the time the step was planned (PlannedAt).
 	PlannedStart time.Time
 	// Deadline is PlannedStart + Cost.Duration(): when the step was due to end.
 	Deadline time.Time
@@ -50,9 +51,16 @@ func (t *tokenStream) poke() {
 	}
 }
 
+// maxCatchUp is how late a busy step may be planned and still start at the
+// previous step's deadline. Timer overshoot below it is absorbed by the next
+// step, so it does not accumulate; a longer stall (GC, descheduling on a
+// loaded machine) is not made up by running later steps faster: the timeline
+// restarts at the planning time, as a GPU that stalled would not catch up.
+const maxCatchUp = 2 * time.Millisecond
+
 // engine runs the scheduler in real time: each step sleeps until an absolute
-// deadline (previous deadline + the step's modelled duration), so sleep
-// overshoot does not accumulate.
+// deadline (previous deadline + the step's modelled duration, see maxCatchUp),
+// so sleep overshoot does not accumulate.
 type engine struct {
 	cfg  *Config
 	cm   *CostModel
@@ -180,7 +188,7 @@ func (e *engine) run() {
 		e.mu.Unlock()
 
 		start := next
-		if start.IsZero() {
+		if start.IsZero() || planned.Sub(start) > maxCatchUp {
 			start = planned
 		}
 		deadline := start.Add(cost.Duration())
@@ -192,6 +200,10 @@ func (e *engine) run() {
 			return
 		}
 		ended := time.Now()
+		if e.hook != nil { // before commit, so the hook has run before any token of the step is visible
+			rec.PlannedStart, rec.Deadline, rec.EndedAt = start, deadline, ended
+			e.hook(rec)
+		}
 
 		e.mu.Lock()
 		e.sched.commit(p, func(q *seq, generated int) {
@@ -201,10 +213,6 @@ func (e *engine) run() {
 		})
 		e.prof.addStep(&p.shape, &cost)
 		e.mu.Unlock()
-		if e.hook != nil {
-			rec.PlannedStart, rec.Deadline, rec.EndedAt = start, deadline, ended
-			e.hook(rec)
-		}
 		next = deadline
 	}
 }
