@@ -140,8 +140,8 @@ func Analyze(r *Results, rule DecisionRule) error {
 	}
 	bs := bootstrapper{seed: rule.Seed, resamples: rule.Resamples, level: rule.IntervalLevel}
 	groups := groupCells(*r)
-	st := &Stats{Method: fmt.Sprintf("mean over repetitions of each repetition's figure; percentile bootstrap interval (%s, %d resamples, seed %d; ratios paired by repetition when both arms ran the same ones)",
-		pct(rule.IntervalLevel), rule.Resamples, rule.Seed)}
+	st := &Stats{Method: fmt.Sprintf("mean over repetitions of each repetition's figure; percentile bootstrap interval (%s, %d resamples, seed %d; %s)",
+		pct(rule.IntervalLevel), rule.Resamples, rule.Seed, pairingText(rule.Independent))}
 
 	for _, g := range groups {
 		cs := CellStats{Arm: g.arm, OfferedLoadRPS: g.load, Reps: len(g.cells)}
@@ -185,16 +185,16 @@ func Analyze(r *Results, rule DecisionRule) error {
 			}
 			for _, spec := range ratioSpecs {
 				st.Ratios = append(st.Ratios, Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.load, Metric: spec[0], Stat: spec[1],
-					Value: pairedRatio(bs, key("ratio", cand, g.load, spec[0], spec[1]), g, base, spec[0], spec[1])})
+					Value: pairedRatio(bs, key("ratio", cand, g.load, spec[0], spec[1]), g, base, spec[0], spec[1], !rule.Independent)})
 			}
 		}
 	}
 
-	capacity(st, *r, arms, groups, bs, rule.Baseline)
+	capacity(st, *r, arms, groups, bs, rule.Baseline, !rule.Independent)
 	r.Stats = st
-	fillAmdahl(r.Amdahl, bs, byKey, rule.Baseline)
+	fillAmdahl(r.Amdahl, bs, byKey, rule.Baseline, !rule.Independent)
 	r.Rule = &rule
-	r.Verdicts = r.Verdicts[:0]
+	r.Verdicts = nil
 	for _, cand := range arms {
 		if cand != rule.Baseline {
 			r.Verdicts = append(r.Verdicts, decide(*r, rule, cand))
@@ -205,15 +205,15 @@ func Analyze(r *Results, rule DecisionRule) error {
 
 // pairedRatio is candidate/baseline of metric/stat over repetitions, paired by
 // repetition index when both arms measured the same repetitions.
-func pairedRatio(bs bootstrapper, k string, cand, base group, metric, stat string) Estimate {
+func pairedRatio(bs bootstrapper, k string, cand, base group, metric, stat string, pair bool) Estimate {
 	cv, cr, _ := cand.values(metric, stat)
 	bv, br, _ := base.values(metric, stat)
-	return bs.ratio(k, cv, bv, slices.Equal(cr, br))
+	return bs.ratio(k, cv, bv, pair && slices.Equal(cr, br))
 }
 
 // fillAmdahl sets the measured baseline/candidate speedups of mean and p99
 // TTFT, TPOT and E2E on Amdahl loads that came without them.
-func fillAmdahl(a *AmdahlSection, bs bootstrapper, byKey map[string]group, baseline string) {
+func fillAmdahl(a *AmdahlSection, bs bootstrapper, byKey map[string]group, baseline string, pair bool) {
 	if a == nil {
 		return
 	}
@@ -230,7 +230,7 @@ func fillAmdahl(a *AmdahlSection, bs bootstrapper, byKey map[string]group, basel
 		for _, m := range []string{"ttft", "tpot", "e2e"} {
 			for _, s := range []string{"mean", "p99"} {
 				// Speedup = baseline / candidate: the ratio with the arms swapped.
-				l.Measured = append(l.Measured, Speedup{Metric: m, Stat: s, Value: pairedRatio(bs, key("speedup", l.Candidate, l.OfferedLoadRPS, m, s), base, cand, m, s)})
+				l.Measured = append(l.Measured, Speedup{Metric: m, Stat: s, Value: pairedRatio(bs, key("speedup", l.Candidate, l.OfferedLoadRPS, m, s), base, cand, m, s, pair)})
 			}
 		}
 	}
@@ -285,7 +285,7 @@ func meetsAtPercentile(c Cell, s SLO) (bool, string) {
 // capacity fills st.Capacity and st.CapacityGain: per repetition, the highest
 // swept load such that it and every lower load meet the SLOs (a sweep read as
 // monotone); the estimate is the mean over repetitions with its interval.
-func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapper, baseline string) {
+func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapper, baseline string, pair bool) {
 	if len(sloChecks(r.SLO)) == 0 {
 		st.CapacityNotMeasured = "no SLO declared"
 		return
@@ -345,7 +345,7 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		if arm == baseline {
 			continue
 		}
-		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], slices.Equal(perArmReps[arm], perArmReps[baseline]))
+		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))
 		if g.Note == "baseline mean is 0: ratio undefined" {
 			g.Note = "the baseline met the SLOs at no swept load: gain undefined"
 		}
@@ -365,4 +365,11 @@ func key(parts ...any) string {
 		}
 	}
 	return strings.Join(s, "|")
+}
+
+func pairingText(independent bool) string {
+	if independent {
+		return "arms resampled independently: they were not interleaved"
+	}
+	return "ratios paired by repetition when both arms ran the same ones"
 }

@@ -123,7 +123,22 @@ func fixtureResults(t testing.TB) Results {
 	r.Amdahl = &AmdahlSection{Loads: []AmdahlLoad{
 		{Candidate: "candidate", OfferedLoadRPS: 2, FGPU: 0.6, FWall: 0.5, FExcl: 0.45, S: 1.6, Bound: 1 / (0.5 + 0.5/1.6), BoundLow: 1.2, BoundHigh: 1.27, TransferEfficiency: 0.8, TransferMetric: "tpot mean"},
 	}}
-	r.Energy = &EnergySection{NotMeasured: "NVML unavailable: ERROR_LIBRARY_NOT_FOUND (no driver)"}
+	r.Energy, r.Cost = &EnergySection{}, &CostSection{}
+	for _, c := range r.Cells {
+		powerW := 300.0 + 40*c.OfferedLoadRPS
+		if c.Arm == "candidate" {
+			powerW -= 20
+		}
+		e := powerW * c.WindowS
+		r.Energy.Cells = append(r.Energy.Cells, EnergyCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Available: true, Source: "simulated",
+			EnergyJ: e, JPerOutputToken: e / float64(c.OutputTokens), JPerRequest: e / float64(c.States["ok"]), MeanPowerW: powerW, PeakPowerW: powerW + 50, IdlePowerW: 90,
+			PeakVRAMBytes: 70 << 30, SteadyVRAMBytes: 68 << 30})
+		hours := c.WindowS / 3600
+		r.Cost.Cells = append(r.Cost.Cells, CostCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Currency: "USD", PricePerGPUHour: 3.5, PriceDate: "2026-11-01",
+			GPUs: 1, UtilisationAssumption: 1, WindowS: c.WindowS, OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
+			CostPer1MOutputTokens: 3.5 * hours / float64(c.OutputTokens) * 1e6, CostPer1MTotalTokens: 3.5 * hours / float64(c.OutputTokens+c.InputTokens) * 1e6})
+	}
+	r.Hook = &HookSection{Arms: []HookArm{{Arm: "candidate", Target: "sim:rmsnorm", Candidate: "fused_rmsnorm", ReportSHA256: "abcdef0123456789abcdef", CallsEager: 123456, Receipts: []string{"patched sim:rmsnorm at import"}}}}
 	r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", ReportSHA256: "abcdef0123456789abcdef", Verdict: "pass", S: 1.6,
 		Shapes: []ShapeSpeedup{{Shape: "bf16[8,4096]x[4096,4096]", Count: 900, Speedup: 1.7}, {Shape: "bf16[1,4096]x[4096,4096]", Count: 100, Speedup: 1.2, Stress: true}}}}}
 	if err := Analyze(&r, DecisionRule{RequireValidation: true, RequireReproducible: true}); err != nil {

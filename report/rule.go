@@ -43,6 +43,10 @@ type DecisionRule struct {
 	Resamples int `json:"resamples"`
 	// Seed seeds the bootstrap (default 1); recorded so intervals reproduce.
 	Seed uint64 `json:"seed"`
+	// Independent resamples the arms independently even when they ran the same
+	// repetitions (set by Compare: two separate runs were not interleaved).
+	// Default false: arms that ran the same repetitions are paired by repetition.
+	Independent bool `json:"independent_arms,omitempty"`
 }
 
 // WithDefaults returns r with every zero field set to its stated default.

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// Differences lists what makes two results.json unfit for a like-for-like
+// comparison: schema, trace (hash, source, format, rows), config hash, SLO,
+// whether they were simulated, and the offered loads swept. Empty means
+// comparable. Each entry reads "field: A=…, B=…".
+func Differences(a, b Results) []string {
+	var d []string
+	diff := func(field string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s: A=%v, B=%v", field, x, y))
+		}
+	}
+	diff("schema_version", a.SchemaVersion, b.SchemaVersion)
+	diff("trace.sha256", a.Trace.SHA256, b.Trace.SHA256)
+	diff("trace.source", a.Trace.Source, b.Trace.Source)
+	diff("trace.format", a.Trace.Format, b.Trace.Format)
+	diff("trace.rows", a.Trace.Rows, b.Trace.Rows)
+	diff("manifest.config_sha256", a.Manifest.ConfigSHA256, b.Manifest.ConfigSHA256)
+	diff("slo", a.SLO, b.SLO)
+	diff("simulated", a.Simulated, b.Simulated)
+	diff("offered_loads_rps", loadsOf(a), loadsOf(b))
+	return d
+}
+
+func loadsOf(r Results) []float64 {
+	set := map[float64]bool{}
+	for _, c := range r.Cells {
+		set[c.OfferedLoadRPS] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// CompareOptions picks the arms to compare and how.
+type CompareOptions struct {
+	// ArmA and ArmB name the arm taken from each file (default "baseline" for both).
+	ArmA, ArmB string
+	// NameA and NameB are the arms' names in the comparison (default "A:<arm>", "B:<arm>").
+	NameA, NameB string
+	// Force compares even when Differences is not empty (they are kept in the result).
+	Force bool
+	// Rule decides; its Baseline is set to NameA.
+	Rule DecisionRule
+}
+
+// Comparison is the outcome of Compare: a Results holding A's arm as the
+// baseline and B's as the candidate, analysed, plus what differed.
+type Comparison struct {
+	Results     Results  `json:"results"`
+	Differences []string `json:"differences,omitempty"`
+	Forced      bool     `json:"forced,omitempty"`
+}
+
+// Compare is the canary comparison of two results made from the same trace
+// and config (production vs canary, vendor claim vs re-measurement): A's arm
+// is the baseline, B's the candidate, and the statistics and verdict are
+// Analyze's. The two runs were not interleaved, so ratios resample the two
+// sides independently. It refuses (error listing every difference) when
+// Differences is not empty, unless opts.Force.
+func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
+	if opts.ArmA == "" {
+		opts.ArmA = DefaultBaseline
+	}
+	if opts.ArmB == "" {
+		opts.ArmB = opts.ArmA
+	}
+	if opts.NameA == "" {
+		opts.NameA = "A:" + opts.ArmA
+	}
+	if opts.NameB == "" {
+		opts.NameB = "B:" + opts.ArmB
+	}
+	if opts.NameA == opts.NameB {
+		return Comparison{}, fmt.Errorf("report: compare: both arms are named %q", opts.NameA)
+	}
+	cmp := Comparison{Differences: Differences(a, b), Forced: opts.Force}
+	if len(cmp.Differences) > 0 && !opts.Force {
+		return cmp, fmt.Errorf("report: compare: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
+	}
+	out := Results{
+		SchemaVersion: SchemaVersion, CreatedAt: b.CreatedAt,
+		Simulated: a.Simulated || b.Simulated,
+		Complete:  a.Complete && b.Complete,
+		Manifest:  a.Manifest, Trace: a.Trace, SLO: a.SLO, Aliases: a.Aliases,
+	}
+	if !out.Complete {
+		out.IncompleteReason = fmt.Sprintf("A: %s; B: %s", orText(a.IncompleteReason, "complete"), orText(b.IncompleteReason, "complete"))
+	}
+	out.Manifest.ArmOrder = []string{opts.NameA, opts.NameB}
+	na, nb := 0, 0
+	for _, c := range a.Cells {
+		if c.Arm == opts.ArmA {
+			c.Arm = opts.NameA
+			out.Cells = append(out.Cells, c)
+			na++
+		}
+	}
+	for _, c := range b.Cells {
+		if c.Arm == opts.ArmB {
+			c.Arm = opts.NameB
+			out.Cells = append(out.Cells, c)
+			nb++
+		}
+	}
+	if na == 0 || nb == 0 {
+		return cmp, fmt.Errorf("report: compare: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
+	}
+	out.Energy = renameEnergy(a.Energy, b.Energy, opts)
+	rule := opts.Rule
+	rule.Baseline = opts.NameA
+	rule.Independent = true
+	if err := Analyze(&out, rule); err != nil {
+		return cmp, err
+	}
+	cmp.Results = out
+	return cmp, nil
+}
+
+// renameEnergy carries both sides' energy cells of the compared arms, renamed,
+// so a VRAM budget can decide; nil when neither side measured energy.
+func renameEnergy(a, b *EnergySection, opts CompareOptions) *EnergySection {
+	var cells []EnergyCell
+	take := func(s *EnergySection, arm, name string) {
+		if s == nil || s.NotMeasured != "" {
+			return
+		}
+		for _, c := range s.Cells {
+			if c.Arm == arm {
+				c.Arm = name
+				cells = append(cells, c)
+			}
+		}
+	}
+	take(a, opts.ArmA, opts.NameA)
+	take(b, opts.ArmB, opts.NameB)
+	if len(cells) == 0 {
+		reason := "not measured in either run"
+		if a != nil && a.NotMeasured != "" {
+			reason = "A: " + a.NotMeasured
+		}
+		return &EnergySection{NotMeasured: reason}
+	}
+	return &EnergySection{Cells: cells}
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, l := range s {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}
