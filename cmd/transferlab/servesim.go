@@ -1,18 +1,120 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/transferlab/transferlab/sim"
 )
 
-// newServeSimCmd is a placeholder replaced by the owner of this sub-command.
+// newServeSimCmd builds `serve-sim`: the embedded simulated OpenAI-compatible
+// server alone on a port, until interrupted, so any client (curl, another
+// benchmark) can hit it.
 func newServeSimCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "serve-sim",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("serve-sim: not built yet")
+	var (
+		addr       string
+		configPath string
+		overrides  []string
+		capacity   string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve-sim",
+		Short: "Serve the simulated OpenAI-compatible server (Llama-3-8B on an H200-like GPU) until interrupted",
+		Long: "Starts the embedded simulator (package sim; cost model in sim/COSTMODEL.md) on --addr and\n" +
+			"prints its URL and effective config. Endpoints: POST /v1/completions, POST /v1/chat/completions\n" +
+			"(streaming SSE or not), GET /v1/models, GET /health, GET /v1/profile, POST /v1/profile/reset.\n" +
+			"Every figure it produces is simulated. Example:\n" +
+			"  curl -N localhost:8000/v1/completions -d '{\"prompt\":[1,2,3],\"max_tokens\":4,\"stream\":true}'",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadSimConfig(configPath, overrides)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if capacity != "" {
+				return printSimCapacity(cmd, cfg, capacity)
+			}
+			srv, err := sim.New(cfg)
+			if err != nil {
+				return fmt.Errorf("serve-sim: %w", err)
+			}
+			if err := srv.Start(addr); err != nil {
+				_ = srv.Close(context.Background())
+				return fmt.Errorf("serve-sim: %w", err)
+			}
+			eff, err := yaml.Marshal(srv.Config())
+			if err != nil {
+				_ = srv.Close(context.Background())
+				return fmt.Errorf("serve-sim: encoding the effective config: %w", err)
+			}
+			fmt.Fprintf(out, "serve-sim: serving the simulated OpenAI API at %s (all figures simulated; Ctrl-C stops)\n", srv.BaseURL())
+			fmt.Fprintf(out, "# effective config\n%s", eff)
+			<-cmd.Context().Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			fmt.Fprintln(out, "serve-sim: stopping")
+			return srv.Close(ctx)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (port 0 picks a free port)")
+	f.StringVar(&configPath, "config", "", "YAML sim config (sim.Config keys; keys left out keep the Llama-3-8B/H200 defaults; unknown keys rejected)")
+	f.StringArrayVar(&overrides, "override", nil, "kernel override OP=FACTOR: divide op OP's time by FACTOR (repeatable; ops: "+strings.Join(sim.OpNames(), ", ")+")")
+	f.StringVar(&capacity, "capacity", "", "print the saturation throughput for requests of IN:OUT tokens (e.g. 1020:130) and exit instead of serving")
+	return cmd
+}
+
+// loadSimConfig reads path (or the defaults) and applies OP=FACTOR overrides.
+func loadSimConfig(path string, overrides []string) (sim.Config, error) {
+	cfg := sim.DefaultConfig()
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return cfg, fmt.Errorf("serve-sim: %w", err)
+		}
+		defer f.Close()
+		if cfg, err = sim.DecodeConfig(f, path); err != nil {
+			return cfg, err
+		}
+	}
+	for _, o := range overrides {
+		op, val, ok := strings.Cut(o, "=")
+		factor, err := strconv.ParseFloat(val, 64)
+		if !ok || err != nil {
+			return cfg, fmt.Errorf("serve-sim: --override %q: want OP=FACTOR with a number FACTOR", o)
+		}
+		if cfg.Overrides == nil {
+			cfg.Overrides = map[string]float64{}
+		}
+		cfg.Overrides[op] = factor
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("serve-sim: %w", err)
+	}
+	return cfg, nil
+}
+
+// printSimCapacity prints sim.Config.Capacity for IN:OUT.
+func printSimCapacity(cmd *cobra.Command, cfg sim.Config, spec string) error {
+	a, b, ok := strings.Cut(spec, ":")
+	in, err1 := strconv.Atoi(a)
+	out, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil {
+		return fmt.Errorf("serve-sim: --capacity %q: want IN:OUT token counts", spec)
+	}
+	c, err := cfg.Capacity([]sim.Lengths{{InputTokens: in, OutputTokens: out}}, 2000)
+	if err != nil {
+		return fmt.Errorf("serve-sim: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "saturation (simulated, %d in / %d out): %.0f output tok/s, %.2f req/s, mean step %v, mean running seqs %.0f\n",
+		in, out, c.OutputTokPerS, c.RequestsPerS, c.MeanStep.Round(time.Microsecond), c.MeanRunningSeqs)
+	return nil
 }
