@@ -121,7 +121,7 @@ func splitEvents(b []byte) [][]byte {
 }
 
 // within fails unless |got − want| ≤ tol; the one tolerance helper of the package.
-func within(t *testing.T, what string, got, want, tol time.Duration) {
+func within(t *testing.T, what string, got, want, tol time.Duration) bool {
 	t.Helper()
 	d := got - want
 	if d < 0 {
@@ -129,5 +129,7 @@ func within(t *testing.T, what string, got, want, tol time.Duration) {
 	}
 	if d > tol {
 		t.Errorf("%s = %v, want %v ± %v", what, got, want, tol)
+		return false
 	}
+	return true
 }

@@ -92,6 +92,9 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 	case ctx.Err() != nil:
 		sum.IncompleteReason = context.Cause(ctx).Error()
 	}
+	if cfg.client == nil {
+		r.cl.http.CloseIdleConnections()
+	}
 	cerr := out.Close()
 	if r.sinkErr != nil || readyErr != nil || cerr != nil {
 		return sum, errors.Join(readyErr, r.sinkErr, cerr)
@@ -189,11 +192,12 @@ func (r *replay) openLoop(ctx context.Context, p Pacer) int {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for i := range r.sched.Requests {
-		wait, stop := p.Pace(r.since(), uint64(i))
+		el := r.since()
+		wait, stop := p.Pace(el, uint64(i))
 		if stop {
 			return i
 		}
-		due := r.since() + wait
+		due := el + wait
 		if !r.sleepUntil(ctx, timer, due) {
 			return i
 		}

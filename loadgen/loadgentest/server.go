@@ -121,8 +121,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt := promptLen(req.Prompt)
 	chat := r.URL.Path == "/v1/chat/completions"
-	if s.cfg.TTFT > 0 {
-		time.Sleep(s.cfg.TTFT)
+	if !sleepCtx(r.Context(), s.cfg.TTFT) {
+		return
 	}
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -150,8 +150,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(chatRole)
 	}
 	for k := 0; k < n; k++ {
-		if k > 0 && s.cfg.ITL > 0 {
-			time.Sleep(s.cfg.ITL)
+		if k > 0 && !sleepCtx(r.Context(), s.cfg.ITL) {
+			return
 		}
 		if _, err := w.Write(ev); err != nil {
 			return
@@ -217,4 +217,19 @@ func promptLen(raw json.RawMessage) int {
 		}
 	}
 	return n
+}
+
+// sleepCtx sleeps d (nothing when d ≤ 0); false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

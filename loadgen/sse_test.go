@@ -1,0 +1,124 @@
+package loadgen
+
+import (
+	"errors"
+	"io"
+	"testing"
+	"time"
+)
+
+// chunkReader returns one chunk per Read and advances a fake clock by 1 ms per
+// Read, so an event's stamp names the read that completed it.
+type chunkReader struct {
+	chunks []string
+	now    time.Duration
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.chunks) == 0 {
+		return 0, io.EOF
+	}
+	c.now += time.Millisecond
+	n := copy(p, c.chunks[0])
+	c.chunks[0] = c.chunks[0][n:]
+	if c.chunks[0] == "" {
+		c.chunks = c.chunks[1:]
+	}
+	return n, nil
+}
+
+type gotEvent struct {
+	name, data string
+	at         time.Duration
+}
+
+func readAll(t *testing.T, chunks []string, bufSize int) ([]gotEvent, int, error) {
+	t.Helper()
+	cr := &chunkReader{chunks: chunks}
+	s := newSSEReader(cr, func() time.Duration { return cr.now }, make([]byte, bufSize))
+	var out []gotEvent
+	for {
+		ev, err := s.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return out, s.Comments, err
+		}
+		out = append(out, gotEvent{string(ev.Name), string(ev.Data), ev.At})
+	}
+}
+
+func TestSSEReader(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	cases := []struct {
+		name     string
+		chunks   []string
+		buf      int
+		want     []gotEvent
+		comments int
+		wantErr  bool
+	}{
+		{name: "several events in one read share its time",
+			chunks: []string{"data: a\n\ndata: b\n\n"},
+			want:   []gotEvent{{"", "a", 1 * ms}, {"", "b", 1 * ms}}},
+		{name: "event split across reads is stamped by the last part",
+			chunks: []string{"data: {\"te", "xt\":1}\n", "\n"},
+			want:   []gotEvent{{"", `{"text":1}`, 3 * ms}}},
+		{name: "data: without a space",
+			chunks: []string{"data:x\n\n"},
+			want:   []gotEvent{{"", "x", 1 * ms}}},
+		{name: "only one leading space is removed",
+			chunks: []string{"data:  x\n\n"},
+			want:   []gotEvent{{"", " x", 1 * ms}}},
+		{name: "CRLF with CR and LF in different reads",
+			chunks: []string{"data: a\r", "\n\r", "\ndata: b\r\n\r\n"},
+			want:   []gotEvent{{"", "a", 2 * ms}, {"", "b", 3 * ms}}},
+		{name: "lone CR line endings",
+			chunks: []string{"data: a\r\rdata: b\r\r"},
+			want:   []gotEvent{{"", "a", 1 * ms}, {"", "b", 1 * ms}}},
+		{name: "comments are keep-alives, not events",
+			chunks: []string{": ping\n\n", ":\n", "data: a\n\n"},
+			want:   []gotEvent{{"", "a", 3 * ms}}, comments: 2},
+		{name: "event name and multi-line data",
+			chunks: []string{"event: error\ndata: x\ndata: y\nid: 7\nretry: 5\n\n"},
+			want:   []gotEvent{{"error", "x\ny", 1 * ms}}},
+		{name: "blank lines without data dispatch nothing",
+			chunks: []string{"\n\n\nevent: e\n\ndata: a\n\n"},
+			want:   []gotEvent{{"", "a", 1 * ms}}},
+		{name: "complete last event without blank line at EOF",
+			chunks: []string{"data: a\n\ndata: b\n"},
+			want:   []gotEvent{{"", "a", 1 * ms}, {"", "b", 1 * ms}}},
+		{name: "line longer than the buffer grows it",
+			chunks: []string{"data: 0123456789012345678901234567890123456789", "0123456789\n\n"}, buf: 16,
+			want: []gotEvent{{"", "01234567890123456789012345678901234567890123456789", 2 * ms}}},
+		{name: "stream cut inside a line is an error",
+			chunks: []string{"data: a\n\ndata: {\"te"},
+			want:   []gotEvent{{"", "a", 1 * ms}}, wantErr: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			buf := tc.buf
+			if buf == 0 {
+				buf = 4096
+			}
+			got, comments, err := readAll(t, append([]string(nil), tc.chunks...), buf)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %t", err, tc.wantErr)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("events = %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("event %d = %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+			if comments != tc.comments {
+				t.Errorf("comments = %d, want %d", comments, tc.comments)
+			}
+		})
+	}
+}
