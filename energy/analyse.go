@@ -1,6 +1,7 @@
 package energy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -74,13 +75,7 @@ func analyse(samples []Sample, in analysisInput) Window {
 	if in.cfg.keepSamples {
 		w.Samples = samples
 	}
-	for _, s := range samples {
-		for _, f := range fieldNames {
-			if e, bad := s.Errors[f.name]; bad {
-				w.Gaps = append(w.Gaps, Gap{AtMs: ms(s.At), Field: f.name, Error: e})
-			}
-		}
-	}
+	gapsAndUnread(&w, samples)
 	updatePeriod := in.cfg.counterUpdatePeriod
 	if in.info.counterUpdatePeriod != 0 {
 		updatePeriod = max(in.info.counterUpdatePeriod, 0)
@@ -99,6 +94,32 @@ func analyse(samples []Sample, in analysisInput) Window {
 	return w
 }
 
+// gapsAndUnread lists failed reads: a field never read in the window is
+// listed once in Unread; a field read at least once has its failures listed
+// as Gaps (the window survives them).
+func gapsAndUnread(w *Window, samples []Sample) {
+	for _, f := range fieldNames {
+		read, first := 0, ""
+		for _, s := range samples {
+			if s.ok(f.f) {
+				read++
+			} else if e, bad := s.Errors[f.name]; bad && first == "" {
+				first = e
+			}
+		}
+		if read == 0 && first != "" {
+			w.Unread = append(w.Unread, Gap{Field: f.name, Error: first})
+			continue
+		}
+		for _, s := range samples {
+			if e, bad := s.Errors[f.name]; bad {
+				w.Gaps = append(w.Gaps, Gap{AtMs: ms(s.At), Field: f.name, Error: e})
+			}
+		}
+	}
+	slices.SortStableFunc(w.Gaps, func(a, b Gap) int { return cmp.Compare(a.AtMs, b.AtMs) })
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func ptr[T any](v T) *T { return &v }
@@ -107,23 +128,18 @@ func ptr[T any](v T) *T { return &v }
 // coverage and windows below the counter's resolution.
 func counterEnergy(w *Window, samples []Sample, updatePeriod time.Duration, in analysisInput) {
 	var okIdx []int
-	allUnsupported := len(samples) > 0
 	var firstErr string
 	for i, s := range samples {
 		if s.ok(fieldEnergy) {
 			okIdx = append(okIdx, i)
-			allUnsupported = false
-			continue
-		}
-		if e := s.Errors[fieldEnergy.String()]; e != "" && firstErr == "" {
+		} else if e := s.Errors[fieldEnergy.String()]; e != "" && firstErr == "" {
 			firstErr = e
 		}
 	}
 	if len(okIdx) == 0 {
-		if allUnsupported && firstErr != "" {
+		w.EnergyUnavailableReason = "energy counter never read in this window"
+		if firstErr != "" {
 			w.EnergyUnavailableReason = "energy counter unavailable: " + firstErr
-		} else {
-			w.EnergyUnavailableReason = "energy counter never read in this window"
 		}
 		return
 	}

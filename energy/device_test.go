@@ -79,6 +79,9 @@ func TestDeviceCases(t *testing.T) {
 				if !hasWarning(w, "offered as a labelled fallback") {
 					t.Errorf("warnings %q lack the fallback note", w.Warnings)
 				}
+				if len(w.Gaps) != 0 || len(w.Unread) != 1 || w.Unread[0].Field != "energy" || !strings.Contains(w.Unread[0].Error, "NOT_SUPPORTED") {
+					t.Errorf("an unsupported counter is one unread field, not %d gaps: unread %+v", len(w.Gaps), w.Unread)
+				}
 			},
 		},
 		{
@@ -227,7 +230,7 @@ func TestDeviceCases(t *testing.T) {
 				wantNear(t, "energy_j", w.EnergyJ, truthJ, 1e-6)
 				// Trapezoid across the gap of a constant power is still exact.
 				wantNear(t, "power_integral_j", w.PowerIntegralJ, truthJ, 1e-6)
-				if len(w.Gaps) != 2 || w.Gaps[0].Field != "energy" || w.Gaps[0].AtMs != 15_000 || w.Gaps[1].Field != "power" || w.Gaps[1].AtMs != 25_000 {
+				if len(w.Unread) != 0 || len(w.Gaps) != 2 || w.Gaps[0].Field != "energy" || w.Gaps[0].AtMs != 15_000 || w.Gaps[1].Field != "power" || w.Gaps[1].AtMs != 25_000 {
 					t.Errorf("gaps %+v", w.Gaps)
 				}
 				if w.SampleCount != n40s+1 {

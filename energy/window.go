@@ -88,8 +88,12 @@ type Window struct {
 	SamplePeriodMs float64 `json:"sample_period_ms"`
 	// SampleCount counts samples taken, including the first and last.
 	SampleCount int `json:"sample_count"`
-	// Gaps lists failed reads; the figures are computed from the other samples.
+	// Gaps lists failed reads of quantities read at other samples; the
+	// figures are computed from the other samples.
 	Gaps []Gap `json:"gaps,omitempty"`
+	// Unread lists quantities never read in the window (at_ms 0), each with
+	// its first error (e.g. NVML ERROR_NOT_SUPPORTED); their figures are null.
+	Unread []Gap `json:"unread,omitempty"`
 
 	// EnergyJ is the headline energy in joules: the delta of NVML's
 	// total-energy counter (mJ / 1000) between the first and last sample,
@@ -274,6 +278,9 @@ func (w Window) Summary() string {
 	}
 	if len(w.Gaps) > 0 {
 		fmt.Fprintf(&b, ", %d gaps", len(w.Gaps))
+	}
+	for _, u := range w.Unread {
+		fmt.Fprintf(&b, ", %s unread (%s)", u.Field, u.Error)
 	}
 	if len(w.Warnings) > 0 {
 		fmt.Fprintf(&b, ", %d warnings", len(w.Warnings))
