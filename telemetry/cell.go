@@ -1,0 +1,310 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// Cell is one arm × offered load × repetition: a span under the run's root
+// span, parent of one span per request, and the label set of the metrics its
+// records feed. Methods on a nil *Cell or on a Cell of a disabled Exporter do
+// nothing.
+type Cell struct {
+	e       *Exporter
+	arm     string
+	loadRPS float64
+	rep     int
+
+	ctx  context.Context
+	span trace.Span
+
+	// base are the metric attributes every point of this cell carries.
+	base []attribute.KeyValue
+	// states holds the precomputed measurement options of each known state,
+	// read-only after StartCell.
+	states map[loadgen.State]*stateOpts
+	// spanName is "{gen_ai.operation.name} {gen_ai.request.model}".
+	spanName string
+
+	mu     sync.Mutex
+	counts map[loadgen.State]int
+	ended  bool
+}
+
+// stateOpts are the measurement options of one final state.
+type stateOpts struct {
+	latency        metric.MeasurementOption // base + error.type when not ok
+	input, output  metric.MeasurementOption // latency + gen_ai.token.type
+	requests       metric.MeasurementOption // base + state, warmup false
+	requestsWarmup metric.MeasurementOption // base + state, warmup true
+}
+
+// StartCell opens the span of one cell under the run's root span (at the
+// current time: call it before replaying the cell, End after) and returns the
+// Cell whose Sink turns records into spans and metric points labelled with
+// arm (transferlab.arm), offered load in requests per second
+// (transferlab.offered_load_rps) and repetition (spans only). ctx's values
+// are kept, its cancellation is not.
+func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS float64, rep int) *Cell {
+	if !e.Enabled() {
+		return &Cell{}
+	}
+	c := &Cell{e: e, arm: arm, loadRPS: offeredLoadRPS, rep: rep, counts: map[loadgen.State]int{}}
+	c.base = []attribute.KeyValue{
+		AttrOperationName.String(e.run.Operation),
+		AttrProviderName.String(e.run.Provider),
+		AttrArm.String(arm),
+		AttrOfferedLoadRPS.Float64(offeredLoadRPS),
+		AttrSimulated.Bool(e.run.Simulated),
+	}
+	c.spanName = e.run.Operation
+	if e.run.Model != "" {
+		c.base = append(c.base, AttrRequestModel.String(e.run.Model))
+		c.spanName += " " + e.run.Model
+	}
+	c.states = make(map[loadgen.State]*stateOpts, len(loadgen.States))
+	for _, s := range loadgen.States {
+		c.states[s] = c.newStateOpts(s)
+	}
+	parent := trace.ContextWithSpan(context.WithoutCancel(ctx), e.root)
+	c.ctx, c.span = e.tracer.Start(parent, SpanCell, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
+		AttrArm.String(arm), AttrOfferedLoadRPS.Float64(offeredLoadRPS), AttrRepetition.Int(rep), AttrSimulated.Bool(e.run.Simulated)))
+	return c
+}
+
+func (c *Cell) newStateOpts(s loadgen.State) *stateOpts {
+	lat := c.base[:len(c.base):len(c.base)]
+	if s != loadgen.StateOK {
+		lat = append(lat, AttrErrorType.String(string(s)))
+	}
+	with := func(extra ...attribute.KeyValue) metric.MeasurementOption {
+		kv := append(lat[:len(lat):len(lat)], extra...)
+		return metric.WithAttributeSet(attribute.NewSet(kv...))
+	}
+	req := func(warmup bool) metric.MeasurementOption {
+		kv := append(c.base[:len(c.base):len(c.base)], AttrState.String(string(s)), AttrWarmup.Bool(warmup))
+		return metric.WithAttributeSet(attribute.NewSet(kv...))
+	}
+	return &stateOpts{
+		latency:        with(),
+		input:          with(AttrTokenType.String("input")),
+		output:         with(AttrTokenType.String("output")),
+		requests:       req(false),
+		requestsWarmup: req(true),
+	}
+}
+
+// Sink returns a loadgen.Sink that turns every Record added to it into one
+// span (child of the cell's span) and the metric points of README.md.
+// start is the wall-clock time the records' offsets count from (the
+// replay's time zero); span timestamps are start plus the record's offsets.
+// Add never blocks on export and returns an error only for a nil record;
+// Close does nothing (End closes the cell, Exporter.Shutdown flushes).
+// Warm-up records get a span and count in transferlab.client.requests
+// (transferlab.warmup=true) but feed no latency or token metric, as they are
+// outside the measured window.
+func (c *Cell) Sink(start time.Time) loadgen.Sink {
+	if c == nil || c.e == nil {
+		return nopSink{}
+	}
+	return &cellSink{c: c, start: start}
+}
+
+// End ends the cell's span (at the current time) with the number of records
+// seen in each final state as transferlab.requests.<state> attributes.
+// Later calls do nothing.
+func (c *Cell) End() {
+	if c == nil || c.e == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.ended = true
+	for _, s := range loadgen.States {
+		c.span.SetAttributes(attribute.Int("transferlab.requests."+string(s), c.counts[s]))
+	}
+	c.span.End()
+}
+
+// ErrBadSample is returned by RecordPower and RecordVRAM for a value that is
+// NaN, infinite or negative; nothing is recorded.
+var ErrBadSample = errors.New("telemetry: bad GPU sample")
+
+// RecordPower sets the transferlab.gpu.power gauge of GPU gpu (its index,
+// transferlab.gpu.index) to powerW, the GPU-reported board power in watts,
+// labelled with the cell's arm and offered load. Call it from the energy
+// sampler's samples; the exported value is the last one set before each
+// export.
+func (c *Cell) RecordPower(ctx context.Context, gpu int, powerW float64) error {
+	if c == nil || c.e == nil {
+		return nil
+	}
+	if math.IsNaN(powerW) || math.IsInf(powerW, 0) || powerW < 0 {
+		return fmt.Errorf("%w: power_w %v of gpu %d", ErrBadSample, powerW, gpu)
+	}
+	c.e.inst.gpuPower.Record(ctx, powerW, metric.WithAttributes(c.gpuAttrs(gpu)...))
+	return nil
+}
+
+// RecordVRAM sets the transferlab.gpu.memory.used gauge of GPU gpu to
+// usedBytes, the GPU memory in use in bytes, labelled like RecordPower.
+func (c *Cell) RecordVRAM(ctx context.Context, gpu int, usedBytes int64) error {
+	if c == nil || c.e == nil {
+		return nil
+	}
+	if usedBytes < 0 {
+		return fmt.Errorf("%w: vram_bytes %d of gpu %d", ErrBadSample, usedBytes, gpu)
+	}
+	c.e.inst.gpuMemoryUsed.Record(ctx, usedBytes, metric.WithAttributes(c.gpuAttrs(gpu)...))
+	return nil
+}
+
+func (c *Cell) gpuAttrs(gpu int) []attribute.KeyValue {
+	return append(c.base[:len(c.base):len(c.base)], AttrGPUIndex.Int(gpu))
+}
+
+// cellSink is the Sink of one Cell.
+type cellSink struct {
+	c     *Cell
+	start time.Time
+}
+
+// nopSink is the Sink of a disabled Exporter.
+type nopSink struct{}
+
+func (nopSink) Add(*loadgen.Record) error { return nil }
+func (nopSink) Close() error              { return nil }
+
+var (
+	_ loadgen.Sink = (*cellSink)(nil)
+	_ loadgen.Sink = nopSink{}
+)
+
+// Close does nothing: the cell's span ends with Cell.End and export is
+// flushed by Exporter.Shutdown.
+func (s *cellSink) Close() error { return nil }
+
+// Add records r as a span and metric points. It does no I/O.
+func (s *cellSink) Add(r *loadgen.Record) error {
+	if r == nil {
+		return errors.New("telemetry: sink: nil record")
+	}
+	c := s.c
+	opts := c.states[r.State]
+	if opts == nil { // a state loadgen does not list: label it anyway
+		opts = c.newStateOpts(r.State)
+	}
+	c.mu.Lock()
+	c.counts[r.State]++
+	c.mu.Unlock()
+
+	ctx := c.span1(s.start, r)
+	in := &c.e.inst
+	if r.Warmup {
+		in.requests.Add(ctx, 1, opts.requestsWarmup)
+		return nil
+	}
+	in.requests.Add(ctx, 1, opts.requests)
+	if d, ok := scheduleLag(r); ok {
+		in.scheduleLag.Record(ctx, d.Seconds(), opts.latency)
+	}
+	if d, ok := timeToFirstChunk(r); ok {
+		in.timeToFirstChunk.Record(ctx, d.Seconds(), opts.latency)
+	}
+	if d, ok := ttft(r); ok {
+		in.ttft.Record(ctx, d.Seconds(), opts.latency)
+	}
+	if d, ok := ttfo(r); ok {
+		in.ttfo.Record(ctx, d.Seconds(), opts.latency)
+	}
+	if d, ok := e2e(r); ok {
+		in.operationDuration.Record(ctx, d.Seconds(), opts.latency)
+	}
+	if v, ok := tpotSeconds(r); ok {
+		in.tpot.Record(ctx, v, opts.latency)
+	}
+	for i := 1; i < len(r.Events); i++ {
+		in.timePerChunk.Record(ctx, (r.Events[i].At - r.Events[i-1].At).Seconds(), opts.latency)
+	}
+	if r.State != loadgen.StateNotSent {
+		nin, nout := int64(inputTokens(r)), int64(r.OutputTokens)
+		in.tokenUsage.Record(ctx, nin, opts.input)
+		in.tokenUsage.Record(ctx, nout, opts.output)
+		in.tokens.Add(ctx, nin, opts.input)
+		in.tokens.Add(ctx, nout, opts.output)
+	}
+	return nil
+}
+
+// span1 emits the span of one record and returns a context carrying it, so
+// metric points recorded with it can keep the span as an exemplar.
+func (c *Cell) span1(start time.Time, r *loadgen.Record) context.Context {
+	from, to := spanTimes(r)
+	attrs := make([]attribute.KeyValue, 0, 24)
+	attrs = append(attrs, c.base...)
+	attrs = append(attrs,
+		AttrRepetition.Int(c.rep),
+		AttrRequestID.Int(r.RequestID),
+		AttrSourceLine.Int(r.SourceLine),
+		AttrState.String(string(r.State)),
+		AttrWarmup.Bool(r.Warmup),
+		AttrStream.Bool(true),
+		AttrMaxTokens.Int(r.RequestedOutputTokens),
+		AttrInputTokens.Int(inputTokens(r)),
+		AttrOutputTokens.Int(r.OutputTokens),
+	)
+	if r.OutputTokensSource != "" {
+		attrs = append(attrs, AttrOutputSource.String(r.OutputTokensSource), AttrUsageMismatch.Bool(r.UsageMismatch))
+	}
+	if d, ok := scheduleLag(r); ok {
+		attrs = append(attrs, AttrScheduleLagS.Float64(d.Seconds()))
+	}
+	if d, ok := timeToFirstChunk(r); ok {
+		attrs = append(attrs, AttrTimeToFirstChunk.Float64(d.Seconds()))
+	}
+	if r.HTTPStatus != 0 {
+		attrs = append(attrs, AttrHTTPStatus.Int(r.HTTPStatus))
+	}
+	if r.State != loadgen.StateOK {
+		attrs = append(attrs, AttrErrorType.String(string(r.State)))
+	}
+	ctx, span := c.e.tracer.Start(c.ctx, c.spanName,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(start.Add(from)), trace.WithAttributes(attrs...))
+	if n := len(r.Events); n > 0 {
+		first := r.Events[0]
+		span.AddEvent(EventFirstToken, trace.WithTimestamp(start.Add(first.At)),
+			trace.WithAttributes(AttrEventTokens.Int(first.Tokens), attribute.Bool("transferlab.event.reasoning", first.Reasoning)))
+		if first.Reasoning {
+			for _, ev := range r.Events[1:] {
+				if !ev.Reasoning {
+					span.AddEvent(EventFirstAnswerToken, trace.WithTimestamp(start.Add(ev.At)), trace.WithAttributes(AttrEventTokens.Int(ev.Tokens)))
+					break
+				}
+			}
+		}
+	}
+	span.AddEvent(EventEnd, trace.WithTimestamp(start.Add(to)), trace.WithAttributes(AttrState.String(string(r.State))))
+	if r.State != loadgen.StateOK {
+		msg := string(r.State)
+		if r.Error != "" {
+			msg += ": " + r.Error
+		}
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End(trace.WithTimestamp(start.Add(to)))
+	return ctx
+}
