@@ -158,14 +158,14 @@ type runner struct {
 	started     bool
 	unavailable error
 	info        sourceInfo
-	startWall   time.Time
-	startMono   time.Time
-	period      time.Duration
-	idlePowerW  *float64
-	samples     []Sample
-	stopEarly   string
-	stop        chan struct{}
-	done        chan struct{}
+	// start is when the first sample was taken (wall and monotonic clock).
+	start      time.Time
+	period     time.Duration
+	idlePowerW *float64
+	samples    []Sample
+	stopEarly  string
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 var _ Sampler = (*runner)(nil)
@@ -207,8 +207,7 @@ func (r *runner) Start(ctx context.Context, period time.Duration) error {
 			return err
 		}
 	}
-	r.startMono = time.Now()
-	r.startWall = r.startMono
+	r.start = time.Now()
 	first := r.probe.take(0)
 	r.samples = append(r.samples, first)
 	r.cfg.log.Info("energy: first sample", "sample", first)
@@ -258,11 +257,11 @@ func (r *runner) loop(ctx context.Context, period time.Duration) {
 			return
 		case <-ctx.Done():
 			r.mu.Lock()
-			r.stopEarly = fmt.Sprintf("sampling stopped early at %.3f s: %v", time.Since(r.startMono).Seconds(), ctx.Err())
+			r.stopEarly = fmt.Sprintf("sampling stopped early at %.3f s: %v", time.Since(r.start).Seconds(), ctx.Err())
 			r.mu.Unlock()
 			return
 		case <-tick.C:
-			s := r.probe.take(time.Since(r.startMono))
+			s := r.probe.take(time.Since(r.start))
 			r.cfg.log.Debug("energy: sample", "sample", s)
 			r.mu.Lock()
 			r.samples = append(r.samples, s)
@@ -291,15 +290,15 @@ func (r *runner) Stop() (Window, error) {
 	defer r.mu.Unlock()
 	r.started = false
 	endMono := time.Now()
-	last := r.probe.take(endMono.Sub(r.startMono))
+	last := r.probe.take(endMono.Sub(r.start))
 	r.samples = append(r.samples, last)
 	r.cfg.log.Info("energy: last sample", "sample", last)
 	closeErr := r.probe.close()
 	in := analysisInput{
 		info:       r.info,
 		cfg:        r.cfg,
-		start:      r.startWall,
-		end:        r.startWall.Add(endMono.Sub(r.startMono)),
+		start:      r.start,
+		end:        endMono,
 		period:     r.period,
 		idlePowerW: r.idlePowerW,
 	}
