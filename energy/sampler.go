@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sync"
 	"time"
 )
@@ -21,7 +22,8 @@ var ErrUnavailable = errors.New("energy: GPU telemetry unavailable")
 //
 // When no source is available Start returns an error wrapping ErrUnavailable;
 // a caller that carries on without energy still calls Stop, which returns the
-// unavailable Window and the same error.
+// unavailable Window and the same error. Any other Start error (bad options,
+// bad power model, cancelled idle measurement) leaves nothing to Stop.
 type Sampler interface {
 	Start(ctx context.Context, period time.Duration) error
 	Stop() (Window, error)
@@ -67,6 +69,32 @@ func newConfig(opts []Option) config {
 		o(&c)
 	}
 	return c
+}
+
+// validate checks the options; Start returns its error.
+func (c config) validate() error {
+	var errs []error
+	if c.idle < 0 {
+		errs = append(errs, fmt.Errorf("WithIdlePower: %v is negative", c.idle))
+	}
+	if c.counterUpdatePeriod < 0 {
+		errs = append(errs, fmt.Errorf("WithCounterUpdatePeriod: %v is negative", c.counterUpdatePeriod))
+	}
+	if !(c.maxDisagreementPct > 0) {
+		errs = append(errs, fmt.Errorf("WithMaxDisagreement: %v %% must be > 0", c.maxDisagreementPct))
+	}
+	if c.minSteadyWindow < 0 {
+		errs = append(errs, fmt.Errorf("WithMinSteadyWindow: %v is negative", c.minSteadyWindow))
+	}
+	for _, p := range c.pids {
+		if p <= 0 || p > math.MaxUint32 {
+			errs = append(errs, fmt.Errorf("WithPIDs: %d is not a process id", p))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("energy: options: %w", err)
+	}
+	return nil
 }
 
 // Option changes a Sampler setting.
@@ -189,7 +217,15 @@ func (r *runner) Start(ctx context.Context, period time.Duration) error {
 	r.idlePowerW = nil
 	r.stopEarly = ""
 	r.period = period
+	if err := r.cfg.validate(); err != nil {
+		r.started = false
+		return err
+	}
 	info, err := r.probe.open()
+	if err != nil && !errors.Is(err, ErrUnavailable) {
+		r.started = false // a configuration error: nothing to Stop
+		return err
+	}
 	if err != nil {
 		r.unavailable = err
 		r.info = info

@@ -132,3 +132,37 @@ func TestIdlePower(t *testing.T) {
 		t.Errorf("Stop after failed Start: %v", err)
 	}
 }
+
+// TestOptionErrors: bad options fail Start with the option named, and leave
+// nothing to Stop.
+func TestOptionErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		opt  Option
+		want string
+	}{
+		{"negative idle", WithIdlePower(-time.Second), "WithIdlePower"},
+		{"negative update period", WithCounterUpdatePeriod(-time.Millisecond), "WithCounterUpdatePeriod"},
+		{"zero disagreement limit", WithMaxDisagreement(0), "WithMaxDisagreement"},
+		{"negative steady window", WithMinSteadyWindow(-time.Second), "WithMinSteadyWindow"},
+		{"zero PID", WithPIDs(0), "WithPIDs"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			opened := false
+			r := newDeviceSampler(0, func(int) (device, error) { opened = true; return nil, ErrUnavailable }, tc.opt)
+			err := r.Start(t.Context(), 0)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrUnavailable) {
+				t.Errorf("Start = %v, want an option error naming %s", err, tc.want)
+			}
+			if opened {
+				t.Errorf("the device was opened despite bad options")
+			}
+			if _, err := r.Stop(); err == nil {
+				t.Errorf("Stop after a failed Start succeeded")
+			}
+		})
+	}
+}
