@@ -1,0 +1,236 @@
+package amdahl
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// timeline is what a profile reader extracts before attribution; the
+// attribution rules are shared by every reader.
+type timeline struct {
+	kernels   []rawKernel
+	cpuRanges []cpuRange         // user annotations / NVTX ranges on CPU threads
+	gpuRanges []gpuRange         // annotations projected on the GPU timeline
+	launches  map[int64]launchEv // runtime launch calls by correlation id
+	cpuOps    []cpuRange         // CPU ops carrying an External id (Chrome)
+}
+
+type rawKernel struct {
+	k       Kernel
+	corr    int64
+	hasCorr bool
+	ext     int64
+	hasExt  bool
+	graph   bool // known to be a graph replay from the export itself
+}
+
+type cpuRange struct {
+	name   string
+	thread string
+	iv     Interval
+	ext    int64
+	hasExt bool
+}
+
+type gpuRange struct {
+	name   string
+	device int64
+	iv     Interval
+}
+
+type launchEv struct {
+	thread string
+	at     time.Duration
+	name   string
+}
+
+// isGraphLaunch reports whether a runtime call replays a CUDA graph
+// (cudaGraphLaunch, cudaGraphLaunch_v10000, cuGraphLaunch).
+func isGraphLaunch(name string) bool {
+	return strings.HasPrefix(name, "cudaGraphLaunch") || strings.HasPrefix(name, "cuGraphLaunch")
+}
+
+// attribute applies the attribution rules, in order, to every kernel:
+//
+//  1. launched by a CUDA graph replay (its correlation id leads to a
+//     cudaGraphLaunch): target only if its name matches the kernel pattern;
+//  2. its midpoint lies in a GPU-side target range on its device: "annotation";
+//  3. its launch call lies in a CPU-side target range on the launching thread,
+//     or its External id is that of a CPU op starting inside one: "correlation";
+//  4. only when the profile has no target range at all: the kernel pattern, "name".
+//
+// Phases come from phase ranges the same way (GPU-side by midpoint, else the
+// launch call inside a CPU-side range).
+func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error) {
+	p := &Profile{Source: source, Path: path, Target: c.target}
+	if c.pattern != nil {
+		p.Pattern = c.pattern.String()
+	}
+	if len(tl.kernels) == 0 {
+		return nil, fmt.Errorf("amdahl: %s %s: no GPU work (kernel, memcpy, memset) in the profile", source, path)
+	}
+	tgtCPU, tgtGPU := map[string][]Interval{}, map[int64][]Interval{}
+	phCPU, phGPU := map[string]map[string][]Interval{}, map[string]map[int64][]Interval{}
+	for _, r := range tl.cpuRanges {
+		if r.name == c.target {
+			tgtCPU[r.thread] = append(tgtCPU[r.thread], r.iv)
+		}
+		if ph := c.phases[r.name]; ph != "" {
+			if phCPU[ph] == nil {
+				phCPU[ph] = map[string][]Interval{}
+			}
+			phCPU[ph][r.thread] = append(phCPU[ph][r.thread], r.iv)
+		}
+	}
+	for _, r := range tl.gpuRanges {
+		if r.name == c.target {
+			tgtGPU[r.device] = append(tgtGPU[r.device], r.iv)
+		}
+		if ph := c.phases[r.name]; ph != "" {
+			if phGPU[ph] == nil {
+				phGPU[ph] = map[int64][]Interval{}
+			}
+			phGPU[ph][r.device] = append(phGPU[ph][r.device], r.iv)
+		}
+	}
+	unionAll(tgtCPU)
+	unionAll(tgtGPU)
+	for _, m := range phCPU {
+		unionAll(m)
+	}
+	for _, m := range phGPU {
+		unionAll(m)
+	}
+	hasAnn := len(tgtCPU)+len(tgtGPU) > 0
+	if !hasAnn && c.pattern == nil {
+		return nil, fmt.Errorf("amdahl: %s %s: target %q: %w", source, path, c.target, ErrNoAttribution)
+	}
+	targetCorr := map[int64]bool{}
+	for corr, l := range tl.launches {
+		if covering(tgtCPU[l.thread], l.at) {
+			targetCorr[corr] = true
+		}
+	}
+	targetExt := map[int64]bool{}
+	for _, op := range append(slices.Clip(tl.cpuOps), tl.cpuRanges...) {
+		if op.hasExt && covering(tgtCPU[op.thread], op.iv.Start) {
+			targetExt[op.ext] = true
+		}
+	}
+	phases := sortedKeys(phCPU, phGPU)
+	phEnd := map[string]map[string]map[int]time.Duration{} // phase → thread → CPU range index → last launched GPU end
+
+	p.Span = Interval{tl.kernels[0].k.Start, tl.kernels[0].k.End}
+	p.Kernels = make([]Kernel, 0, len(tl.kernels))
+	for _, rk := range tl.kernels {
+		k := rk.k
+		l, hasLaunch := tl.launches[rk.corr]
+		hasLaunch = hasLaunch && rk.hasCorr
+		k.Graph = rk.graph || (hasLaunch && isGraphLaunch(l.name))
+		mid := k.Start + (k.End-k.Start)/2
+		match := c.pattern != nil && c.pattern.MatchString(k.Name)
+		switch {
+		case k.Graph:
+			p.Attribution.GraphKernels++
+			if match {
+				k.Target, k.By = true, "name"
+			} else if c.pattern == nil {
+				p.Attribution.GraphUnattributed++
+			}
+		case hasAnn && covering(tgtGPU[k.Device], mid):
+			k.Target, k.By = true, "annotation"
+		case hasAnn && ((rk.hasCorr && targetCorr[rk.corr]) || (rk.hasExt && targetExt[rk.ext])):
+			k.Target, k.By = true, "correlation"
+		case !hasAnn && match:
+			k.Target, k.By = true, "name"
+		}
+		switch k.By {
+		case "annotation":
+			p.Attribution.ByAnnotation++
+		case "correlation":
+			p.Attribution.ByCorrelation++
+		case "name":
+			p.Attribution.ByName++
+		}
+		for _, ph := range phases {
+			if covering(phGPU[ph][k.Device], mid) {
+				k.Phase = ph
+				break
+			}
+			if !hasLaunch {
+				continue
+			}
+			if i := coveringIndex(phCPU[ph][l.thread], l.at); i >= 0 {
+				// A CPU-side step lasts until the last GPU work it launched ends.
+				if phEnd[ph] == nil {
+					phEnd[ph] = map[string]map[int]time.Duration{}
+				}
+				if phEnd[ph][l.thread] == nil {
+					phEnd[ph][l.thread] = map[int]time.Duration{}
+				}
+				phEnd[ph][l.thread][i] = max(phEnd[ph][l.thread][i], k.End)
+				k.Phase = ph
+				break
+			}
+		}
+		p.Span.Start, p.Span.End = min(p.Span.Start, k.Start), max(p.Span.End, k.End)
+		p.Kernels = append(p.Kernels, k)
+	}
+	for _, ph := range phases {
+		if p.PhaseWall == nil {
+			p.PhaseWall = map[string][]Interval{}
+		}
+		if len(phGPU[ph]) > 0 {
+			p.PhaseWall[ph] = Union(flatten(phGPU[ph]))
+		} else {
+			var wall []Interval
+			for thread, u := range phCPU[ph] {
+				for i, iv := range u {
+					wall = append(wall, Interval{iv.Start, max(iv.End, phEnd[ph][thread][i])})
+				}
+			}
+			p.PhaseWall[ph] = Union(wall)
+		}
+	}
+	a := p.Attribution
+	if !hasAnn {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no range named %q: kernels attributed by name pattern %q only", c.target, p.Pattern))
+	}
+	if a.GraphUnattributed > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d kernels replayed from CUDA graphs link to no op and no kernel pattern was given: they count in busy time, never in target time, so f is an underestimate (learn names from an eager profile: NamePattern(TargetKernelNames()))", a.GraphUnattributed))
+	}
+	if a.ByAnnotation+a.ByCorrelation+a.ByName == 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no GPU work attributed to target %q", c.target))
+	}
+	return p, nil
+}
+
+func unionAll[K comparable](m map[K][]Interval) {
+	for k, v := range m {
+		m[k] = Union(v)
+	}
+}
+
+func flatten[K comparable](m map[K][]Interval) []Interval {
+	var out []Interval
+	for _, v := range m {
+		out = append(out, v...)
+	}
+	return out
+}
+
+func sortedKeys[A, B any](a map[string]A, b map[string]B) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

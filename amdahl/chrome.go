@@ -1,0 +1,190 @@
+package amdahl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ReadChrome reads a PyTorch profiler (Kineto) Chrome-trace JSON file; see
+// ParseChrome.
+func ReadChrome(path string, opts ...Option) (*Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("amdahl: chrome trace: %w", err)
+	}
+	defer f.Close()
+	return ParseChrome(f, path, opts...)
+}
+
+type chromeEvent struct {
+	Name string          `json:"name"`
+	Cat  string          `json:"cat"`
+	Ph   string          `json:"ph"`
+	Ts   *float64        `json:"ts"`
+	Dur  *float64        `json:"dur"`
+	Pid  json.RawMessage `json:"pid"`
+	Tid  json.RawMessage `json:"tid"`
+	Args map[string]any  `json:"args"`
+}
+
+type chromeFile struct {
+	TraceEvents []chromeEvent `json:"traceEvents"`
+	BaseTimeNs  json.Number   `json:"baseTimeNanoseconds"`
+}
+
+// ParseChrome reads a Chrome-trace JSON (an object with "traceEvents", or a
+// bare array of events) as PyTorch's profiler writes it. Only complete events
+// (ph "X", ts and dur in µs) are used:
+//
+//   - GPU work: cat "kernel", "gpu_memcpy", "gpu_memset"; device from
+//     args.device (else pid), stream from args.stream (else tid);
+//   - runtime calls (cat "cuda_runtime"/"cuda_driver") with args.correlation
+//     link kernels to their launching thread; cudaGraphLaunch marks replays;
+//   - "user_annotation" ranges (record_function, CPU side), "gpu_user_annotation"
+//     ranges (the same ranges projected on the GPU stream), and "cpu_op" events
+//     with args["External id"].
+//
+// Attribution and phases follow the rules of the options (TargetAnnotation,
+// KernelPattern, PhaseAnnotation). name is used in errors, which name the
+// event index and the field; a JSON syntax error names the line.
+func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("amdahl: chrome trace %s: %w", name, err)
+	}
+	var cf chromeFile
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		err = json.Unmarshal(data, &cf.TraceEvents)
+	} else {
+		d := json.NewDecoder(bytes.NewReader(data))
+		d.UseNumber()
+		err = d.Decode(&cf)
+		if err == nil && cf.TraceEvents == nil {
+			err = errors.New(`no "traceEvents" array`)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("amdahl: chrome trace %s%s: %w", name, jsonErrLine(data, err), err)
+	}
+	tl := timeline{launches: map[int64]launchEv{}}
+	for i, ev := range cf.TraceEvents {
+		if ev.Ph != "X" {
+			continue
+		}
+		where := func(field string) string {
+			return fmt.Sprintf("amdahl: chrome trace %s: traceEvents[%d] (%q, cat %q): field %s", name, i, ev.Name, ev.Cat, field)
+		}
+		if ev.Ts == nil || ev.Dur == nil {
+			return nil, fmt.Errorf("%s: complete event without ts/dur", where("ts/dur"))
+		}
+		if *ev.Dur < 0 || math.IsNaN(*ev.Dur) || math.IsNaN(*ev.Ts) {
+			return nil, fmt.Errorf("%s: invalid (ts %v µs, dur %v µs)", where("dur"), *ev.Ts, *ev.Dur)
+		}
+		iv := Interval{usToDur(*ev.Ts), usToDur(*ev.Ts + *ev.Dur)}
+		thread := string(ev.Pid) + "/" + string(ev.Tid)
+		corr, hasCorr := argInt(ev.Args, "correlation")
+		ext, hasExt := argInt(ev.Args, "External id")
+		switch cat := strings.ToLower(ev.Cat); cat {
+		case "kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset":
+			dev, err := numField(ev.Args, "device", ev.Pid)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where("args.device/pid"), err)
+			}
+			stream, err := numField(ev.Args, "stream", ev.Tid)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where("args.stream/tid"), err)
+			}
+			kind := strings.TrimPrefix(cat, "gpu_")
+			tl.kernels = append(tl.kernels, rawKernel{
+				k:    Kernel{Name: ev.Name, Kind: kind, Device: dev, Stream: stream, Start: iv.Start, End: iv.End},
+				corr: corr, hasCorr: hasCorr, ext: ext, hasExt: hasExt,
+			})
+		case "cuda_runtime", "cuda_driver", "runtime":
+			if hasCorr {
+				tl.launches[corr] = launchEv{thread: thread, at: iv.Start, name: ev.Name}
+			}
+		case "user_annotation":
+			tl.cpuRanges = append(tl.cpuRanges, cpuRange{name: ev.Name, thread: thread, iv: iv, ext: ext, hasExt: hasExt})
+		case "gpu_user_annotation":
+			dev, err := numField(ev.Args, "device", ev.Pid)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where("args.device/pid"), err)
+			}
+			tl.gpuRanges = append(tl.gpuRanges, gpuRange{name: ev.Name, device: dev, iv: iv})
+		case "cpu_op", "operator":
+			if hasExt {
+				tl.cpuOps = append(tl.cpuOps, cpuRange{name: ev.Name, thread: thread, iv: iv, ext: ext, hasExt: true})
+			}
+		}
+	}
+	p, err := attribute(tl, newAttrConfig(opts), "chrome", name)
+	if err != nil {
+		return nil, err
+	}
+	if cf.BaseTimeNs != "" {
+		if b, err := cf.BaseTimeNs.Int64(); err == nil {
+			p.UnixBaseNs, p.UnixBaseKnown = b, true
+		}
+	}
+	return p, nil
+}
+
+func usToDur(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
+
+// argInt reads an integer argument (JSON number or numeric string).
+func argInt(args map[string]any, key string) (int64, bool) {
+	switch v := args[key].(type) {
+	case float64:
+		return int64(v), true
+	case json.Number:
+		n, err := v.Int64()
+		return n, err == nil
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// numField reads args[key] as an integer, else the raw pid/tid value: a
+// number, or a string whose last space-separated word is one ("stream 7").
+func numField(args map[string]any, key string, raw json.RawMessage) (int64, error) {
+	if n, ok := argInt(args, key); ok {
+		return n, nil
+	}
+	s := strings.Trim(string(raw), `"`)
+	if i := strings.LastIndexByte(s, ' '); i >= 0 {
+		s = s[i+1:]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("no integer in args.%s or %s", key, raw)
+	}
+	return n, nil
+}
+
+// jsonErrLine turns a JSON decoding error's byte offset into " line N".
+func jsonErrLine(data []byte, err error) string {
+	var off int64 = -1
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	if off < 0 || off > int64(len(data)) {
+		return ""
+	}
+	return fmt.Sprintf(" line %d", bytes.Count(data[:off], []byte("\n"))+1)
+}

@@ -1,0 +1,133 @@
+package amdahl
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHookSmallFixture(t *testing.T) {
+	t.Parallel()
+	h, err := ReadHookTimings(filepath.Join("testdata", "hook_small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Complete() {
+		t.Error("no capture calls: should be complete")
+	}
+	if len(h.Warnings) != 1 || !strings.Contains(h.Warnings[0], "writer_note") {
+		t.Errorf("warnings = %q, want one naming writer_note", h.Warnings)
+	}
+	ws, err := h.WindowSamples(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 {
+		t.Fatalf("%d samples, want 2 (empty w2 skipped)", len(ws))
+	}
+	approx(t, "w0 f", float64(ws[0].Target)/float64(ws[0].ActiveWall), 0.06, exact)
+	approx(t, "w1 f", float64(ws[1].Target)/float64(ws[1].ActiveWall), 0.025, exact)
+	fr, err := h.Fractions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx(t, "f_wall", float64(fr.FWall), 400.0/9000, exact)
+	approx(t, "f_gpu", float64(fr.FGPU), NaN64, 0)
+	approx(t, "f_excl", float64(fr.FExcl), NaN64, 0)
+	if fr.ActiveFrom != "server" || fr.Source != "hook" {
+		t.Errorf("source %q active from %q", fr.Source, fr.ActiveFrom)
+	}
+	if fr.Phases[PhasePrefill].TargetGPU != 200*time.Millisecond || fr.Phases[PhaseDecode].TargetGPU != 200*time.Millisecond {
+		t.Errorf("phases = %+v", fr.Phases)
+	}
+}
+
+func TestHookGraphFixture(t *testing.T) {
+	t.Parallel()
+	h, err := ReadHookTimings(filepath.Join("testdata", "hook_graph.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Complete() {
+		t.Error("capture calls present: should be incomplete")
+	}
+	if len(h.Warnings) != 1 || !strings.Contains(h.Warnings[0], "CUDA-graph capture") {
+		t.Errorf("warnings = %q", h.Warnings)
+	}
+	if _, err := h.Fractions(nil); err == nil || !strings.Contains(err.Error(), "windows[0].active_wall_ms") {
+		t.Fatalf("no active time anywhere: err = %v", err)
+	}
+	base := time.Duration(1764400000000000000)
+	active := []Interval{{base + time.Second, base + 3*time.Second}, {base + 2*time.Second, base + 6*time.Second}}
+	fr, err := h.Fractions(active)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx(t, "f_wall", float64(fr.FWall), 0.01, exact)
+	approx(t, "f_gpu", float64(fr.FGPU), 0.025, exact)
+	if fr.ActiveFrom != "requests" {
+		t.Errorf("active from %q", fr.ActiveFrom)
+	}
+	if Explain(fr) == "" {
+		t.Error("f_gpu = 2.5 × f_wall should be explained")
+	}
+}
+
+const hookOK = `{"format":"transferlab.hook_timings/v1","target":"m:C.f","timing":"cuda_event",
+"calls":3,"eager_calls":2,"capture_calls":1,"timed_calls":2,"gpu_time_ms":1.5,
+"windows":[{"start_unix_ns":10,"end_unix_ns":20,"calls":3,"eager_calls":2,"capture_calls":1,"timed_calls":2,"gpu_time_ms":1.5,"active_wall_ms":null}]}`
+
+func TestHookErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, from, to, want string }{
+		{"valid baseline", "", "", ""},
+		{"syntax error names the line", `"calls":3,`, "\"calls\":3,,", "line 2"},
+		{"wrong format", "hook_timings/v1", "hook_timings/v9", "format"},
+		{"empty target", `"m:C.f"`, `""`, "target"},
+		{"other timing", `"cuda_event"`, `"wall"`, "timing"},
+		{"missing required", `"timed_calls":2,"gpu_time_ms":1.5,
+"windows"`, `"gpu_time_ms":1.5,
+"windows"`, "timed_calls: required"},
+		{"calls do not add up", `"calls":3,"eager`, `"calls":4,"eager`, "calls: 4 ≠"},
+		{"timed > eager", `"timed_calls":2,"gpu_time_ms":1.5,
+`, `"timed_calls":3,"gpu_time_ms":1.5,
+`, "timed_calls: 3 > eager_calls"},
+		{"negative time", `"gpu_time_ms":1.5,
+`, `"gpu_time_ms":-1,
+`, "gpu_time_ms: -1"},
+		{"non-integer count", `"capture_calls":1,"timed_calls":2,"gpu_time_ms":1.5,
+`, `"capture_calls":1.5,"timed_calls":2,"gpu_time_ms":1.5,
+`, "line 2"},
+		{"window inverted", `"end_unix_ns":20`, `"end_unix_ns":5`, "windows[0].end_unix_ns"},
+		{"windows do not sum", `"timed_calls":2,"gpu_time_ms":1.5,"active`, `"timed_calls":2,"gpu_time_ms":1.0,"active`, "windows: window gpu_time_ms sum"},
+		{"active longer than window", `"active_wall_ms":null`, `"active_wall_ms":1`, "windows[0].active_wall_ms"},
+		{"unknown phase", `"gpu_time_ms":1.5,
+`, `"gpu_time_ms":1.5,"by_phase":{"warmup":{"calls":1,"timed_calls":1,"gpu_time_ms":1}},
+`, "by_phase.warmup"},
+		{"phases exceed totals", `"gpu_time_ms":1.5,
+`, `"gpu_time_ms":1.5,"by_phase":{"decode":{"calls":1,"timed_calls":1,"gpu_time_ms":2}},
+`, "by_phase: phases sum to 2 ms"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := hookOK
+			if c.from != "" {
+				if !strings.Contains(in, c.from) {
+					t.Fatalf("test bug: %q not in the base document", c.from)
+				}
+				in = strings.Replace(in, c.from, c.to, 1)
+			}
+			_, err := ParseHookTimings(strings.NewReader(in), "h.json")
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("valid file rejected: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "h.json") || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v should name h.json and %q", err, c.want)
+			}
+		})
+	}
+}

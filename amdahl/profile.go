@@ -1,0 +1,264 @@
+package amdahl
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Kernel is one piece of GPU work from a profile: a kernel, a memcpy or a
+// memset, on one device and stream, on the profile's clock.
+type Kernel struct {
+	Name   string        `json:"name"`
+	Kind   string        `json:"kind"` // "kernel", "memcpy", "memset"
+	Device int64         `json:"device"`
+	Stream int64         `json:"stream"`
+	Start  time.Duration `json:"start_ns"`
+	End    time.Duration `json:"end_ns"`
+	// Target is true when the work is attributed to the target op; By says how.
+	Target bool   `json:"target"`
+	By     string `json:"by,omitempty"` // "annotation", "correlation", "name"
+	// Graph is true when the work was launched by a CUDA graph replay
+	// (cudaGraphLaunch), which links to no op: only its name can attribute it.
+	Graph bool `json:"graph,omitempty"`
+	// Phase is the phase the work ran in ("" when the profile cannot tell).
+	Phase string `json:"phase,omitempty"`
+}
+
+func (k Kernel) interval() Interval { return Interval{k.Start, k.End} }
+
+// Attribution counts how kernels were attributed to the target.
+type Attribution struct {
+	ByAnnotation  int `json:"by_annotation"`  // inside a GPU-side target range
+	ByCorrelation int `json:"by_correlation"` // launched inside a CPU-side target range
+	ByName        int `json:"by_name"`        // kernel-name pattern
+	// GraphKernels is the number of kernels replayed from CUDA graphs;
+	// GraphUnattributed those of them no pattern could attribute (their time
+	// is in busy time but never in target time: f is then low, and Warnings
+	// say so).
+	GraphKernels      int `json:"graph_kernels"`
+	GraphUnattributed int `json:"graph_unattributed"`
+}
+
+// Profile is a GPU timeline read from a profiler export, with each kernel
+// attributed to the target op or not.
+type Profile struct {
+	Source string `json:"source"` // "chrome" or "nsys"
+	Path   string `json:"path"`
+	Target string `json:"target"` // target annotation name
+	// Pattern is the kernel-name pattern used, if any.
+	Pattern string   `json:"kernel_pattern,omitempty"`
+	Kernels []Kernel `json:"-"`
+	// Span runs from the first GPU work's start to the last one's end.
+	Span Interval `json:"span"`
+	// PhaseWall holds each phase's wall ranges (sorted, disjoint) from phase
+	// annotations: GPU-side ranges when the profile has them, else CPU-side.
+	PhaseWall   map[string][]Interval `json:"-"`
+	Attribution Attribution           `json:"attribution"`
+	// UnixBaseNs is the Unix time (ns) of the profile clock's zero, when the
+	// export records it (UnixBaseKnown): add it to put request times on the
+	// profile's clock.
+	UnixBaseNs    int64    `json:"unix_base_ns,omitempty"`
+	UnixBaseKnown bool     `json:"unix_base_known"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// ErrNoAttribution means the profile has no range named after the target and
+// no kernel-name pattern was given, so no kernel can be attributed.
+var ErrNoAttribution = errors.New("no target annotation range in the profile and no kernel-name pattern")
+
+// Option configures how a profile reader attributes kernels.
+type Option func(*attrConfig)
+
+type attrConfig struct {
+	target  string
+	pattern *regexp.Regexp
+	phases  map[string]string
+}
+
+// DefaultTargetAnnotation is the record_function / NVTX range name the hook
+// opens around each call of the target (see PROFILES.md).
+const DefaultTargetAnnotation = "transferlab::target"
+
+func newAttrConfig(opts []Option) attrConfig {
+	c := attrConfig{target: DefaultTargetAnnotation, phases: map[string]string{
+		"transferlab::prefill": PhasePrefill,
+		"transferlab::decode":  PhaseDecode,
+		"transferlab::mixed":   PhaseMixed,
+	}}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// TargetAnnotation sets the range name that marks the target's calls.
+// Default DefaultTargetAnnotation ("transferlab::target").
+func TargetAnnotation(name string) Option { return func(c *attrConfig) { c.target = name } }
+
+// KernelPattern sets the kernel-name pattern: it attributes CUDA-graph replay
+// kernels, and every kernel when the profile has no target range. Default:
+// none (graph kernels stay unattributed; a profile without ranges is an error).
+func KernelPattern(re *regexp.Regexp) Option { return func(c *attrConfig) { c.pattern = re } }
+
+// PhaseAnnotation maps a range name to a phase. Defaults: "transferlab::prefill"
+// → prefill, "transferlab::decode" → decode, "transferlab::mixed" → mixed.
+// An empty phase removes the mapping.
+func PhaseAnnotation(name, phase string) Option {
+	return func(c *attrConfig) {
+		if phase == "" {
+			delete(c.phases, name)
+			return
+		}
+		c.phases[name] = phase
+	}
+}
+
+// NamePattern builds a pattern matching exactly the given kernel names, e.g.
+// the target's kernels learned from an eager profile (TargetKernelNames), to
+// attribute the same kernels when they are replayed from a CUDA graph.
+func NamePattern(names []string) (*regexp.Regexp, error) {
+	if len(names) == 0 {
+		return nil, errors.New("amdahl: name pattern: no kernel names")
+	}
+	expr := "^(?:"
+	for i, n := range names {
+		if i > 0 {
+			expr += "|"
+		}
+		expr += regexp.QuoteMeta(n)
+	}
+	return regexp.Compile(expr + ")$")
+}
+
+// TargetKernelNames lists the distinct names of kernels attributed to the
+// target, in first-seen order.
+func (p *Profile) TargetKernelNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, k := range p.Kernels {
+		if k.Target && !seen[k.Name] {
+			seen[k.Name] = true
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// WindowOption sets the window and active time Fractions measures over.
+type WindowOption func(*windowConfig)
+
+type windowConfig struct {
+	window    *Interval
+	active    []Interval
+	hasActive bool
+}
+
+// Window restricts the analysis to w on the profile's clock. Default: the
+// profile's Span.
+func Window(w Interval) WindowOption { return func(c *windowConfig) { c.window = &w } }
+
+// Active gives the time with ≥ 1 request in flight on the profile's clock
+// (typically the [sent, end] intervals of the requests, shifted onto it; they
+// are unioned and clipped to the window). Default: the whole window is
+// active, and ActiveFrom says "window".
+func Active(ivs []Interval) WindowOption {
+	return func(c *windowConfig) { c.active, c.hasActive = ivs, true }
+}
+
+// Fractions computes f_gpu, f_wall and f_excl over one window (DESIGN.md,
+// "Addressable fraction"):
+//
+//	busy       = |∪ all GPU work ∩ W|           (overlap across streams counted once)
+//	target     = |∪ target work ∩ W|
+//	f_gpu      = target / busy
+//	f_wall     = |∪ target ∩ A| / |A|           (A = active wall ∩ W)
+//	f_excl     = |(∪ target − ∪ other work) ∩ A| / |A|
+//
+// and the same per phase where kernels carry one. It returns an error when
+// the window or the active time is empty.
+func (p *Profile) Fractions(opts ...WindowOption) (Fractions, error) {
+	var c windowConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	w := p.Span
+	if c.window != nil {
+		w = *c.window
+	}
+	if w.Len() == 0 {
+		return Fractions{}, fmt.Errorf("amdahl: %s %s: empty window %v", p.Source, p.Path, w)
+	}
+	win := []Interval{w}
+	active, from := win, "window"
+	if c.hasActive {
+		active, from = Intersect(c.active, win), "requests"
+	}
+	activeLen := totalLength(active)
+	if activeLen == 0 {
+		return Fractions{}, fmt.Errorf("amdahl: %s %s: no active wall time inside window %v", p.Source, p.Path, w)
+	}
+	var all, tgt, other []Interval
+	phaseAll, phaseTgt := map[string][]Interval{}, map[string][]Interval{}
+	for _, k := range p.Kernels {
+		iv := k.interval()
+		all = append(all, iv)
+		if k.Target {
+			tgt = append(tgt, iv)
+		} else {
+			other = append(other, iv)
+		}
+		if k.Phase != "" {
+			phaseAll[k.Phase] = append(phaseAll[k.Phase], iv)
+			if k.Target {
+				phaseTgt[k.Phase] = append(phaseTgt[k.Phase], iv)
+			}
+		}
+	}
+	busy := totalLength(Intersect(all, win))
+	target := totalLength(Intersect(tgt, win))
+	targetActive := totalLength(Intersect(tgt, active))
+	excl := totalLength(Intersect(Subtract(tgt, other), active))
+	fr := Fractions{
+		Source: p.Source, Target: p.Target,
+		TargetGPU: target, TargetActive: targetActive, TargetExclusive: excl,
+		Busy: busy, ActiveWall: activeLen, ActiveFrom: from,
+		FGPU:  ratio(float64(target), float64(busy)),
+		FWall: ratio(float64(targetActive), float64(activeLen)),
+		FExcl: ratio(float64(excl), float64(activeLen)),
+	}
+	for ph, ivs := range phaseAll {
+		if fr.Phases == nil {
+			fr.Phases = map[string]PhaseFractions{}
+		}
+		pt := totalLength(Intersect(phaseTgt[ph], win))
+		pb := totalLength(Intersect(ivs, win))
+		pf := PhaseFractions{TargetGPU: pt, Busy: pb, FGPU: ratio(float64(pt), float64(pb)), FWall: NaN()}
+		if wall := Intersect(p.PhaseWall[ph], active); len(wall) > 0 {
+			pf.Wall = totalLength(wall)
+			pf.FWall = ratio(float64(totalLength(Intersect(phaseTgt[ph], wall))), float64(pf.Wall))
+		}
+		fr.Phases[ph] = pf
+	}
+	return fr, nil
+}
+
+// WindowSamples computes Fractions over each window and returns their samples
+// for the bootstrap of f (FWallEstimate). active as for Active; nil means each
+// whole window is active.
+func (p *Profile) WindowSamples(windows []Interval, active []Interval) ([]WindowSample, error) {
+	out := make([]WindowSample, 0, len(windows))
+	for i, w := range windows {
+		opts := []WindowOption{Window(w)}
+		if active != nil {
+			opts = append(opts, Active(active))
+		}
+		fr, err := p.Fractions(opts...)
+		if err != nil {
+			return nil, fmt.Errorf("window %d: %w", i, err)
+		}
+		out = append(out, fr.Sample(fmt.Sprintf("w%d", i)))
+	}
+	return out, nil
+}
