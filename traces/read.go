@@ -509,20 +509,27 @@ func (p *parser) jsonRow(line []byte, no int) error {
 }
 
 // prefixFrom reads a prefix value: an array of integer block ids (hash_ids,
-// group = "h<first id>") or a scalar (group = its text); null means none.
+// group = "h<first id>", ids in PrefixBlocks) or a scalar (group = its text); null means none.
 func prefixFrom(v []byte) (Request, error) {
 	var r Request
 	switch {
 	case len(v) == 0 || string(v) == "null":
 		return r, nil
 	case v[0] == '[':
-		if err := json.Unmarshal(v, &r.HashIDs); err != nil {
+		var ids []int64
+		if err := json.Unmarshal(v, &ids); err != nil {
 			return r, fmt.Errorf("want an array of integer block ids: %w", err)
 		}
-		if len(r.HashIDs) > 0 {
-			r.PrefixGroup = "h" + strconv.FormatInt(r.HashIDs[0], 10)
-		} else {
-			r.HashIDs = nil
+		if len(ids) > 0 {
+			r.PrefixGroup = "h" + strconv.FormatInt(ids[0], 10)
+			b := make([]byte, 0, len(ids)*6)
+			for i, id := range ids {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, id, 10)
+			}
+			r.PrefixBlocks = string(b)
 		}
 	case v[0] == '"':
 		if err := json.Unmarshal(v, &r.PrefixGroup); err != nil {

@@ -147,11 +147,15 @@ func TestReadFixtures(t *testing.T) {
 			}
 			dups := 0
 			for i, r := range s.Requests {
-				if want := (r.InputTokens + 511) / 512; len(r.HashIDs) != want {
-					t.Errorf("row %d: %d hash ids for %d tokens, want %d", i, len(r.HashIDs), r.InputTokens, want)
+				ids, err := r.PrefixBlockIDs()
+				if err != nil {
+					t.Fatal(err)
 				}
-				if r.PrefixGroup != "h0" || r.HashIDs[0] != 0 {
-					t.Errorf("row %d: group %q ids %v…", i, r.PrefixGroup, r.HashIDs[:1])
+				if want := (r.InputTokens + 511) / 512; len(ids) != want {
+					t.Errorf("row %d: %d hash ids for %d tokens, want %d", i, len(ids), r.InputTokens, want)
+				}
+				if r.PrefixGroup != "h0" || ids[0] != 0 {
+					t.Errorf("row %d: group %q ids %v", i, r.PrefixGroup, ids)
 				}
 				if i > 0 && r.Offset == s.Requests[i-1].Offset {
 					dups++
@@ -190,7 +194,7 @@ func TestReadFixtures(t *testing.T) {
 		{file: "generic.jsonl", opts: ReadOptions{Format: FormatGenericJSONL, Mapping: &Mapping{Time: "t", TimeUnit: UnitDatetime, Input: "prompt_tokens", Output: "completion_tokens", PrefixGroup: "blocks"}},
 			format: FormatGenericJSONL, rows: 2, check: func(t *testing.T, s Schedule) {
 				equalDurations(t, offsets(s), []time.Duration{0, 1500 * time.Millisecond})
-				if r := s.Requests[1]; r.PrefixGroup != "h7" || len(r.HashIDs) != 2 || r.HashIDs[1] != 9 {
+				if r := s.Requests[1]; r.PrefixGroup != "h7" || r.PrefixBlocks != "7,9" {
 					t.Errorf("row 2 = %+v", r)
 				}
 			}},

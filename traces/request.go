@@ -1,6 +1,11 @@
 package traces
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Request is one scheduled inference request, normalised from any trace format.
 type Request struct {
@@ -19,11 +24,13 @@ type Request struct {
 	// SourceLine is the 1-based line of the source file the request came from
 	// (the header is line 1); 0 for synthetic requests.
 	SourceLine int `json:"source_line"`
-	// HashIDs are the request's prefix-block ids in order (Mooncake hash_ids,
+	// PrefixBlocks are the request's prefix-block ids in order, as decimal
+	// numbers joined by commas ("0,1,2"; Mooncake hash_ids, with
 	// Schedule.PrefixBlockTokens tokens per block): two requests share a KV
-	// prefix for exactly as many leading ids as they have in common. nil when
-	// the trace has none.
-	HashIDs []int64 `json:"hash_ids,omitempty"`
+	// prefix for exactly as many leading ids as they have in common. "" when
+	// the trace has none. A string keeps Request comparable; PrefixBlockIDs
+	// decodes it.
+	PrefixBlocks string `json:"prefix_blocks,omitempty"`
 }
 
 // Schedule is an ordered list of requests (non-decreasing Offset) plus where it came from.
@@ -53,7 +60,7 @@ type Schedule struct {
 	// Reordered counts rows whose timestamp was earlier than an earlier row's:
 	// the reader sorts rows stably by time and counts them here (0 for sorted traces).
 	Reordered int `json:"reordered_rows"`
-	// PrefixBlockTokens is the number of tokens per HashIDs block (512 for
+	// PrefixBlockTokens is the number of tokens per PrefixBlocks id (512 for
 	// Mooncake); 0 when the trace has no prefix blocks.
 	PrefixBlockTokens int `json:"prefix_block_tokens,omitempty"`
 	// Transforms lists, in order, every transform applied since the file was
@@ -78,4 +85,21 @@ func (s Schedule) MeanRate() float64 {
 		return 0
 	}
 	return float64(len(s.Requests)-1) / d.Seconds()
+}
+
+// PrefixBlockIDs decodes PrefixBlocks; nil when it is empty.
+func (r Request) PrefixBlockIDs() ([]int64, error) {
+	if r.PrefixBlocks == "" {
+		return nil, nil
+	}
+	parts := strings.Split(r.PrefixBlocks, ",")
+	ids := make([]int64, len(parts))
+	for i, p := range parts {
+		id, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("traces: request %d prefix block %d: %w", r.ID, i, err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
 }

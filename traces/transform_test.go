@@ -1,0 +1,250 @@
+package traces
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// sched builds a schedule from offsets in ms and (in, out) = (i+1, i+1).
+func sched(ms ...int) Schedule {
+	s := Schedule{Source: "test", Format: "test", SkippedByReason: map[string]int{"x": 1}}
+	for i, m := range ms {
+		s.Requests = append(s.Requests, Request{ID: i, Offset: time.Duration(m) * time.Millisecond, InputTokens: i + 1, OutputTokens: i + 1, SourceLine: i + 2})
+	}
+	return s
+}
+
+// checkDerived asserts a transform's result is renumbered, keeps source
+// lines, records the step, and does not share maps with its input.
+func checkDerived(t *testing.T, in, out Schedule) {
+	t.Helper()
+	lines := map[int]bool{}
+	for _, r := range in.Requests {
+		lines[r.SourceLine] = true
+	}
+	for i, r := range out.Requests {
+		if r.ID != i {
+			t.Fatalf("request %d has ID %d", i, r.ID)
+		}
+		if !lines[r.SourceLine] {
+			t.Fatalf("request %d has SourceLine %d, not one of the input's", i, r.SourceLine)
+		}
+	}
+	if len(out.Transforms) != len(in.Transforms)+1 {
+		t.Errorf("Transforms %v after %v", out.Transforms, in.Transforms)
+	}
+	if out.SkippedByReason != nil {
+		out.SkippedByReason["x"] = 99
+		if in.SkippedByReason["x"] == 99 {
+			t.Error("SkippedByReason map shared with the input")
+		}
+	}
+}
+
+func TestScaleToRate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   Schedule
+		rate float64
+	}{
+		{"bursty", sched(0, 0, 0, 1000, 1000, 5000), 10},
+		{"slow down", sched(0, 10, 20, 30), 0.5},
+		{"azure fixture", readFixture(t, "azure_conv_50.csv", ReadOptions{}), 4},
+		{"mooncake bursts", readFixture(t, "mooncake_conv_50.jsonl", ReadOptions{}), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := ScaleToRate(tc.in, tc.rate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDerived(t, tc.in, out)
+			// Each offset is rounded to 1 ns, so the span is exact to ±1 ns:
+			// relative error ≤ 1 ns / span.
+			if got := out.MeanRate(); math.Abs(got-tc.rate)/tc.rate > 1e-9*float64(len(out.Requests)) {
+				t.Errorf("MeanRate %.12g, want %g", got, tc.rate)
+			}
+			// Burst shape: every gap scales by one factor (ratios of offsets kept).
+			f := float64(out.Duration()) / float64(tc.in.Duration())
+			for i, r := range out.Requests {
+				want := float64(tc.in.Requests[i].Offset) * f
+				if math.Abs(float64(r.Offset)-want) > 1 {
+					t.Fatalf("offset %d = %d, want %.0f", i, r.Offset, want)
+				}
+				if (i > 0 && r.Offset == out.Requests[i-1].Offset) != (i > 0 && tc.in.Requests[i].Offset == tc.in.Requests[i-1].Offset) {
+					t.Fatalf("duplicate-timestamp pattern changed at %d", i)
+				}
+			}
+		})
+	}
+	for _, bad := range []struct {
+		name string
+		in   Schedule
+		rate float64
+	}{{"zero rate", sched(0, 1000), 0}, {"NaN", sched(0, 1000), math.NaN()}, {"Inf", sched(0, 1000), math.Inf(1)}, {"one request", sched(0), 1}, {"all at once", sched(5, 5, 5), 1}} {
+		t.Run(bad.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := ScaleToRate(bad.in, bad.rate); err == nil {
+				t.Error("no error")
+			}
+		})
+	}
+}
+
+func TestScaleBy(t *testing.T) {
+	t.Parallel()
+	in := sched(0, 100, 300)
+	out, err := ScaleBy(in, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDerived(t, in, out)
+	equalDurations(t, offsets(out), []time.Duration{0, 50 * time.Millisecond, 150 * time.Millisecond})
+	if math.Abs(out.MeanRate()-2*in.MeanRate()) > 1e-9 {
+		t.Errorf("rate %g, want twice %g", out.MeanRate(), in.MeanRate())
+	}
+	if _, err := ScaleBy(in, -1); err == nil {
+		t.Error("negative factor accepted")
+	}
+}
+
+func TestFirstWindowSampleShard(t *testing.T) {
+	t.Parallel()
+	in := sched(0, 100, 200, 300, 400, 500, 600)
+	t.Run("first", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct{ n, want int }{{3, 3}, {0, 0}, {-1, 0}, {99, 7}} {
+			out := First(in, tc.n)
+			checkDerived(t, in, out)
+			if len(out.Requests) != tc.want {
+				t.Errorf("First(%d) has %d", tc.n, len(out.Requests))
+			}
+		}
+	})
+	t.Run("window", func(t *testing.T) {
+		t.Parallel()
+		out := Window(in, 150*time.Millisecond, 400*time.Millisecond)
+		checkDerived(t, in, out)
+		equalDurations(t, offsets(out), []time.Duration{50 * time.Millisecond, 150 * time.Millisecond})
+		if out.Requests[0].InputTokens != 3 {
+			t.Errorf("window starts at request %+v", out.Requests[0])
+		}
+		if n := len(Window(in, time.Second, 0).Requests); n != 0 {
+			t.Errorf("inverted window kept %d", n)
+		}
+	})
+	t.Run("sample", func(t *testing.T) {
+		t.Parallel()
+		a := Sample(in, 4, rand.New(rand.NewPCG(1, 2)))
+		b := Sample(in, 4, rand.New(rand.NewPCG(1, 2)))
+		checkDerived(t, in, a)
+		if len(a.Requests) != 4 {
+			t.Fatalf("%d sampled", len(a.Requests))
+		}
+		for i := range a.Requests {
+			if a.Requests[i] != b.Requests[i] {
+				t.Fatal("same seed, different sample")
+			}
+			if i > 0 && a.Requests[i].SourceLine <= a.Requests[i-1].SourceLine {
+				t.Fatal("sample not in source order")
+			}
+			orig := in.Requests[a.Requests[i].InputTokens-1]
+			if a.Requests[i].Offset != orig.Offset {
+				t.Fatal("sample moved an offset")
+			}
+		}
+		if n := len(Sample(in, 50, rand.New(rand.NewPCG(1, 2))).Requests); n != 7 {
+			t.Errorf("oversample kept %d", n)
+		}
+	})
+	t.Run("shard", func(t *testing.T) {
+		t.Parallel()
+		seen := map[int]int{}
+		for i := range 3 {
+			out, err := Shard(in, i, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDerived(t, in, out)
+			for _, r := range out.Requests {
+				seen[r.SourceLine]++
+				if orig := in.Requests[r.InputTokens-1]; orig.Offset != r.Offset {
+					t.Fatal("shard moved an offset")
+				}
+			}
+		}
+		if len(seen) != 7 {
+			t.Errorf("shards cover %d of 7 requests", len(seen))
+		}
+		for line, n := range seen {
+			if n != 1 {
+				t.Errorf("line %d in %d shards", line, n)
+			}
+		}
+		for _, bad := range [][2]int{{3, 3}, {-1, 3}, {0, 0}} {
+			if _, err := Shard(in, bad[0], bad[1]); err == nil {
+				t.Errorf("Shard(%d, %d) accepted", bad[0], bad[1])
+			}
+		}
+	})
+}
+
+func TestFilterTokens(t *testing.T) {
+	t.Parallel()
+	in := sched(0, 1, 2, 3, 4, 5) // tokens 1..6
+	tests := []struct {
+		name                       string
+		minIn, maxIn, minOut, maxO int
+		want                       int
+	}{
+		{"inclusive bounds", 2, 4, 0, 0, 3},
+		{"no upper bound", 5, 0, 0, 0, 2},
+		{"output bound", 0, 0, 0, 1, 1},
+		{"none", 7, 0, 0, 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			out := FilterTokens(in, tc.minIn, tc.maxIn, tc.minOut, tc.maxO)
+			checkDerived(t, in, out)
+			if len(out.Requests) != tc.want || out.Dropped[DroppedTokenFilter] != 6-tc.want {
+				t.Errorf("kept %d dropped %v, want %d", len(out.Requests), out.Dropped, tc.want)
+			}
+		})
+	}
+}
+
+func TestClampContext(t *testing.T) {
+	t.Parallel()
+	in := Schedule{Requests: []Request{
+		{InputTokens: 100, OutputTokens: 10, SourceLine: 101}, // fits
+		{InputTokens: 120, OutputTokens: 10, SourceLine: 121}, // input cut to 118
+		{InputTokens: 5, OutputTokens: 500, SourceLine: 6},    // output alone too long: 1 + 127
+		{InputTokens: 118, OutputTokens: 10, SourceLine: 119}, // exactly the limit
+	}}
+	out := ClampContext(in, 128)
+	checkDerived(t, in, out)
+	want := [][2]int{{100, 10}, {118, 10}, {1, 127}, {118, 10}}
+	for i, r := range out.Requests {
+		if r.InputTokens != want[i][0] || r.OutputTokens != want[i][1] {
+			t.Errorf("request %d = %d/%d, want %v", i, r.InputTokens, r.OutputTokens, want[i])
+		}
+	}
+	if out.Clamped != 2 || in.Requests[1].InputTokens != 120 {
+		t.Errorf("Clamped %d (want 2); input mutated: %v", out.Clamped, in.Requests[1].InputTokens != 120)
+	}
+	// Mooncake synthetic rows above 128k fit a 32k server after clamping.
+	mc := ClampContext(readFixture(t, "mooncake_synth_rows240-259.jsonl", ReadOptions{}), 32768)
+	for _, r := range mc.Requests {
+		if r.InputTokens+r.OutputTokens > 32768 {
+			t.Fatalf("%+v exceeds the limit", r)
+		}
+	}
+	if mc.Clamped == 0 {
+		t.Error("no Mooncake row clamped")
+	}
+}
