@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -165,13 +166,7 @@ func checkCounts(c HookCounts, prefix string, fail failFunc) error {
 
 func checkPhases(ph map[string]HookCounts, total HookCounts, prefix string, fail failFunc) error {
 	var sum HookCounts
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range ph {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(ph)) {
 		c := ph[k]
 		path := prefix + "." + k + "."
 		switch k {

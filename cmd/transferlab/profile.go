@@ -1,18 +1,154 @@
 package main
 
 import (
-	"errors"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/loadgen"
 )
 
-// newProfileCmd is a placeholder replaced by the owner of this sub-command.
+// newProfileCmd builds `profile`: read one profile of the baseline server
+// (PyTorch Chrome trace, Nsight Systems SQLite export, or the hook's own
+// timings) and print the addressable fraction of the target op: f_gpu,
+// f_wall with its interval over windows, f_excl, per phase where the profile
+// tells them apart (amdahl.Summarize). Running the baseline with profiling on
+// is the run command's job; it calls amdahl.Summarize the same way.
 func newProfileCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "profile",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("profile: not built yet")
+	var (
+		format, target, pattern, records string
+		phases                           []string
+		windows                          int
+		recordsOffsetNs                  int64
+		seed                             uint64
+		asJSON                           bool
+	)
+	cmd := &cobra.Command{
+		Use:   "profile FILE",
+		Short: "Addressable fraction f of a target op from a profile (Chrome trace, Nsight SQLite, or hook timings)",
+		Long: "Reads FILE and prints target GPU time, GPU busy time (union across streams), active wall time,\n" +
+			"f_gpu = target/busy, f_wall = target/active wall (with a bootstrap interval over windows; the\n" +
+			"bound uses it), f_excl (target not overlapped by other work / active wall, a lower bound), and\n" +
+			"the same per prefill/decode where the profile's phase ranges say so. Attribution rules and\n" +
+			"range names: amdahl/PROFILES.md; hook file format: amdahl/HOOK_TIMINGS.md.\n" +
+			"Without --records the whole profiled span counts as active (idle gaps not removed).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := args[0]
+			f, err := profileFormat(format, path)
+			if err != nil {
+				return err
+			}
+			cfg := amdahl.SummaryConfig{Windows: windows, Boot: []amdahl.BootOption{amdahl.Seed(seed)}}
+			if f == amdahl.FormatHook {
+				cfg.Target = target
+			} else if target != "" {
+				cfg.Options = append(cfg.Options, amdahl.TargetAnnotation(target))
+			}
+			if pattern != "" {
+				re, err := regexp.Compile(pattern)
+				if err != nil {
+					return fmt.Errorf("profile: --kernel-pattern: %w", err)
+				}
+				cfg.Options = append(cfg.Options, amdahl.KernelPattern(re))
+			}
+			for _, p := range phases {
+				name, phase, ok := strings.Cut(p, "=")
+				if !ok || name == "" {
+					return fmt.Errorf("profile: --phase %q: want RANGE_NAME=PHASE", p)
+				}
+				cfg.Options = append(cfg.Options, amdahl.PhaseAnnotation(name, phase))
+			}
+			if records != "" {
+				if cfg.Active, err = activeFromRecordsFile(records, time.Duration(recordsOffsetNs)); err != nil {
+					return err
+				}
+			}
+			s, err := amdahl.Summarize(cmd.Context(), path, f, cfg)
+			if err != nil {
+				return fmt.Errorf("profile: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			return s.WriteText(out)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&format, "format", "", "chrome | nsys | hook (default: from the file: .sqlite → nsys, a JSON with \"transferlab.hook_timings\" → hook, other JSON → chrome)")
+	fl.StringVar(&target, "target", "", "chrome/nsys: the range name around target calls (default "+amdahl.DefaultTargetAnnotation+"); hook: the target op the file must be about")
+	fl.StringVar(&pattern, "kernel-pattern", "", "regexp over kernel names: attributes CUDA-graph replays, and every kernel when the profile has no target range")
+	fl.StringArrayVar(&phases, "phase", nil, "RANGE_NAME=PHASE: a range name that marks a phase (repeatable; defaults transferlab::prefill, ::decode, ::mixed)")
+	fl.IntVar(&windows, "windows", 4, "chrome/nsys: equal windows the span is cut into for f_wall's interval (hook files carry their own)")
+	fl.StringVar(&records, "records", "", "records.jsonl of the run profiled: active wall time = union of the requests' [sent, end] intervals")
+	fl.Int64Var(&recordsOffsetNs, "records-offset-ns", 0, "added to the records' offsets (ns from run start) to put them on the profile's clock (hook files: the run's start as Unix ns)")
+	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
+	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+// profileFormat returns the --format value, or infers it from the file.
+func profileFormat(flag, path string) (amdahl.Format, error) {
+	if flag != "" {
+		return amdahl.ParseFormat(flag)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".sqlite", ".db":
+		return amdahl.FormatNsys, nil
+	case ".json":
+		head := make([]byte, 4096)
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("profile: %w", err)
+		}
+		n, _ := f.Read(head)
+		f.Close()
+		if bytes.Contains(head[:n], []byte(amdahl.HookTimingsFormat)) {
+			return amdahl.FormatHook, nil
+		}
+		return amdahl.FormatChrome, nil
+	}
+	return "", fmt.Errorf("profile: %s: cannot tell the format from the name; pass --format chrome|nsys|hook", path)
+}
+
+// activeFromRecordsFile reads records.jsonl and returns the requests'
+// [sent, end] intervals moved by offset onto the profile's clock. Requests
+// never sent carry no active time; one without an end event counts until
+// its last token event.
+func activeFromRecordsFile(path string, offset time.Duration) ([]amdahl.Interval, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("profile: --records: %w", err)
+	}
+	defer f.Close()
+	recs, err := loadgen.ReadRecords(f)
+	if err != nil {
+		return nil, fmt.Errorf("profile: --records %s: %w", path, err)
+	}
+	spans := make([]amdahl.Interval, 0, len(recs))
+	for _, r := range recs {
+		end := r.EndAt
+		if end == 0 && len(r.Events) > 0 {
+			end = r.Events[len(r.Events)-1].At
+		}
+		if r.State == loadgen.StateNotSent || end <= r.SentAt {
+			continue
+		}
+		spans = append(spans, amdahl.Interval{Start: r.SentAt, End: end})
+	}
+	if len(spans) == 0 {
+		return nil, fmt.Errorf("profile: --records %s: no request with a [sent, end] interval", path)
+	}
+	return amdahl.Shift(amdahl.Union(spans), offset), nil
 }

@@ -1,0 +1,214 @@
+package amdahl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Format names a profile input.
+type Format string
+
+// The accepted profile formats.
+const (
+	FormatChrome Format = "chrome" // PyTorch profiler Chrome-trace JSON
+	FormatNsys   Format = "nsys"   // Nsight Systems SQLite export
+	FormatHook   Format = "hook"   // the hook's timings (HOOK_TIMINGS.md)
+)
+
+// ParseFormat checks a format name.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case FormatChrome, FormatNsys, FormatHook:
+		return f, nil
+	}
+	return "", fmt.Errorf("amdahl: unknown profile format %q (want chrome, nsys or hook)", s)
+}
+
+// Summary is everything one profile says about f: the pooled fractions, the
+// per-window samples and f_wall's interval over them, how kernels were
+// attributed, and warnings. It is what `transferlab profile` prints and what
+// a run embeds for its baseline profile.
+type Summary struct {
+	File   string `json:"file"`
+	Format Format `json:"format"`
+	// Target is the annotation name (chrome, nsys) or the hook's target op.
+	Target    string    `json:"target"`
+	Fractions Fractions `json:"fractions"`
+	// Windows are the per-window samples; FWall pools them with a bootstrap interval.
+	Windows []WindowSample `json:"windows"`
+	FWall   Estimate       `json:"f_wall_estimate"`
+	// Attribution and TargetKernels are set for profiles (not hook files).
+	Attribution   *Attribution `json:"attribution,omitempty"`
+	TargetKernels []string     `json:"target_kernels,omitempty"`
+	// Complete is false when the source misses target work it knows of
+	// (hook: CUDA-graph capture calls; profile: unattributed graph kernels).
+	Complete bool     `json:"complete"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SummaryConfig says how to summarise a profile.
+type SummaryConfig struct {
+	// Windows is how many equal windows a chrome/nsys profile's analysed span
+	// is cut into for f's interval. Hook files carry their own windows. 0 means 4.
+	Windows int
+	// Active is the active wall time (requests in flight) on the profile's
+	// clock (Unix ns for hook files); nil: the whole window is active (chrome,
+	// nsys) or the hook's own active_wall_ms.
+	Active []Interval
+	// Target, for hook files, must equal the file's target when non-empty.
+	Target string
+	// Options set attribution for chrome/nsys (TargetAnnotation, KernelPattern, PhaseAnnotation).
+	Options []Option
+	// Boot sets the bootstrap of f's interval (defaults: 2000 resamples, 0.95, seed 1).
+	Boot []BootOption
+}
+
+// Summarize reads one profile file and computes its Summary.
+func Summarize(ctx context.Context, path string, format Format, c SummaryConfig) (Summary, error) {
+	s := Summary{File: path, Format: format}
+	if format == FormatHook {
+		return summarizeHook(path, c, s)
+	}
+	var p *Profile
+	var err error
+	switch format {
+	case FormatChrome:
+		p, err = ReadChrome(path, c.Options...)
+	case FormatNsys:
+		p, err = ReadNsys(ctx, path, c.Options...)
+	default:
+		_, err = ParseFormat(string(format))
+	}
+	if err != nil {
+		return Summary{}, err
+	}
+	var wo []WindowOption
+	window := p.Span
+	if c.Active != nil {
+		wo = append(wo, Active(c.Active))
+		// Analyse where requests were in flight: kernels before the first or
+		// after the last request (warm-up, teardown) are outside.
+		if u := Intersect(c.Active, []Interval{p.Span}); len(u) > 0 {
+			window = Interval{u[0].Start, u[len(u)-1].End}
+		}
+	}
+	s.Fractions, err = p.Fractions(append(wo, Window(window))...)
+	if err != nil {
+		return Summary{}, err
+	}
+	n := c.Windows
+	if n <= 0 {
+		n = 4
+	}
+	// Windows without active time (all idle) carry no information about f.
+	for _, w := range SplitEven(window, n) {
+		if c.Active != nil && len(Intersect(c.Active, []Interval{w})) == 0 {
+			continue
+		}
+		ws, err := p.WindowSamples([]Interval{w}, c.Active)
+		if err != nil {
+			return Summary{}, err
+		}
+		s.Windows = append(s.Windows, ws[0])
+	}
+	for i := range s.Windows {
+		s.Windows[i].Label = fmt.Sprintf("w%d", i)
+	}
+	if s.FWall, err = FWallEstimate(s.Windows, c.Boot...); err != nil {
+		return Summary{}, err
+	}
+	a := p.Attribution
+	s.Target, s.Attribution, s.TargetKernels = p.Target, &a, p.TargetKernelNames()
+	s.Complete = a.GraphUnattributed == 0
+	s.Warnings = p.Warnings
+	return s, nil
+}
+
+func summarizeHook(path string, c SummaryConfig, s Summary) (Summary, error) {
+	h, err := ReadHookTimings(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	if c.Target != "" && c.Target != h.Target {
+		return Summary{}, fmt.Errorf("amdahl: hook timings %s: field target: %q, but %q was asked for", path, h.Target, c.Target)
+	}
+	if s.Fractions, err = h.Fractions(c.Active); err != nil {
+		return Summary{}, err
+	}
+	if s.Windows, err = h.WindowSamples(c.Active); err != nil {
+		return Summary{}, err
+	}
+	if s.FWall, err = FWallEstimate(s.Windows, c.Boot...); err != nil {
+		return Summary{}, err
+	}
+	s.Target, s.Complete, s.Warnings = h.Target, h.Complete(), h.Warnings
+	return s, nil
+}
+
+// WriteText prints the summary as a small table, every figure with its unit
+// and source.
+func (s Summary) WriteText(w io.Writer) error {
+	fr := s.Fractions
+	var b strings.Builder
+	fmt.Fprintf(&b, "profile %s (%s), target %q\n", s.File, s.Format, s.Target)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "quantity\tvalue\tdefinition\n")
+	fmt.Fprintf(tw, "target GPU time\t%s\t|∪ target work| in the window\n", ms(fr.TargetGPU))
+	if fr.Busy > 0 {
+		fmt.Fprintf(tw, "GPU busy time\t%s\t|∪ all GPU work| across streams\n", ms(fr.Busy))
+	} else {
+		fmt.Fprintf(tw, "GPU busy time\tn/a\tnot in this source\n")
+	}
+	fmt.Fprintf(tw, "active wall time\t%s\tfrom %s\n", ms(fr.ActiveWall), fr.ActiveFrom)
+	fmt.Fprintf(tw, "f_gpu\t%s\ttarget / busy\n", fr.FGPU)
+	fmt.Fprintf(tw, "f_wall\t%s [%s, %s]\ttarget / active wall; %d windows, %s (used by the bound)\n",
+		s.FWall.Value, s.FWall.Lo, s.FWall.Hi, s.FWall.N, pct(s.FWall.Level))
+	fmt.Fprintf(tw, "f_excl\t%s\ttarget not overlapped by other work / active wall (lower bound)\n", fr.FExcl)
+	for _, ph := range slices.Sorted(maps.Keys(fr.Phases)) {
+		pf := fr.Phases[ph]
+		fmt.Fprintf(tw, "%s: target / busy / wall\t%s / %s / %s\tf_gpu %s, f_wall %s\n", ph, ms(pf.TargetGPU), msOrNA(pf.Busy), msOrNA(pf.Wall), pf.FGPU, pf.FWall)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if a := s.Attribution; a != nil {
+		fmt.Fprintf(&b, "attribution: %d by annotation, %d by correlation, %d by name; %d graph-replayed kernels, %d unattributed\n",
+			a.ByAnnotation, a.ByCorrelation, a.ByName, a.GraphKernels, a.GraphUnattributed)
+		if len(s.TargetKernels) > 0 {
+			fmt.Fprintf(&b, "target kernels: %s\n", strings.Join(s.TargetKernels, ", "))
+		}
+	}
+	if e := Explain(fr); e != "" {
+		fmt.Fprintf(&b, "note: %s\n", e)
+	}
+	if !s.Complete {
+		fmt.Fprintln(&b, "INCOMPLETE: this source misses some target work; f is an underestimate")
+	}
+	for _, wmsg := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wmsg)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
+
+func msOrNA(d time.Duration) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return ms(d)
+}
+
+func pct(level float64) string {
+	if level == 0 {
+		return "no interval"
+	}
+	return fmt.Sprintf("%g%% bootstrap interval", level*100)
+}
