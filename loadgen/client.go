@@ -60,18 +60,22 @@ func newClient(cfg *config, baseURL string, since func() time.Duration) *client 
 
 // body appends the JSON request body for req to b.
 func (c *client) body(b []byte, req *traces.Request) []byte {
-	b = append(b, `{"model":`...)
-	b = strconv.AppendQuote(b, c.cfg.model)
+	b = append(b, '{')
+	if c.cfg.model != "" {
+		b = append(b, `"model":`...)
+		b = strconv.AppendQuote(b, c.cfg.model)
+		b = append(b, ',')
+	}
 	if c.cfg.endpoint == EndpointChat {
-		b = append(b, `,"messages":[{"role":"user","content":"`...)
+		b = append(b, `"messages":[{"role":"user","content":"`...)
 		b = appendPromptText(b, req.InputTokens)
 		b = append(b, `"}]`...)
 	} else if c.cfg.promptText {
-		b = append(b, `,"prompt":"`...)
+		b = append(b, `"prompt":"`...)
 		b = appendPromptText(b, req.InputTokens)
 		b = append(b, '"')
 	} else {
-		b = append(b, `,"prompt":[`...)
+		b = append(b, `"prompt":[`...)
 		seed := req.ID * 7919
 		for j := 0; j < req.InputTokens; j++ {
 			if j > 0 {

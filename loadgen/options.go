@@ -21,7 +21,7 @@ const (
 // Defaults of the options (vegeta style: each option states what it changes).
 const (
 	DefaultArm       = "baseline"
-	DefaultModel     = "default"
+	DefaultModel     = ""
 	DefaultEndpoint  = EndpointCompletions
 	DefaultTimeout   = 5 * time.Minute
 	DefaultLagBudget = time.Millisecond
@@ -89,7 +89,9 @@ func WithOfferedLoad(rps float64) Option { return func(c *config) { c.offeredLoa
 // WithRepetition labels every Record with the repetition index (default 0).
 func WithRepetition(n int) Option { return func(c *config) { c.repetition = n } }
 
-// WithModel sets the request's "model" field (default "default").
+// WithModel sets the request's "model" field (default "": the field is
+// omitted and the server uses the model it serves, as vLLM, SGLang and the
+// simulator do).
 func WithModel(m string) Option { return func(c *config) { c.model = m } }
 
 // WithEndpoint picks /v1/completions (default) or /v1/chat/completions.

@@ -20,6 +20,7 @@ type step struct {
 // truth is what the timed server did for one request (its own clock readings).
 type truth struct {
 	arrived time.Time
+	writing []time.Time // one per step, taken just before Write: a strict causal lower bound
 	flushed []time.Time // one per step, taken right after Flush
 	body    string
 }
@@ -57,6 +58,7 @@ func newTimedServer(t *testing.T, script func(id string) []step) *timedServer {
 			if d := time.Until(tr.arrived.Add(st.after)); d > 0 {
 				time.Sleep(d)
 			}
+			before := time.Now()
 			if _, err := io.WriteString(w, st.data); err != nil {
 				return
 			}
@@ -64,6 +66,7 @@ func newTimedServer(t *testing.T, script func(id string) []step) *timedServer {
 			now := time.Now()
 			ts.mu.Lock()
 			tr.flushed = append(tr.flushed, now)
+			tr.writing = append(tr.writing, before)
 			ts.mu.Unlock()
 		}
 	}))

@@ -1,0 +1,137 @@
+package loadgen_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/traces"
+)
+
+// Ground truth from the simulator: it records, per X-Request-Id, when its
+// handler was entered and when each token event was flushed, on the same
+// monotonic clock as the client. Measured TTFT (first event − SentAt) and the
+// true TTFT (first flush − arrival) differ by the request's loopback delivery
+// and the token's; ITLs by the difference of two token deliveries.
+
+func startSim(t *testing.T) *sim.Server {
+	t.Helper()
+	s, err := sim.New(sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("closing the simulator: %v", err)
+		}
+	})
+	return s
+}
+
+func lightSchedule(n int, gap time.Duration, in, out int) traces.Schedule {
+	s := traces.Schedule{Source: "test", Format: "synthetic"}
+	for i := 0; i < n; i++ {
+		s.Requests = append(s.Requests, traces.Request{ID: i, Offset: time.Duration(i) * gap, InputTokens: in, OutputTokens: out})
+	}
+	return s
+}
+
+// absErrs compares measured with true durations.
+type absErrs []time.Duration
+
+func (e *absErrs) add(measured, truth time.Duration) {
+	d := measured - truth
+	if d < 0 {
+		d = -d
+	}
+	*e = append(*e, d)
+}
+
+func (e absErrs) quantile(q float64) time.Duration {
+	s := slices.Clone(e)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// The 1 ms claim is checked on the median of per-sample errors, with the
+// 95th percentile within 10 ms and every sample within 100 ms. On an idle
+// machine every sample is within ~0.3 ms (loopback delivery; see
+// TestSimITLAccuracy for the p99 bound), but on a shared 2-core runner both
+// the client's reader and the simulator's writer (whose flush time is taken
+// after Flush returns) are descheduled now and then for several ms, which
+// would make a per-sample 1 ms assert flaky without saying anything about
+// the instrument. The full error distribution is logged.
+const (
+	claim    = time.Millisecond
+	tailQ    = 0.95
+	tailMax  = 10 * time.Millisecond
+	hardTail = 100 * time.Millisecond
+)
+
+func checkErrs(t *testing.T, what string, e absErrs) {
+	t.Helper()
+	if len(e) == 0 {
+		t.Fatalf("%s: no samples", what)
+	}
+	p50, q, mx := e.quantile(0.5), e.quantile(tailQ), e.quantile(1)
+	t.Logf("%s vs simulator truth: n=%d p50 %v p95 %v p99 %v max %v", what, len(e), p50, q, e.quantile(0.99), mx)
+	if p50 > claim {
+		t.Errorf("%s: median error %v > %v", what, p50, claim)
+	}
+	if q > tailMax {
+		t.Errorf("%s: p95 error %v > %v", what, q, tailMax)
+	}
+	if mx > hardTail {
+		t.Errorf("%s: max error %v > %v", what, mx, hardTail)
+	}
+}
+
+// TestSimGroundTruthLightLoad runs alone (not parallel) so the package's
+// other tests do not load the machine under it.
+func TestSimGroundTruthLightLoad(t *testing.T) {
+	srv := startSim(t)
+	sched := lightSchedule(20, 100*time.Millisecond, 128, 16)
+	var sink loadgen.SliceSink
+	sum, err := loadgen.Replay(context.Background(), srv, sched, nil, &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.States[loadgen.StateOK] != len(sched.Requests) || len(sink.Records) != len(sched.Requests) {
+		t.Fatalf("states %v, %d records", sum.States, len(sink.Records))
+	}
+	var ttft, itl absErrs
+	for _, r := range sink.Records {
+		tr, ok := srv.Truth(fmt.Sprint(r.RequestID))
+		if !ok {
+			t.Fatalf("request %d: no truth", r.RequestID)
+		}
+		if r.OutputTokens != 16 || r.OutputTokensSource != loadgen.SourceUsage || r.UsageMismatch || len(r.Events) != len(tr.TokenFlushedAt) {
+			t.Errorf("request %d: %d tokens from %s, %d events vs %d flushed", r.RequestID, r.OutputTokens, r.OutputTokensSource, len(r.Events), len(tr.TokenFlushedAt))
+			continue
+		}
+		m, _ := r.TTFT()
+		want, _ := tr.TTFT()
+		ttft.add(m, want)
+		// Causality: no token is read before the simulator wrote it (its
+		// flush time is taken after Flush returns, so allow a descheduling).
+		for i, ev := range r.Events {
+			if sum.Start.Add(ev.At).Before(tr.TokenFlushedAt[i].Add(-hardTail)) {
+				t.Errorf("request %d token %d stamped %v before its flush", r.RequestID, i, tr.TokenFlushedAt[i].Sub(sum.Start.Add(ev.At)))
+			}
+		}
+		for i, g := range r.ITLs() {
+			itl.add(g, tr.ITLs()[i])
+		}
+	}
+	checkErrs(t, "TTFT", ttft)
+	checkErrs(t, "ITL", itl)
+}
