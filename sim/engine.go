@@ -18,9 +18,10 @@ type StepRecord struct {
 	Shape StepShape
 	// Cost is the cost model's price of Shape.
 	Cost StepCost
-	// PlannedStart is the step's scheduled start: the previous step's deadline
-	// when the engine was busy and planned within maxCatchUp (2 ms) of it,
-	// else the time the step was planned (PlannedAt).
+	// PlannedStart is the step's scheduled start: the later of the previous
+	// step's deadline and the arrival of the last request admitted in the
+	// step, when the engine was busy and planned within maxCatchUp (2 ms) of
+	// that; else the time the step was planned (PlannedAt).
 	PlannedStart time.Time
 	// Deadline is PlannedStart + Cost.Duration(): when the step was due to end.
 	Deadline time.Time
@@ -93,6 +94,7 @@ func newEngine(cfg *Config, cm *CostModel, hook func(StepRecord)) *engine {
 
 // submit queues q, counting it in flight from arrived.
 func (e *engine) submit(q *seq, arrived time.Time) error {
+	q.arrived = arrived
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -172,9 +174,13 @@ func (e *engine) run() {
 			}
 		}
 		planned := time.Now()
+		var lastArrival time.Time // of the requests admitted in this step
 		for _, q := range p.prefill {
 			if q.prefilled == 0 {
 				q.stream.truth.admitted(planned, p.index)
+				if q.arrived.After(lastArrival) {
+					lastArrival = q.arrived
+				}
 			}
 		}
 		cost := e.cm.Step(p.shape)
@@ -187,7 +193,13 @@ func (e *engine) run() {
 		}
 		e.mu.Unlock()
 
+		// A busy step starts at the previous deadline, or when the last request
+		// it admits arrived if later (no step starts before its work exists);
+		// a host stall longer than maxCatchUp is not made up.
 		start := next
+		if lastArrival.After(start) {
+			start = lastArrival
+		}
 		if start.IsZero() || planned.Sub(start) > maxCatchUp {
 			start = planned
 		}

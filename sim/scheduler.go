@@ -1,5 +1,7 @@
 package sim
 
+import "time"
+
 // seqState is where a sequence is in its life.
 type seqState int
 
@@ -15,6 +17,7 @@ const (
 type seq struct {
 	inputTokens int
 	maxTokens   int
+	arrived     time.Time // handler entry; a step admitting it starts no earlier
 
 	// scheduler
 	state     seqState
