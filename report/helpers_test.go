@@ -1,11 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"flag"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -94,13 +96,35 @@ var (
 // fixtureResults is the golden-ish experiment: two arms, three loads, three
 // repetitions of 600 requests, interleaved, simulated, with some sections
 // measured and some not.
+// Built once and handed out as a deep copy (a JSON round trip), so parallel
+// tests can change their copy freely.
 func fixtureResults(t testing.TB) Results {
 	t.Helper()
+	data, err := fixtureJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var fixtureJSON = sync.OnceValues(func() ([]byte, error) {
+	r, err := buildFixture()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(r)
+})
+
+func buildFixture() (Results, error) {
 	arms := []synthArm{fixtureBaseline, fixtureCandidate}
 	loads := []float64{2, 4, 8}
 	order, err := RunOrder([]string{"baseline", "candidate"}, loads, 3)
 	if err != nil {
-		t.Fatal(err)
+		return Results{}, err
 	}
 	r := Results{
 		SchemaVersion: SchemaVersion, CreatedAt: time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC),
@@ -120,9 +144,13 @@ func fixtureResults(t testing.TB) Results {
 		c := BuildCell(recs, CellOptions{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition, Order: i, SLO: r.SLO, CDFPoints: 50})
 		r.Cells = append(r.Cells, c)
 	}
-	r.Amdahl = &AmdahlSection{Loads: []AmdahlLoad{
-		{Candidate: "candidate", OfferedLoadRPS: 2, FGPU: 0.6, FWall: 0.5, FExcl: 0.45, S: 1.6, Bound: 1 / (0.5 + 0.5/1.6), BoundLow: 1.2, BoundHigh: 1.27, TransferEfficiency: 0.8, TransferMetric: "tpot mean"},
-	}}
+	r.Amdahl = &AmdahlSection{}
+	for i, l := range loads {
+		f := 0.5 + 0.05*float64(i) // busier server: more of the wall time is the target op
+		bound := 1 / ((1 - f) + f/1.6)
+		r.Amdahl.Loads = append(r.Amdahl.Loads, AmdahlLoad{Candidate: "candidate", OfferedLoadRPS: l, FGPU: f + 0.1, FWall: f, FExcl: f - 0.05, S: 1.6,
+			Bound: bound, BoundLow: bound - 0.03, BoundHigh: bound + 0.03, TransferEfficiency: 0.8, TransferMetric: "tpot mean"})
+	}
 	r.Energy, r.Cost = &EnergySection{}, &CostSection{}
 	for _, c := range r.Cells {
 		powerW := 300.0 + 40*c.OfferedLoadRPS
@@ -141,8 +169,6 @@ func fixtureResults(t testing.TB) Results {
 	r.Hook = &HookSection{Arms: []HookArm{{Arm: "candidate", Target: "sim:rmsnorm", Candidate: "fused_rmsnorm", ReportSHA256: "abcdef0123456789abcdef", CallsEager: 123456, Receipts: []string{"patched sim:rmsnorm at import"}}}}
 	r.Validation = &ValidationSection{Candidates: []ValidationCandidate{{Candidate: "candidate", ReportSHA256: "abcdef0123456789abcdef", Verdict: "pass", S: 1.6,
 		Shapes: []ShapeSpeedup{{Shape: "bf16[8,4096]x[4096,4096]", Count: 900, Speedup: 1.7}, {Shape: "bf16[1,4096]x[4096,4096]", Count: 100, Speedup: 1.2, Stress: true}}}}}
-	if err := Analyze(&r, DecisionRule{RequireValidation: true, RequireReproducible: true}); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	err = Analyze(&r, DecisionRule{RequireValidation: true, RequireReproducible: true})
+	return r, err
 }
