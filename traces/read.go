@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -214,7 +215,8 @@ func (p *parser) drop(reason string) {
 }
 
 // choose picks the format from options and the header's normalised columns.
-func (p *parser) choose(cols []string, jsonl bool, headerLine int) error {
+// names are the columns as written, for messages.
+func (p *parser) choose(cols, names []string, jsonl bool, headerLine int) error {
 	kind := "CSV"
 	if jsonl {
 		kind = "JSONL"
@@ -227,7 +229,7 @@ func (p *parser) choose(cols []string, jsonl bool, headerLine int) error {
 		f, err := detect(cols, jsonl)
 		if err != nil {
 			return fmt.Errorf("traces: %s line %d: %s columns [%s] match no known format (%s; or give a column mapping): %w",
-				p.name, headerLine, kind, strings.Join(cols, ", "), strings.Join(FormatNames(), ", "), err)
+				p.name, headerLine, kind, strings.Join(names, ", "), strings.Join(FormatNames(), ", "), err)
 		}
 		p.f = f
 		return nil
@@ -318,7 +320,7 @@ func (p *parser) readCSV(header []byte, headerNo int) error {
 			return fmt.Errorf("traces: %s line %d: header: columns %d and %d are both %q", p.name, headerNo, j+1, i+1, names[i])
 		}
 	}
-	if err := p.choose(cols, false, headerNo); err != nil {
+	if err := p.choose(cols, names, false, headerNo); err != nil {
 		return err
 	}
 	idx := func(col string) (int, error) {
@@ -425,12 +427,12 @@ func (p *parser) readJSONL(first []byte, firstNo int) error {
 	if err := json.Unmarshal(first, &obj); err != nil {
 		return fmt.Errorf("traces: %s line %d: first JSONL object: %w", p.name, firstNo, err)
 	}
-	cols := make([]string, 0, len(obj))
-	for k := range obj {
-		cols = append(cols, normName(k))
+	names := slices.Sorted(maps.Keys(obj))
+	cols := make([]string, len(names))
+	for i, k := range names {
+		cols[i] = normName(k)
 	}
-	slices.Sort(cols)
-	if err := p.choose(cols, true, firstNo); err != nil {
+	if err := p.choose(cols, names, true, firstNo); err != nil {
 		return err
 	}
 	p.blockToks = p.f.blockToks
