@@ -17,6 +17,12 @@ import (
 // maxBodyBytes bounds a request body (a 8192-token id array is ~60 KiB).
 const maxBodyBytes = 8 << 20
 
+// Server satisfies loadgen.Server's shape (written out: sim imports no transferlab package).
+var _ interface {
+	BaseURL() string
+	Ready(ctx context.Context) error
+} = (*Server)(nil)
+
 // Server is the simulated OpenAI-compatible server. It satisfies
 // loadgen.Server (BaseURL, Ready). Create it with New; it must be Closed.
 type Server struct {
