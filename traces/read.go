@@ -85,7 +85,7 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 	if !ok {
 		return Schedule{}, fmt.Errorf("traces: %s: empty file", name)
 	}
-	jsonl := first[0] == '{'
+	jsonl := bytes.TrimSpace(first)[0] == '{'
 	var err error
 	if jsonl {
 		err = p.readJSONL(first, firstNo)
@@ -422,10 +422,23 @@ func splitCSV(line []byte, dst [][]byte) ([][]byte, error) {
 }
 
 // readJSONL reads a JSONL trace; the first object's keys pick the format.
+// In lenient mode, leading lines that are not JSON objects are skipped
+// (counted as bad_json) until one can name the format.
 func (p *parser) readJSONL(first []byte, firstNo int) error {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(first, &obj); err != nil {
-		return fmt.Errorf("traces: %s line %d: first JSONL object: %w", p.name, firstNo, err)
+	for {
+		err := json.Unmarshal(first, &obj)
+		if err == nil {
+			break
+		}
+		if !p.opts.Lenient {
+			return &RowError{File: p.name, Line: firstNo, Reason: ReasonBadJSON, Err: fmt.Errorf("first JSONL object: %w", err)}
+		}
+		_ = p.bad(firstNo, "", ReasonBadJSON, err)
+		var ok bool
+		if first, firstNo, ok = p.lines.next(); !ok {
+			return fmt.Errorf("traces: %s: no JSON object to detect the format from (%d bad lines)", p.name, p.skipped)
+		}
 	}
 	names := slices.Sorted(maps.Keys(obj))
 	cols := make([]string, len(names))

@@ -476,3 +476,23 @@ func TestParseDatetimeMatchesTimeParse(t *testing.T) {
 		})
 	}
 }
+
+func TestReadJSONLBadFirstLine(t *testing.T) {
+	t.Parallel()
+	data := "{\"timestamp\": 0, \"input_length\": 5\n{\"timestamp\": 1000, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n"
+	_, err := Parse([]byte(data), "m.jsonl", ReadOptions{})
+	var re *RowError
+	if !errors.As(err, &re) || re.Line != 1 || re.Reason != ReasonBadJSON {
+		t.Fatalf("strict: %v", err)
+	}
+	s, err := Parse([]byte(data), "m.jsonl", ReadOptions{Lenient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Format != FormatMooncake || len(s.Requests) != 1 || s.SkippedByReason[ReasonBadJSON] != 1 || s.Requests[0].SourceLine != 2 {
+		t.Errorf("lenient: %+v", s)
+	}
+	if _, err := Parse([]byte("{oops\n{nope\n"), "m.jsonl", ReadOptions{Lenient: true}); err == nil {
+		t.Error("no JSON object at all accepted")
+	}
+}
