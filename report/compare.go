@@ -112,6 +112,11 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 		return cmp, fmt.Errorf("report: compare: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
 	}
 	out.Energy = renameEnergy(a.Energy, b.Energy, opts)
+	out.Cost = renameCost(a.Cost, b.Cost, opts)
+	notPart := "not carried into a comparison of two runs: see each run's own report"
+	out.Amdahl = &AmdahlSection{NotMeasured: notPart}
+	out.Validation = &ValidationSection{NotMeasured: notPart}
+	out.Hook = &HookSection{NotMeasured: notPart}
 	rule := opts.Rule
 	rule.Baseline = opts.NameA
 	rule.Independent = true
@@ -123,30 +128,46 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 }
 
 // renameEnergy carries both sides' energy cells of the compared arms, renamed,
-// so a VRAM budget can decide; nil when neither side measured energy.
+// so a VRAM budget can decide; "not measured" when neither side measured energy.
 func renameEnergy(a, b *EnergySection, opts CompareOptions) *EnergySection {
 	var cells []EnergyCell
-	take := func(s *EnergySection, arm, name string) {
-		if s == nil || s.NotMeasured != "" {
-			return
-		}
-		for _, c := range s.Cells {
-			if c.Arm == arm {
-				c.Arm = name
-				cells = append(cells, c)
-			}
-		}
+	if a != nil && a.NotMeasured == "" {
+		cells = takeArm(a.Cells, opts.ArmA, opts.NameA, func(c *EnergyCell) *string { return &c.Arm })
 	}
-	take(a, opts.ArmA, opts.NameA)
-	take(b, opts.ArmB, opts.NameB)
+	if b != nil && b.NotMeasured == "" {
+		cells = append(cells, takeArm(b.Cells, opts.ArmB, opts.NameB, func(c *EnergyCell) *string { return &c.Arm })...)
+	}
 	if len(cells) == 0 {
-		reason := "not measured in either run"
-		if a != nil && a.NotMeasured != "" {
-			reason = "A: " + a.NotMeasured
-		}
-		return &EnergySection{NotMeasured: reason}
+		return &EnergySection{NotMeasured: "not measured in either run"}
 	}
 	return &EnergySection{Cells: cells}
+}
+
+// renameCost carries both sides' cost cells of the compared arms, renamed.
+func renameCost(a, b *CostSection, opts CompareOptions) *CostSection {
+	var cells []CostCell
+	if a != nil && a.NotMeasured == "" {
+		cells = takeArm(a.Cells, opts.ArmA, opts.NameA, func(c *CostCell) *string { return &c.Arm })
+	}
+	if b != nil && b.NotMeasured == "" {
+		cells = append(cells, takeArm(b.Cells, opts.ArmB, opts.NameB, func(c *CostCell) *string { return &c.Arm })...)
+	}
+	if len(cells) == 0 {
+		return &CostSection{NotMeasured: "not measured in either run"}
+	}
+	return &CostSection{Cells: cells}
+}
+
+// takeArm returns copies of the cells whose arm (armOf) is arm, renamed to name.
+func takeArm[T any](cells []T, arm, name string, armOf func(*T) *string) []T {
+	var out []T
+	for _, c := range cells {
+		if a := armOf(&c); *a == arm {
+			*a = name
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func joinLines(s []string) string {

@@ -104,3 +104,49 @@ func TestResultsRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// TestResultsV1 keeps testdata/results_v1.json (the fixture as results.json,
+// refreshed by -update) readable by this build and rendering to the golden report.md.
+func TestResultsV1(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteJSON(&b, fixtureResults(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "results_v1.json", b.Bytes())
+	r, err := ReadResults(filepath.Join("testdata", "results_v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "TestReport.golden.md", md.Bytes())
+}
+
+func TestCompareCarriesEnergyAndCost(t *testing.T) {
+	t.Parallel()
+	a, b := fixtureResults(t), fixtureResults(t)
+	c, err := Compare(a, b, CompareOptions{ArmB: "candidate", Rule: DecisionRule{VRAMBudgetBytes: 60 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Results
+	// 9 cells per arm in each fixture; only the compared arms come over, renamed.
+	if len(r.Energy.Cells) != 18 || len(r.Cost.Cells) != 18 {
+		t.Fatalf("energy %d cells, cost %d cells; want 18 each", len(r.Energy.Cells), len(r.Cost.Cells))
+	}
+	for _, e := range r.Energy.Cells {
+		if e.Arm != "A:baseline" && e.Arm != "B:candidate" {
+			t.Errorf("energy cell of arm %q", e.Arm)
+		}
+	}
+	// The fixture's 70 GiB peak exceeds the declared 60 GiB budget: clause c decides.
+	if v := r.Verdicts[0]; v.Outcome != "fail" || v.DecidingClause != "c" {
+		t.Errorf("verdict %s by %s, want fail by c: %s", v.Outcome, v.DecidingClause, v.Reason)
+	}
+	if r.Amdahl.NotMeasured == "" || r.Validation.NotMeasured == "" || r.Hook.NotMeasured == "" {
+		t.Error("sections not carried into a comparison must say why")
+	}
+}

@@ -1,18 +1,149 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/transferlab/transferlab/report"
 )
 
-// newCompareCmd is a placeholder replaced by the owner of this sub-command.
+// Exit statuses of `compare --exit-code`.
+const (
+	compareExitFail         = 3
+	compareExitInconclusive = 4
+)
+
+// newCompareCmd builds `transferlab compare A.json B.json`: the canary
+// comparison of two results.json made from the same trace and config. All
+// statistics and the verdict come from report.Compare; this file only wires flags.
 func newCompareCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "compare",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("compare: not built yet")
+	var (
+		opts     report.CompareOptions
+		outDir   string
+		asJSON   bool
+		exitCode bool
+	)
+	cmd := &cobra.Command{
+		Use:   "compare A.json B.json",
+		Short: "Compare two results.json from the same trace and config (production vs canary, claim vs re-measurement)",
+		Long: `compare reads two results.json files, refuses them when they were made from
+different traces, configs, SLOs or offered loads (unless --force; it lists what
+differs), and compares arm --arm-a of A (the baseline) with arm --arm-b of B
+(the candidate) with the same statistics and decision rule as a run: bootstrap
+intervals over repetitions (resampled independently: the runs were not
+interleaved), candidate/baseline ratios, capacity at SLO and a verdict naming
+its deciding clause. It prints report.md to stdout (or the comparison as JSON
+with --json) and with --out writes compare.json, report.md and report.html.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := report.ReadResults(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := report.ReadResults(args[1])
+			if err != nil {
+				return err
+			}
+			c, err := report.Compare(a, b, opts)
+			if err != nil {
+				return fmt.Errorf("compare %s %s: %w", args[0], args[1], err)
+			}
+			if len(c.Differences) > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "transferlab compare: --force: comparing despite %d differences:\n", len(c.Differences))
+				for _, d := range c.Differences {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", d)
+				}
+			}
+			if outDir != "" {
+				if err := writeComparison(outDir, c); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				err = writeComparisonJSON(out, c)
+			} else {
+				err = report.WriteMarkdown(out, c.Results)
+			}
+			if err != nil {
+				return err
+			}
+			return verdictExit(c.Results.Verdicts, exitCode)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opts.ArmA, "arm-a", report.DefaultBaseline, "arm of A.json taken as the baseline")
+	f.StringVar(&opts.ArmB, "arm-b", "", "arm of B.json taken as the candidate (default: the same name as --arm-a)")
+	f.BoolVar(&opts.Force, "force", false, "compare even when the two results were made from different traces, configs, SLOs or loads")
+	f.StringVar(&opts.Rule.Metric, "metric", report.DefaultRuleMetric, "decision metric: ttft, ttft_intended, ttfo, itl, tpot or e2e")
+	f.Float64Var(&opts.Rule.Percentile, "percentile", report.DefaultRulePercentile, "decision percentile: 50, 90, 95, 99 or 99.9")
+	f.BoolVar(&opts.Rule.UseMean, "mean", false, "decide on the mean instead of a percentile")
+	f.Float64Var(&opts.Rule.RegressionMargin, "margin", 0, "tolerated slowdown as a fraction (0.02 = 2 %): pass when the ratio's interval lies below 1 + margin")
+	f.Uint64Var(&opts.Rule.VRAMBudgetBytes, "vram-budget-bytes", 0, "peak VRAM budget of the candidate in bytes (0: not declared)")
+	f.Float64Var(&opts.Rule.IntervalLevel, "interval", report.DefaultIntervalLevel, "two-sided bootstrap interval level")
+	f.IntVar(&opts.Rule.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
+	f.Uint64Var(&opts.Rule.Seed, "seed", report.DefaultBootstrapSeed, "bootstrap seed (recorded in the output)")
+	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
+	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
+	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail and %d when inconclusive (for canary gates)", compareExitFail, compareExitInconclusive))
+	return cmd
+}
+
+func writeComparisonJSON(w io.Writer, c report.Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("compare: encoding JSON: %w", err)
+	}
+	return nil
+}
+
+// writeComparison writes compare.json (the analysed Results), report.md and report.html into dir.
+func writeComparison(dir string, c report.Comparison) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("compare: --out: %w", err)
+	}
+	files := []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"compare.json", func(w io.Writer) error { return report.WriteJSON(w, c.Results) }},
+		{"report.md", func(w io.Writer) error { return report.WriteMarkdown(w, c.Results) }},
+		{"report.html", func(w io.Writer) error { return report.WriteHTML(w, c.Results) }},
+	}
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		fh, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("compare: %w", err)
+		}
+		werr := f.write(fh)
+		cerr := fh.Close()
+		if err := errors.Join(werr, cerr); err != nil {
+			return fmt.Errorf("compare: writing %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// verdictExit maps the verdict to an exit status when --exit-code is set.
+func verdictExit(vs []report.Verdict, enabled bool) error {
+	if !enabled {
+		return nil
+	}
+	for _, v := range vs {
+		switch v.Outcome {
+		case "fail":
+			return &exitError{code: compareExitFail, err: fmt.Errorf("compare: verdict fail (clause %s): %s", v.DecidingClause, v.Reason)}
+		case "inconclusive":
+			return &exitError{code: compareExitInconclusive, err: fmt.Errorf("compare: verdict inconclusive (clause %s): %s", v.DecidingClause, v.Reason)}
+		}
+	}
+	return nil
 }
