@@ -194,6 +194,22 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			p.PhaseWall[ph] = Union(wall)
 		}
 	}
+	p.Extent = p.Span
+	grow := func(iv Interval) {
+		p.Extent.Start, p.Extent.End = min(p.Extent.Start, iv.Start), max(p.Extent.End, iv.End)
+	}
+	for _, r := range tl.cpuRanges {
+		grow(r.iv)
+	}
+	for _, r := range tl.cpuOps {
+		grow(r.iv)
+	}
+	for _, r := range tl.gpuRanges {
+		grow(r.iv)
+	}
+	for _, l := range tl.launches {
+		grow(Interval{l.at, l.at})
+	}
 	a := p.Attribution
 	if !hasAnn {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no range named %q: kernels attributed by name pattern %q only", c.target, p.Pattern))

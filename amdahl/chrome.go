@@ -1,7 +1,9 @@
 package amdahl
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,7 +43,7 @@ type chromeFile struct {
 }
 
 // ParseChrome reads a Chrome-trace JSON (an object with "traceEvents", or a
-// bare array of events) as PyTorch's profiler writes it. Only complete events
+// bare array of events; gzip-compressed or not) as PyTorch's profiler writes it. Only complete events
 // (ph "X", ts and dur in µs) are used:
 //
 //   - GPU work: cat "kernel", "gpu_memcpy", "gpu_memset"; device from
@@ -56,7 +58,7 @@ type chromeFile struct {
 // KernelPattern, PhaseAnnotation). name is used in errors, which name the
 // event index and the field; a JSON syntax error names the line.
 func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
-	data, err := io.ReadAll(r)
+	data, err := readMaybeGzip(r)
 	if err != nil {
 		return nil, fmt.Errorf("amdahl: chrome trace %s: %w", name, err)
 	}
@@ -187,4 +189,18 @@ func jsonErrLine(data []byte, err error) string {
 		return ""
 	}
 	return fmt.Sprintf(" line %d", bytes.Count(data[:off], []byte("\n"))+1)
+}
+
+// readMaybeGzip reads all of r, decompressing it when it starts with the gzip magic.
+func readMaybeGzip(r io.Reader) ([]byte, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		return io.ReadAll(zr)
+	}
+	return io.ReadAll(br)
 }

@@ -87,7 +87,7 @@ var hookKnownFields = []string{"format", "target", "mode", "candidate", "kernel_
 // check HOOK_TIMINGS.md lists; errors name the file, the JSON path and the
 // field (a syntax error names the line).
 func ParseHookTimings(r io.Reader, name string) (*HookTimings, error) {
-	data, err := io.ReadAll(r)
+	data, err := readMaybeGzip(r)
 	if err != nil {
 		return nil, fmt.Errorf("amdahl: hook timings %s: %w", name, err)
 	}

@@ -52,6 +52,10 @@ type Profile struct {
 	Kernels []Kernel `json:"-"`
 	// Span runs from the first GPU work's start to the last one's end.
 	Span Interval `json:"span"`
+	// Extent runs from the first to the last event of any kind the reader
+	// used (GPU work, CPU ranges, launch calls): the best estimate of the
+	// profiled window when requests may outlast the last kernel.
+	Extent Interval `json:"extent"`
 	// PhaseWall holds each phase's wall ranges (sorted, disjoint) from phase
 	// annotations: GPU-side ranges when the profile has them, else CPU-side.
 	PhaseWall   map[string][]Interval `json:"-"`

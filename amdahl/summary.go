@@ -2,9 +2,12 @@ package amdahl
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -61,6 +64,12 @@ type SummaryConfig struct {
 	// clock (Unix ns for hook files); nil: the whole window is active (chrome,
 	// nsys) or the hook's own active_wall_ms.
 	Active []Interval
+	// ActiveWall, when > 0 and Active is nil, is the profiled window's active
+	// wall time as the server counted it (e.g. refserver's active_s): f_wall
+	// and f_excl use it as denominator, and each window's share of it is
+	// taken proportional to the window's length (an assumption stated in
+	// ActiveFrom "server (apportioned)").
+	ActiveWall time.Duration
 	// Target, for hook files, must equal the file's target when non-empty.
 	Target string
 	// Options set attribution for chrome/nsys (TargetAnnotation, KernelPattern, PhaseAnnotation).
@@ -92,15 +101,24 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 	window := p.Span
 	if c.Active != nil {
 		wo = append(wo, Active(c.Active))
-		// Analyse where requests were in flight: kernels before the first or
-		// after the last request (warm-up, teardown) are outside.
-		if u := Intersect(c.Active, []Interval{p.Span}); len(u) > 0 {
+		// Analyse where requests were in flight inside the profiled extent:
+		// kernels before the first or after the last request (warm-up,
+		// teardown) are outside, and so is request time the profiler did not see.
+		if u := Intersect(c.Active, []Interval{p.Extent}); len(u) > 0 {
 			window = Interval{u[0].Start, u[len(u)-1].End}
 		}
 	}
 	s.Fractions, err = p.Fractions(append(wo, Window(window))...)
 	if err != nil {
 		return Summary{}, err
+	}
+	scale := 1.0 // server active wall / window length, applied to each window's active wall
+	if c.Active == nil && c.ActiveWall > 0 {
+		fr := &s.Fractions
+		scale = float64(c.ActiveWall) / float64(fr.ActiveWall)
+		fr.ActiveWall, fr.ActiveFrom = c.ActiveWall, "server"
+		fr.FWall = ratio(float64(fr.TargetActive), float64(fr.ActiveWall))
+		fr.FExcl = ratio(float64(fr.TargetExclusive), float64(fr.ActiveWall))
 	}
 	n := c.Windows
 	if n <= 0 {
@@ -115,6 +133,7 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 		if err != nil {
 			return Summary{}, err
 		}
+		ws[0].ActiveWall = time.Duration(float64(ws[0].ActiveWall) * scale)
 		s.Windows = append(s.Windows, ws[0])
 	}
 	for i := range s.Windows {
@@ -212,3 +231,34 @@ func pct(level float64) string {
 	}
 	return fmt.Sprintf("%g%% bootstrap interval", level*100)
 }
+
+// ServerWindow is what a server reports about one profiled window
+// (integrate's reference server writes it beside the trace as
+// TRACE.window.json): its length and the time with ≥ 1 request in flight, s.
+type ServerWindow struct {
+	WindowS      float64 `json:"window_s"`
+	ActiveS      float64 `json:"active_s"`
+	RequestsDone int     `json:"requests_done"`
+}
+
+// ReadServerWindow reads a TRACE.window.json file; errors name the file and field.
+func ReadServerWindow(path string) (ServerWindow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ServerWindow{}, fmt.Errorf("amdahl: server window: %w", err)
+	}
+	var w ServerWindow
+	if err := json.Unmarshal(data, &w); err != nil {
+		return ServerWindow{}, fmt.Errorf("amdahl: server window %s%s: %w", path, jsonErrLine(data, err), err)
+	}
+	switch {
+	case !(w.WindowS > 0):
+		return ServerWindow{}, fmt.Errorf("amdahl: server window %s: field window_s: %v, want > 0", path, w.WindowS)
+	case !(w.ActiveS >= 0) || w.ActiveS > w.WindowS*(1+1e-6):
+		return ServerWindow{}, fmt.Errorf("amdahl: server window %s: field active_s: %v, want in [0, window_s %v]", path, w.ActiveS, w.WindowS)
+	}
+	return w, nil
+}
+
+// ActiveWall is ActiveS as a duration.
+func (w ServerWindow) ActiveWall() time.Duration { return time.Duration(math.Round(w.ActiveS * 1e9)) }

@@ -2,8 +2,10 @@ package amdahl
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -36,13 +38,14 @@ func TestSummarize(t *testing.T) {
 			text: []string{"INCOMPLETE", "2 unattributed"},
 		},
 		{
-			// Requests [0,60) and [100,150) µs: the analysed window is [10,150),
-			// split into [10,80) (active [10,60): target 20 of 50) and
-			// [80,150) (active [100,150): target 15 of 50).
+			// Requests [0,60) and [100,150) µs; the trace's events start at 0
+			// (CPU range), so the analysed window is [0,150), split into
+			// [0,75) (active [0,60): target k1 20 of 60; k4 ran after the
+			// request ended) and [75,150) (active [100,150): target 15 of 50).
 			name: "chrome with request intervals", file: "chrome_overlap.json", format: FormatChrome,
 			cfg: SummaryConfig{Windows: 2, Active: []Interval{{us(0), us(60)}, {us(100), us(150)}},
 				Options: []Option{KernelPattern(rms)}},
-			fwall: 35.0 / 100, windows: []float64{20.0 / 50, 15.0 / 50}, complete: true,
+			fwall: 35.0 / 110, windows: []float64{20.0 / 60, 15.0 / 50}, complete: true,
 			text: []string{"from requests"},
 		},
 		{
@@ -89,4 +92,70 @@ func TestSummarize(t *testing.T) {
 	if _, err := ParseFormat("perfetto"); err == nil {
 		t.Error("unknown format accepted")
 	}
+}
+
+// TestSummarizeServerActive: the server's active time (100 µs of the 150 µs
+// span) is the f_wall denominator, apportioned to the two 75 µs windows as
+// 50 µs each: f = 30/50 and 15/50, pooled 45/100; f_excl = 30/100.
+func TestSummarizeServerActive(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	wpath := filepath.Join(dir, "trace.json.window.json")
+	if err := os.WriteFile(wpath, []byte(`{"trace_path": "x", "window_s": 0.0002, "active_s": 0.0001, "requests_done": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := ReadServerWindow(wpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sw.ActiveWall() != us(100) || sw.RequestsDone != 3 {
+		t.Fatalf("server window %+v", sw)
+	}
+	s, err := Summarize(context.Background(), filepath.Join("testdata", "chrome_overlap.json"), FormatChrome,
+		SummaryConfig{Windows: 2, ActiveWall: sw.ActiveWall(), Options: []Option{KernelPattern(regexp.MustCompile(`^triton_rmsnorm`))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx(t, "f_wall", float64(s.Fractions.FWall), 0.45, exact)
+	approx(t, "pooled f_wall", float64(s.FWall.Value), 0.45, exact)
+	approx(t, "f_excl", float64(s.Fractions.FExcl), 0.3, exact)
+	approx(t, "f_gpu", float64(s.Fractions.FGPU), 0.375, exact)
+	approx(t, "w0", float64(s.Windows[0].Target)/float64(s.Windows[0].ActiveWall), 0.6, exact)
+	approx(t, "w1", float64(s.Windows[1].Target)/float64(s.Windows[1].ActiveWall), 0.3, exact)
+	if s.Fractions.ActiveFrom != "server" {
+		t.Errorf("active from %q", s.Fractions.ActiveFrom)
+	}
+	for _, bad := range []string{`{"window_s": 0, "active_s": 0}`, `{"window_s": 1, "active_s": 2}`, `{"window_s": 1,}`} {
+		if err := os.WriteFile(wpath, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadServerWindow(wpath); err == nil || !strings.Contains(err.Error(), wpath) {
+			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+}
+
+func TestChromeGzip(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("testdata", "chrome_overlap.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := ParseChrome(&buf, "trace.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr, err := p.Fractions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	approx(t, "f_gpu from gzip", float64(fr.FGPU), 40.0/120, exact)
 }

@@ -25,6 +25,7 @@ import (
 func newProfileCmd() *cobra.Command {
 	var (
 		format, target, pattern, records string
+		serverWindow                     string
 		phases                           []string
 		windows                          int
 		recordsOffsetNs                  int64
@@ -39,7 +40,8 @@ func newProfileCmd() *cobra.Command {
 			"bound uses it), f_excl (target not overlapped by other work / active wall, a lower bound), and\n" +
 			"the same per prefill/decode where the profile's phase ranges say so. Attribution rules and\n" +
 			"range names: amdahl/PROFILES.md; hook file format: amdahl/HOOK_TIMINGS.md.\n" +
-			"Without --records the whole profiled span counts as active (idle gaps not removed).",
+			"Active wall time: --records (requests' [sent, end] intervals), else the server's count in\n" +
+			"FILE.window.json / --server-window, else the whole profiled span (idle gaps not removed).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -71,6 +73,19 @@ func newProfileCmd() *cobra.Command {
 				if cfg.Active, err = activeFromRecordsFile(records, time.Duration(recordsOffsetNs)); err != nil {
 					return err
 				}
+			} else if f != amdahl.FormatHook {
+				sw := serverWindow
+				if sw == "" {
+					sw = siblingWindowFile(path)
+				}
+				if sw != "" {
+					w, err := amdahl.ReadServerWindow(sw)
+					if err != nil {
+						return fmt.Errorf("profile: %w", err)
+					}
+					cfg.ActiveWall = w.ActiveWall()
+					fmt.Fprintf(cmd.ErrOrStderr(), "profile: active wall time %.3f s from %s (server's count)\n", w.ActiveS, sw)
+				}
 			}
 			s, err := amdahl.Summarize(cmd.Context(), path, f, cfg)
 			if err != nil {
@@ -93,6 +108,7 @@ func newProfileCmd() *cobra.Command {
 	fl.IntVar(&windows, "windows", 4, "chrome/nsys: equal windows the span is cut into for f_wall's interval (hook files carry their own)")
 	fl.StringVar(&records, "records", "", "records.jsonl of the run profiled: active wall time = union of the requests' [sent, end] intervals")
 	fl.Int64Var(&recordsOffsetNs, "records-offset-ns", 0, "added to the records' offsets (ns from run start) to put them on the profile's clock (hook files: the run's start as Unix ns)")
+	fl.StringVar(&serverWindow, "server-window", "", "JSON with the server's window_s/active_s for the profiled window (default: FILE.window.json beside a trace, if present)")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
 	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -151,4 +167,15 @@ func activeFromRecordsFile(path string, offset time.Duration) ([]amdahl.Interval
 		return nil, fmt.Errorf("profile: --records %s: no request with a [sent, end] interval", path)
 	}
 	return amdahl.Shift(amdahl.Union(spans), offset), nil
+}
+
+// siblingWindowFile returns the reference server's TRACE.window.json beside
+// a trace (also for a trace gzipped after the fact), or "".
+func siblingWindowFile(path string) string {
+	for _, c := range []string{path + ".window.json", strings.TrimSuffix(path, ".gz") + ".window.json"} {
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+	}
+	return ""
 }
