@@ -305,6 +305,16 @@ def make_app(engine, cfg, manifest):
         st = await asyncio.get_running_loop().run_in_executor(None, tlhook.stats)
         return web.json_response(st, dumps=lambda o: json.dumps(o, default=str))
 
+    async def hook_window(request):
+        import tlhook
+
+        body = await request.json() if request.can_read_body else {}
+        h = tlhook.current()
+        if h is None:
+            return web.json_response({"error": "no override manifest: the hook is not loaded"}, status=409)
+        docs = await asyncio.get_running_loop().run_in_executor(None, h.close_window, body.get("label"))
+        return web.json_response(docs)
+
     async def profile_start(request):
         import torch
 
@@ -410,6 +420,7 @@ def make_app(engine, cfg, manifest):
     app.router.add_get("/v1/models", models)
     app.router.add_get("/manifest", get_manifest)
     app.router.add_get("/hook/stats", hook_stats)
+    app.router.add_post("/hook/window", hook_window)
     app.router.add_post("/profile/start", profile_start)
     app.router.add_post("/profile/stop", profile_stop)
     app.router.add_post("/v1/completions", completions)
@@ -435,6 +446,7 @@ def main(argv=None):
     warm_s = time.time() - t0
     if tlhook.current() is not None:
         tlhook.current().require_installed()  # never serve the baseline silently
+        tlhook.current().set_active_clock(engine.active_s)
     import torch
 
     manifest = {

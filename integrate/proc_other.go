@@ -1,0 +1,28 @@
+//go:build !unix
+
+package integrate
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+)
+
+type signal int
+
+const (
+	sigTerm signal = iota
+	sigKill
+)
+
+// setProcessGroup is a no-op where there are no process groups; Close kills the leader only.
+func setProcessGroup(*exec.Cmd) {}
+
+func signalGroup(cmd *exec.Cmd, _ signal) error {
+	if cmd.Process == nil {
+		return os.ErrProcessDone
+	}
+	return cmd.Process.Kill()
+}
+
+func isProcessDone(err error) bool { return errors.Is(err, os.ErrProcessDone) }
