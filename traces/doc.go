@@ -17,7 +17,8 @@
 //     Schedule.Dropped, or kept as 1-token requests with ReadOptions.KeepFailed.
 //   - csv / jsonl: any trace whose columns a Mapping names, with the time unit.
 //
-// Policies, each tested: a UTF-8 BOM, CRLF, blank and trailing blank lines are
+// Policies, each tested: gzip-compressed files are read transparently (the
+// SHA-256 is of the stored bytes); a UTF-8 BOM, CRLF, blank and trailing blank lines are
 // accepted; unsorted rows are sorted stably by time and counted in
 // Schedule.Reordered; zero input or output tokens are bad rows (a request
 // needs ≥ 1 of each); huge contexts are kept (ClampContext fits them to a

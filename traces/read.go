@@ -2,6 +2,7 @@ package traces
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ReasonMissingField marks a JSONL row that lacks a required key.
@@ -80,6 +82,12 @@ func Read(r io.Reader, name string, opts ReadOptions) (Schedule, error) {
 // see ReadOptions.KeepFailed. A file with no usable request is an error.
 func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 	sum := sha256.Sum256(data)
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		var err error
+		if data, err = gunzip(data); err != nil {
+			return Schedule{}, fmt.Errorf("traces: %s: gzip: %w", name, err)
+		}
+	}
 	p := parser{name: name, opts: opts, lines: lineIter{data: bytes.TrimPrefix(data, []byte("\ufeff"))}}
 	first, firstNo, ok := p.lines.next()
 	if !ok {
@@ -108,8 +116,34 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 	if len(p.dropped) > 0 {
 		s.Dropped = p.dropped
 	}
-	s.Reordered = normalise(s.Requests)
+	var t0 int64
+	s.Reordered, t0 = normalise(s.Requests)
+	if p.f.timeUnit == UnitDatetime {
+		s.Start = time.Unix(0, t0).UTC().Format(time.RFC3339Nano)
+	} else {
+		s.Start = time.Duration(t0).String()
+	}
 	return s, nil
+}
+
+// maxGunzipBytes bounds a decompressed trace (a guard against gzip bombs).
+const maxGunzipBytes = 8 << 30
+
+// gunzip decompresses a whole .gz trace (Azure's 2025 multimodal trace ships as .csv.gz).
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, maxGunzipBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > maxGunzipBytes {
+		return nil, fmt.Errorf("decompresses to more than %d bytes", maxGunzipBytes)
+	}
+	return out, nil
 }
 
 func sumCounts(m map[string]int) int {
@@ -122,8 +156,8 @@ func sumCounts(m map[string]int) int {
 
 // normalise turns raw times (held in Offset) into offsets from the earliest
 // one, sorting stably when needed, assigns IDs 0..n-1 and returns how many
-// rows were out of order.
-func normalise(reqs []Request) int {
+// rows were out of order and the earliest raw time (ns).
+func normalise(reqs []Request) (int, int64) {
 	reordered := 0
 	maxT := int64(math.MinInt64)
 	for i := range reqs {
@@ -150,7 +184,7 @@ func normalise(reqs []Request) int {
 		reqs[i].Offset -= t0
 		reqs[i].ID = i
 	}
-	return reordered
+	return reordered, int64(t0)
 }
 
 // lineIter yields non-blank lines with their 1-based numbers, without the

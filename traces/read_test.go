@@ -1,6 +1,8 @@
 package traces
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -494,5 +496,38 @@ func TestReadJSONLBadFirstLine(t *testing.T) {
 	}
 	if _, err := Parse([]byte("{oops\n{nope\n"), "m.jsonl", ReadOptions{Lenient: true}); err == nil {
 		t.Error("no JSON object at all accepted")
+	}
+}
+
+func TestReadGzipAndStart(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile(filepath.Join("testdata", "azure_conv_50.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	gz, err := Parse(buf.Bytes(), "azure_conv_50.csv.gz", ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := readFixture(t, "azure_conv_50.csv", ReadOptions{})
+	if len(gz.Requests) != len(plain.Requests) || gz.Requests[49] != plain.Requests[49] || gz.SHA256 == plain.SHA256 {
+		t.Errorf("gzip read differs, or hashed the decompressed bytes")
+	}
+	if plain.Start != "2023-11-16T18:15:46.68059Z" {
+		t.Errorf("Start %q", plain.Start)
+	}
+	if mc := readFixture(t, "mooncake_synth_rows240-259.jsonl", ReadOptions{}); mc.Start != "1m9.59s" {
+		t.Errorf("mooncake Start %q", mc.Start)
+	}
+	if _, err := Parse([]byte{0x1f, 0x8b, 0, 1}, "bad.gz", ReadOptions{}); err == nil || !strings.Contains(err.Error(), "gzip") {
+		t.Errorf("truncated gzip: %v", err)
 	}
 }

@@ -46,8 +46,14 @@ type Schedule struct {
 	// Clamped counts requests whose input was clamped to a context limit.
 	Clamped int `json:"clamped_rows"`
 
-	// SHA256 is the hex SHA-256 of the source file's bytes ("" for synthetic
-	// schedules), so a report can pin the exact trace it replayed.
+	// Start is where the schedule's offset 0 lies in the source: the first
+	// row's wall-clock time (RFC 3339, UTC) for datetime traces, or its time
+	// since the trace's own origin ("1m9.59s") for relative ones. "" for
+	// synthetic schedules.
+	Start string `json:"start,omitempty"`
+	// SHA256 is the hex SHA-256 of the source file's bytes as stored (before
+	// any gzip decompression; "" for synthetic schedules), so a report can pin
+	// the exact trace it replayed.
 	SHA256 string `json:"sha256,omitempty"`
 	// SkippedByReason splits Skipped by reason ("bad_time", "bad_tokens",
 	// "zero_tokens", "field_count", "bad_json", ...); nil when nothing was skipped.

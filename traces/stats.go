@@ -38,6 +38,8 @@ type Stats struct {
 	Source string `json:"source"`
 	Format string `json:"format"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Start is Schedule.Start: where offset 0 lies in the source.
+	Start string `json:"start,omitempty"`
 	// Rows is the number of requests.
 	Rows int `json:"rows"`
 	// DurationS is Schedule.Duration in seconds (last offset − first offset).
@@ -76,7 +78,7 @@ type Stats struct {
 // ComputeStats summarises s (see Stats for every definition).
 func ComputeStats(s Schedule) Stats {
 	st := Stats{
-		Source: s.Source, Format: s.Format, SHA256: s.SHA256, Rows: len(s.Requests),
+		Source: s.Source, Format: s.Format, SHA256: s.SHA256, Start: s.Start, Rows: len(s.Requests),
 		DurationS: s.Duration().Seconds(), MeanRateRPS: s.MeanRate(), PercentileMethod: PercentileMethod,
 		Skipped: s.Skipped, SkippedByReason: maps.Clone(s.SkippedByReason), Dropped: maps.Clone(s.Dropped),
 		Reordered: s.Reordered, Clamped: s.Clamped, Transforms: slices.Clone(s.Transforms),
@@ -175,6 +177,9 @@ func (st Stats) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "format\t%s\n", st.Format)
 	if st.SHA256 != "" {
 		fmt.Fprintf(tw, "sha256\t%s\n", st.SHA256)
+	}
+	if st.Start != "" {
+		fmt.Fprintf(tw, "first row at\t%s\n", st.Start)
 	}
 	fmt.Fprintf(tw, "rows\t%d\n", st.Rows)
 	fmt.Fprintf(tw, "skipped rows\t%d%s\n", st.Skipped, counts(st.SkippedByReason))
