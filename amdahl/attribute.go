@@ -37,8 +37,15 @@ type cpuRange struct {
 type gpuRange struct {
 	name   string
 	device int64
+	stream int64 // anyStream when the range's stream is unknown
 	iv     Interval
 }
+
+// anyStream marks a GPU-side range that applies to every stream of its device.
+const anyStream = -1 << 62
+
+// gpuKey places GPU-side ranges on a device and stream.
+type gpuKey struct{ device, stream int64 }
 
 type launchEv struct {
 	thread string
@@ -56,7 +63,8 @@ func isGraphLaunch(name string) bool {
 //
 //  1. launched by a CUDA graph replay (its correlation id leads to a
 //     cudaGraphLaunch): target only if its name matches the kernel pattern;
-//  2. its midpoint lies in a GPU-side target range on its device: "annotation";
+//  2. its midpoint lies in a GPU-side target range on its device and stream
+//     (any stream of the device when the range's stream is unknown): "annotation";
 //  3. its launch call lies in a CPU-side target range on the launching thread,
 //     or its External id is that of a CPU op starting inside one: "correlation";
 //  4. only when the profile has no target range at all: the kernel pattern, "name".
@@ -71,8 +79,8 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 	if len(tl.kernels) == 0 {
 		return nil, fmt.Errorf("amdahl: %s %s: no GPU work (kernel, memcpy, memset) in the profile", source, path)
 	}
-	tgtCPU, tgtGPU := map[string][]Interval{}, map[int64][]Interval{}
-	phCPU, phGPU := map[string]map[string][]Interval{}, map[string]map[int64][]Interval{}
+	tgtCPU, tgtGPU := map[string][]Interval{}, map[gpuKey][]Interval{}
+	phCPU, phGPU := map[string]map[string][]Interval{}, map[string]map[gpuKey][]Interval{}
 	for _, r := range tl.cpuRanges {
 		if r.name == c.target {
 			tgtCPU[r.thread] = append(tgtCPU[r.thread], r.iv)
@@ -85,15 +93,21 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		}
 	}
 	for _, r := range tl.gpuRanges {
+		key := gpuKey{r.device, r.stream}
 		if r.name == c.target {
-			tgtGPU[r.device] = append(tgtGPU[r.device], r.iv)
+			tgtGPU[key] = append(tgtGPU[key], r.iv)
 		}
 		if ph := c.phases[r.name]; ph != "" {
 			if phGPU[ph] == nil {
-				phGPU[ph] = map[int64][]Interval{}
+				phGPU[ph] = map[gpuKey][]Interval{}
 			}
-			phGPU[ph][r.device] = append(phGPU[ph][r.device], r.iv)
+			phGPU[ph][key] = append(phGPU[ph][key], r.iv)
 		}
+	}
+	// onGPU reports whether a kernel's midpoint lies in a range of m on its
+	// own stream, or in a range whose stream is unknown on its device.
+	onGPU := func(m map[gpuKey][]Interval, k Kernel, mid time.Duration) bool {
+		return covering(m[gpuKey{k.Device, k.Stream}], mid) || covering(m[gpuKey{k.Device, anyStream}], mid)
 	}
 	unionAll(tgtCPU)
 	unionAll(tgtGPU)
@@ -139,7 +153,7 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			} else if c.pattern == nil {
 				p.Attribution.GraphUnattributed++
 			}
-		case hasAnn && covering(tgtGPU[k.Device], mid):
+		case hasAnn && onGPU(tgtGPU, k, mid):
 			k.Target, k.By = true, "annotation"
 		case hasAnn && ((rk.hasCorr && targetCorr[rk.corr]) || (rk.hasExt && targetExt[rk.ext])):
 			k.Target, k.By = true, "correlation"
@@ -155,7 +169,7 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			p.Attribution.ByName++
 		}
 		for _, ph := range phases {
-			if covering(phGPU[ph][k.Device], mid) {
+			if onGPU(phGPU[ph], k, mid) {
 				k.Phase = ph
 				break
 			}

@@ -47,7 +47,8 @@ type chromeFile struct {
 // (ph "X", ts and dur in µs) are used:
 //
 //   - GPU work: cat "kernel", "gpu_memcpy", "gpu_memset"; device from
-//     args.device (else pid), stream from args.stream (else tid);
+//     args.device (else pid), stream from args.stream (else tid); args
+//     "graph id" / "graph node id" mark a CUDA-graph replay;
 //   - runtime calls (cat "cuda_runtime"/"cuda_driver") with args.correlation
 //     link kernels to their launching thread; cudaGraphLaunch marks replays;
 //   - "user_annotation" ranges (record_function, CPU side), "gpu_user_annotation"
@@ -109,6 +110,7 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 			tl.kernels = append(tl.kernels, rawKernel{
 				k:    Kernel{Name: ev.Name, Kind: kind, Device: dev, Stream: stream, Start: iv.Start, End: iv.End},
 				corr: corr, hasCorr: hasCorr, ext: ext, hasExt: hasExt,
+				graph: hasArg(ev.Args, "graph node id") || hasArg(ev.Args, "graph id"),
 			})
 		case "cuda_runtime", "cuda_driver", "runtime":
 			if hasCorr {
@@ -121,7 +123,11 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where("args.device/pid"), err)
 			}
-			tl.gpuRanges = append(tl.gpuRanges, gpuRange{name: ev.Name, device: dev, iv: iv})
+			stream, err := numField(ev.Args, "stream", ev.Tid)
+			if err != nil {
+				stream = anyStream
+			}
+			tl.gpuRanges = append(tl.gpuRanges, gpuRange{name: ev.Name, device: dev, stream: stream, iv: iv})
 		case "cpu_op", "operator":
 			if hasExt {
 				tl.cpuOps = append(tl.cpuOps, cpuRange{name: ev.Name, thread: thread, iv: iv, ext: ext, hasExt: true})
@@ -155,6 +161,11 @@ func argInt(args map[string]any, key string) (int64, bool) {
 		return n, err == nil
 	}
 	return 0, false
+}
+
+func hasArg(args map[string]any, key string) bool {
+	_, ok := args[key]
+	return ok
 }
 
 // numField reads args[key] as an integer, else the raw pid/tid value: a
@@ -203,4 +214,23 @@ func readMaybeGzip(r io.Reader) ([]byte, error) {
 		return io.ReadAll(zr)
 	}
 	return io.ReadAll(br)
+}
+
+// readHead returns up to n bytes from the start of r, decompressed if gzip.
+func readHead(r io.Reader, n int64) ([]byte, error) {
+	br := bufio.NewReader(r)
+	var src io.Reader = br
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		src = zr
+	}
+	head, err := io.ReadAll(io.LimitReader(src, n))
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil
+	}
+	return head, err
 }

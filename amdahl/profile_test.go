@@ -196,8 +196,8 @@ func TestChromeAnnotFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFractions(t, fr, p, wantFractions{fgpu: 20.0 / 60, fwall: 20.0 / 61, fexcl: 17.0 / 61, busy: 60, target: 20,
-		attr: Attribution{ByAnnotation: 2, ByCorrelation: 1}})
+	checkFractions(t, fr, p, wantFractions{fgpu: 20.0 / 62, fwall: 20.0 / 71, fexcl: 13.0 / 71, busy: 62, target: 20,
+		attr: Attribution{ByAnnotation: 2, ByCorrelation: 1, GraphKernels: 1, GraphUnattributed: 1}})
 	if got := p.TargetKernelNames(); strings.Join(got, ",") != "rms_a,rms_b,mul_kernel" {
 		t.Errorf("TargetKernelNames = %v", got)
 	}

@@ -262,3 +262,29 @@ func ReadServerWindow(path string) (ServerWindow, error) {
 
 // ActiveWall is ActiveS as a duration.
 func (w ServerWindow) ActiveWall() time.Duration { return time.Duration(math.Round(w.ActiveS * 1e9)) }
+
+// DetectFormat tells a profile's format from its name and first bytes:
+// .sqlite/.db → nsys; JSON (or gzip-compressed JSON) naming
+// HookTimingsFormat in its first 4 KiB → hook; other JSON → chrome.
+func DetectFormat(path string) (Format, error) {
+	name := strings.ToLower(strings.TrimSuffix(path, ".gz"))
+	switch {
+	case strings.HasSuffix(name, ".sqlite"), strings.HasSuffix(name, ".db"):
+		return FormatNsys, nil
+	case strings.HasSuffix(name, ".json"):
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("amdahl: %w", err)
+		}
+		defer f.Close()
+		head, err := readHead(f, 4096)
+		if err != nil {
+			return "", fmt.Errorf("amdahl: %s: %w", path, err)
+		}
+		if strings.Contains(string(head), HookTimingsFormat) {
+			return FormatHook, nil
+		}
+		return FormatChrome, nil
+	}
+	return "", fmt.Errorf("amdahl: %s: cannot tell the profile format from the name (want .json, .json.gz, .sqlite)", path)
+}

@@ -68,6 +68,10 @@ func TestSummarize(t *testing.T) {
 			for i, w := range s.Windows {
 				approx(t, w.Label, float64(w.Target)/float64(w.ActiveWall), c.windows[i], exact)
 			}
+			checkInvariants(t, s)
+			if got, err := DetectFormat(filepath.Join("testdata", c.file)); err != nil || got != c.format {
+				t.Errorf("DetectFormat = %q, %v; want %q", got, err, c.format)
+			}
 			if s.Complete != c.complete {
 				t.Errorf("complete = %v", s.Complete)
 			}
@@ -88,6 +92,9 @@ func TestSummarize(t *testing.T) {
 	if _, err := Summarize(ctx, filepath.Join("testdata", "hook_small.json"), FormatHook, SummaryConfig{Target: "other:Op.f"}); err == nil ||
 		!strings.Contains(err.Error(), "field target") {
 		t.Errorf("target mismatch: err = %v", err)
+	}
+	if _, err := DetectFormat("trace.pftrace"); err == nil {
+		t.Error("DetectFormat of .pftrace should fail")
 	}
 	if _, err := ParseFormat("perfetto"); err == nil {
 		t.Error("unknown format accepted")

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -119,23 +117,11 @@ func profileFormat(flag, path string) (amdahl.Format, error) {
 	if flag != "" {
 		return amdahl.ParseFormat(flag)
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".sqlite", ".db":
-		return amdahl.FormatNsys, nil
-	case ".json":
-		head := make([]byte, 4096)
-		f, err := os.Open(path)
-		if err != nil {
-			return "", fmt.Errorf("profile: %w", err)
-		}
-		n, _ := f.Read(head)
-		f.Close()
-		if bytes.Contains(head[:n], []byte(amdahl.HookTimingsFormat)) {
-			return amdahl.FormatHook, nil
-		}
-		return amdahl.FormatChrome, nil
+	f, err := amdahl.DetectFormat(path)
+	if err != nil {
+		return "", fmt.Errorf("profile: %w; pass --format chrome|nsys|hook", err)
 	}
-	return "", fmt.Errorf("profile: %s: cannot tell the format from the name; pass --format chrome|nsys|hook", path)
+	return f, nil
 }
 
 // activeFromRecordsFile reads records.jsonl and returns the requests'
