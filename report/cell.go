@@ -103,7 +103,9 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		if !haveStart || r.SentAt < start {
 			start, haveStart = r.SentAt, true
 		}
-		lag = append(lag, ms(r.SentAt-r.ScheduledAt))
+		if d, ok := r.ScheduleLag(); ok {
+			lag = append(lag, ms(d))
+		}
 		if r.EndAt > 0 && (!haveEnd || r.EndAt > end) {
 			end, haveEnd = r.EndAt, true
 		}
@@ -116,14 +118,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	}
 
 	var good int
+	claims := newClaimCounter(opts.SLO)
 	for _, r := range measured {
 		c.InputTokens += r.InputTokens
-		for _, ev := range r.Events {
-			if ev.Tokens > 1 {
-				c.MultiTokenEvents++
-			}
-		}
+		c.MultiTokenEvents += r.MultiTokenEvents()
 		if r.State != loadgen.StateOK {
+			claims.failed(r.State)
 			continue
 		}
 		if r.OutputTokensSource != "" {
@@ -133,6 +133,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 			c.UsageMismatches++
 		}
 		m := measure(r)
+		claims.add(m)
 		if m.ttftOK {
 			ttft = append(ttft, ms(m.ttft))
 			ttftInt = append(ttftInt, ms(m.ttftIntended))
@@ -173,6 +174,8 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	c.E2E = BuildDist(e2e, conf, 0)
 	c.ScheduleLag = BuildDist(lag, conf, 0)
 
+	c.SLOClaims = claims.claims(opts.Confidence)
+
 	lagRef := c.ScheduleLag.P99Ms
 	if lagRef == nil {
 		lagRef = c.ScheduleLag.MaxMs
@@ -194,4 +197,73 @@ func meetsSLO(m requestMetrics, slo SLO) bool {
 		return false
 	}
 	return true
+}
+
+// claimCounter counts, per declared SLO target, the samples and those over target.
+type claimCounter struct {
+	quantile float64
+	targets  []struct {
+		metric string
+		ms     float64
+	}
+	n, over []int
+}
+
+func newClaimCounter(s SLO) *claimCounter {
+	p := s.Percentile
+	if p == 0 {
+		p = DefaultSLOPercentile
+	}
+	_, q, err := percentileName(p)
+	if err != nil {
+		q = p / 100 // an unlisted percentile is still a valid claim
+	}
+	t := sloChecks(s)
+	return &claimCounter{quantile: q, targets: t, n: make([]int, len(t)), over: make([]int, len(t))}
+}
+
+// failed counts a sent request that did not complete ok as over every target.
+func (cc *claimCounter) failed(s loadgen.State) {
+	if s == loadgen.StateNotSent || s == loadgen.StateCancelled {
+		return
+	}
+	for i := range cc.targets {
+		cc.n[i]++
+		cc.over[i]++
+	}
+}
+
+// add counts one ok request's defined metrics against each target.
+func (cc *claimCounter) add(m requestMetrics) {
+	for i, t := range cc.targets {
+		var d time.Duration
+		var ok bool
+		switch t.metric {
+		case "ttft":
+			d, ok = m.ttft, m.ttftOK
+		case "tpot":
+			d, ok = m.tpot, m.tpotOK
+		case "e2e":
+			d, ok = m.e2e, m.e2eOK
+		}
+		if !ok {
+			continue
+		}
+		cc.n[i]++
+		if ms(d) > t.ms {
+			cc.over[i]++
+		}
+	}
+}
+
+func (cc *claimCounter) claims(conf float64) []SLOClaim {
+	var out []SLOClaim
+	for i, t := range cc.targets {
+		es, err := EarlyStopping(cc.n[i], cc.over[i], cc.quantile, conf)
+		if err != nil {
+			continue // the quantile or confidence is invalid: no claim can be tested
+		}
+		out = append(out, SLOClaim{Metric: t.metric, TargetMs: t.ms, EarlyStop: es})
+	}
+	return out
 }

@@ -162,3 +162,48 @@ func TestBuildDistLarge(t *testing.T) {
 		t.Errorf("CDF = %v", d.CDF)
 	}
 }
+
+func TestBuildCellSLOClaims(t *testing.T) {
+	t.Parallel()
+	// 1000 ok requests with TTFT i ms (i = 1..1000) and 10 timeouts. SLO: TTFT p99 ≤ 995 ms.
+	// Over target: 5 (996..1000) + 10 timeouts = 15 of n = 1010. The claim holds
+	// when P(Binomial(1010, 0.01) ≤ 15) ≤ 0.01; its mean is 10.1, so 15 is far too many.
+	var recs []loadgen.Record
+	for i := 1; i <= 1000; i++ {
+		at := time.Duration(i) * msD
+		recs = append(recs, loadgen.Record{RequestID: i, State: loadgen.StateOK, SentAt: 0,
+			Events: []loadgen.TokenEvent{{At: at, Tokens: 1}}, EndAt: at + msD, OutputTokens: 1})
+	}
+	for i := range 10 {
+		recs = append(recs, loadgen.Record{RequestID: 2000 + i, State: loadgen.StateTimeout})
+	}
+	recs = append(recs, loadgen.Record{RequestID: 3000, State: loadgen.StateNotSent})
+	cases := []struct {
+		name       string
+		targetMs   float64
+		over       int
+		holds      bool
+		wantClaims int
+	}{
+		{"995 ms: 15 over, refused", 995, 15, false, 1},
+		{"2000 ms: only the 10 timeouts over: still refused", 2000, 10, false, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := BuildCell(recs, CellOptions{SLO: SLO{TTFTMs: tc.targetMs, Percentile: 99}})
+			if len(c.SLOClaims) != tc.wantClaims {
+				t.Fatalf("%d claims, want %d (only declared targets)", len(c.SLOClaims), tc.wantClaims)
+			}
+			cl := c.SLOClaims[0]
+			if cl.Metric != "ttft" || cl.N != 1010 || cl.Over != tc.over || cl.Holds != tc.holds {
+				t.Errorf("claim %+v; want n=1010 over=%d holds=%v", cl, tc.over, tc.holds)
+			}
+			near(t, "p-value", cl.PValue, exactCDF(tc.over, 1010, 0.01), 1e-9)
+		})
+	}
+	// Without timeouts and with a generous target the p99 claim holds: 0 over of 1000 ≥ 459.
+	c := BuildCell(recs[:1000], CellOptions{SLO: SLO{TTFTMs: 2000}})
+	if cl := c.SLOClaims[0]; !cl.Holds || cl.Over != 0 || cl.N != 1000 {
+		t.Errorf("claim %+v, want holds with 0 over of 1000", cl)
+	}
+}

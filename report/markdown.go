@@ -240,6 +240,10 @@ func (m mdWriter) cells(r Results) {
 		m.p("- goodput: %s %s (%d requests meeting %s)\n", num(c.GoodputRPS), m.u("req/s"), c.GoodRequests, sloTargets(r.SLO))
 		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
 		m.p("- output tokens: %d (sources: %s; usage mismatches: %d); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
+		for _, cl := range c.SLOClaims {
+			m.p("- SLO claim %s p%s ≤ %s %s: %s (%d of %d over target; at %s confidence at most %d may be; early-stopping p-value %.3g)\n",
+				cl.Metric, strconv.FormatFloat(cl.Quantile*100, 'f', -1, 64), num(cl.TargetMs), m.u("ms"), claimWord(cl.Holds), cl.Over, cl.N, pct(cl.Confidence), cl.MaxOver, cl.PValue)
+		}
 		if c.ClientBound {
 			m.p("- **client-bound**: schedule lag was high; the client, not the server, may have set the pace\n")
 		}
@@ -493,4 +497,11 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+func claimWord(holds bool) string {
+	if holds {
+		return "holds"
+	}
+	return "not supported"
 }

@@ -101,6 +101,9 @@ type Cell struct {
 	WarmupRecords int `json:"warmup_records"`
 	// GoodRequests counts ok requests inside the window meeting every declared SLO.
 	GoodRequests int `json:"good_requests"`
+	// SLOClaims test each declared SLO target at the SLO percentile by MLPerf
+	// LoadGen's early-stopping rule (EarlyStopping), one entry per target.
+	SLOClaims []SLOClaim `json:"slo_claims,omitempty"`
 
 	TTFT         Dist `json:"ttft"`
 	TTFTIntended Dist `json:"ttft_intended"`
@@ -127,6 +130,16 @@ type Dist struct {
 	Refused []string `json:"refused,omitempty"`
 	// CDF holds evenly spaced points of the empirical CDF (kept for TTFT and ITL, for plots).
 	CDF []CDFPoint `json:"cdf,omitempty"`
+}
+
+// SLOClaim is the claim "the SLO percentile of Metric ≤ TargetMs" for one
+// cell. N counts the requests with the metric defined plus those sent that
+// never completed ok (timeouts, errors: they missed every target and count in
+// Over); not_sent and cancelled requests are left out.
+type SLOClaim struct {
+	Metric   string  `json:"metric"`
+	TargetMs float64 `json:"target_ms"`
+	EarlyStop
 }
 
 // CDFPoint is one point of an empirical CDF: the fraction of samples ≤ Ms.
