@@ -23,9 +23,12 @@ func newTraceCmd() *cobra.Command {
 // burstiness and token percentiles of one trace file, as text or JSON.
 func newTraceStatsCmd() *cobra.Command {
 	var (
-		asJSON bool
-		opts   traces.ReadOptions
-		m      traces.Mapping
+		asJSON  bool
+		opts    traces.ReadOptions
+		m       traces.Mapping
+		first   int
+		clamp   int
+		rateRPS float64
 	)
 	cmd := &cobra.Command{
 		Use:   "stats FILE",
@@ -34,15 +37,31 @@ func newTraceStatsCmd() *cobra.Command {
 			"and prints: rows, duration (s), mean rate ((rows-1)/duration, req/s), CV of inter-arrival\n" +
 			"gaps, index of dispersion of arrivals per 1 s bin, input/output token percentiles\n" +
 			"(nearest rank) and a histogram of arrivals per second. Bad rows fail with file, line\n" +
-			"and field unless --lenient, which skips and counts them.",
+			"and field unless --lenient, which skips and counts them. --first, --clamp-context and\n" +
+			"--rate preview the schedule an experiment would replay (transforms are listed).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if m.Time != "" || m.Input != "" || m.Output != "" {
 				opts.Mapping = &m
 			}
+			if first < 0 || clamp < 0 {
+				return fmt.Errorf("trace stats: --first %d and --clamp-context %d must be ≥ 0", first, clamp)
+			}
 			s, err := traces.ReadFile(args[0], opts)
 			if err != nil {
 				return err
+			}
+			// Same order as an experiment applies them: first N, clamp, then scale.
+			if first > 0 {
+				s = traces.First(s, first)
+			}
+			if clamp > 0 {
+				s = traces.ClampContext(s, clamp)
+			}
+			if cmd.Flags().Changed("rate") {
+				if s, err = traces.ScaleToRate(s, rateRPS); err != nil {
+					return err
+				}
 			}
 			st := traces.ComputeStats(s)
 			out := cmd.OutOrStdout()
@@ -62,6 +81,9 @@ func newTraceStatsCmd() *cobra.Command {
 	f.StringVar(&opts.Format, "format", "", "force the reader: azure, vidur, mooncake, burstgpt, csv or jsonl (default: detect from the header)")
 	f.BoolVar(&opts.Lenient, "lenient", false, "skip bad rows and count them by reason instead of failing")
 	f.BoolVar(&opts.KeepFailed, "keep-failed", false, "BurstGPT: keep failed requests (0 response tokens) as 1-token requests instead of dropping them")
+	f.IntVar(&first, "first", 0, "keep only the first N requests (0: all)")
+	f.IntVar(&clamp, "clamp-context", 0, "fit each request into this many context tokens, prompt + output (0: no clamp); clamped rows are counted")
+	f.Float64Var(&rateRPS, "rate", 0, "time-scale to this mean rate in req/s (> 0), keeping the burst shape (default: as recorded)")
 	f.StringVar(&m.Time, "time-col", "", "generic CSV/JSONL: arrival-time column")
 	f.StringVar(&m.TimeUnit, "time-unit", "", "generic CSV/JSONL: unit of the time column: s, ms, us, ns or datetime (default s)")
 	f.StringVar(&m.Input, "input-col", "", "generic CSV/JSONL: input-token column")
