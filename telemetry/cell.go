@@ -219,26 +219,27 @@ func (s *cellSink) Add(r *loadgen.Record) error {
 		return nil
 	}
 	in.requests.Add(ctx, 1, opts.requests)
-	if d, ok := scheduleLag(r); ok {
-		in.scheduleLag.Record(ctx, d.Seconds(), opts.latency)
+	seconds := func(h metric.Float64Histogram, d time.Duration, ok bool) {
+		if ok {
+			h.Record(ctx, d.Seconds(), opts.latency)
+		}
 	}
-	if d, ok := timeToFirstChunk(r); ok {
-		in.timeToFirstChunk.Record(ctx, d.Seconds(), opts.latency)
-	}
-	if d, ok := ttft(r); ok {
-		in.ttft.Record(ctx, d.Seconds(), opts.latency)
-	}
-	if d, ok := ttfo(r); ok {
-		in.ttfo.Record(ctx, d.Seconds(), opts.latency)
-	}
-	if d, ok := e2e(r); ok {
-		in.operationDuration.Record(ctx, d.Seconds(), opts.latency)
-	}
-	if v, ok := tpotSeconds(r); ok {
-		in.tpot.Record(ctx, v, opts.latency)
-	}
-	for i := 1; i < len(r.Events); i++ {
-		in.timePerChunk.Record(ctx, (r.Events[i].At - r.Events[i-1].At).Seconds(), opts.latency)
+	d, ok := r.ScheduleLag()
+	seconds(in.scheduleLag, d, ok)
+	d, ok = r.FirstMessage()
+	seconds(in.timeToFirstChunk, d, ok)
+	d, ok = r.TTFT()
+	seconds(in.ttft, d, ok)
+	d, ok = r.TTFTIntended()
+	seconds(in.ttftIntended, d, ok)
+	d, ok = r.TTFO()
+	seconds(in.ttfo, d, ok)
+	d, ok = r.E2E()
+	seconds(in.operationDuration, d, ok)
+	d, ok = r.TPOT()
+	seconds(in.tpot, d, ok)
+	for _, itl := range r.ITLs() {
+		in.timePerChunk.Record(ctx, itl.Seconds(), opts.latency)
 	}
 	if r.State != loadgen.StateNotSent {
 		nin, nout := int64(inputTokens(r)), int64(r.OutputTokens)
@@ -270,11 +271,14 @@ func (c *Cell) span1(start time.Time, r *loadgen.Record) context.Context {
 	if r.OutputTokensSource != "" {
 		attrs = append(attrs, AttrOutputSource.String(r.OutputTokensSource), AttrUsageMismatch.Bool(r.UsageMismatch))
 	}
-	if d, ok := scheduleLag(r); ok {
+	if d, ok := r.ScheduleLag(); ok {
 		attrs = append(attrs, AttrScheduleLagS.Float64(d.Seconds()))
 	}
-	if d, ok := timeToFirstChunk(r); ok {
+	if d, ok := r.FirstMessage(); ok {
 		attrs = append(attrs, AttrTimeToFirstChunk.Float64(d.Seconds()))
+	}
+	if r.FinishReason != "" {
+		attrs = append(attrs, AttrFinishReasons.StringSlice([]string{r.FinishReason}))
 	}
 	if r.HTTPStatus != 0 {
 		attrs = append(attrs, AttrHTTPStatus.Int(r.HTTPStatus))

@@ -14,6 +14,7 @@ type instruments struct {
 	timePerChunk      metric.Float64Histogram // ITL, s
 	tokenUsage        metric.Int64Histogram   // tokens per request
 	ttft              metric.Float64Histogram // s
+	ttftIntended      metric.Float64Histogram // s
 	ttfo              metric.Float64Histogram // s
 	tpot              metric.Float64Histogram // s
 	scheduleLag       metric.Float64Histogram // s
@@ -39,6 +40,8 @@ func newInstruments(m metric.Meter) (instruments, error) {
 		"Time per output chunk: ITL, one sample per gap between successive token-bearing SSE events.", perTokenBuckets())
 	in.ttft = hist(MetricTTFT, "s",
 		"TTFT: first SSE event carrying a generated token (answer or reasoning) minus the request's first byte sent.", durationBuckets())
+	in.ttftIntended = hist(MetricTTFTIntended, "s",
+		"TTFT (intended): first SSE event carrying a generated token minus when the schedule said to send the request (coordinated-omission safe).", durationBuckets())
 	in.ttfo = hist(MetricTTFO, "s",
 		"TTFO: first SSE event carrying answer (non-reasoning) text minus the request's first byte sent.", durationBuckets())
 	in.tpot = hist(MetricTPOT, "s",

@@ -33,6 +33,9 @@ const (
 
 	// MetricTTFT is TTFT: first token-bearing event (answer or reasoning) − sent_at.
 	MetricTTFT = "transferlab.client.time_to_first_token"
+	// MetricTTFTIntended is TTFT (intended): first token-bearing event −
+	// scheduled_at, coordinated-omission safe (MLPerf LoadGen, wrk2).
+	MetricTTFTIntended = "transferlab.client.time_to_first_token.intended"
 	// MetricTTFO is TTFO: first event with answer (non-reasoning) text − sent_at.
 	MetricTTFO = "transferlab.client.time_to_first_answer_token"
 	// MetricTPOT is TPOT: (E2E − TTFT) / (output_tokens − 1), output_tokens ≥ 2.
@@ -82,6 +85,7 @@ const (
 	AttrTimeToFirstChunk = semconv.GenAIResponseTimeToFirstChunkKey // seconds, on the span
 	AttrErrorType        = semconv.ErrorTypeKey                     // error.type: the final state when not ok
 	AttrHTTPStatus       = semconv.HTTPResponseStatusCodeKey
+	AttrFinishReasons    = semconv.GenAIResponseFinishReasonsKey // string array: the record's finish_reason
 
 	AttrArm            = attribute.Key("transferlab.arm")
 	AttrOfferedLoadRPS = attribute.Key("transferlab.offered_load_rps") // requests per second

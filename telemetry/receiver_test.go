@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -137,6 +138,12 @@ func attrMap(kvs []*commonpb.KeyValue) map[string]any {
 			out[kv.GetKey()] = v.DoubleValue
 		case *commonpb.AnyValue_BoolValue:
 			out[kv.GetKey()] = v.BoolValue
+		case *commonpb.AnyValue_ArrayValue: // as fmt.Sprint of the string values: "[a b]"
+			var ss []string
+			for _, e := range v.ArrayValue.GetValues() {
+				ss = append(ss, e.GetStringValue())
+			}
+			out[kv.GetKey()] = fmt.Sprint(ss)
 		default:
 			out[kv.GetKey()] = kv.GetValue().String()
 		}

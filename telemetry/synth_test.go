@@ -70,6 +70,7 @@ func synthCell(arm string, loadRPS float64, rep, n int) ([]*loadgen.Record, *tru
 			measured(MetricScheduleLag, lag)
 			measured(MetricTimeToFirstChunk, ttfc)
 			measured(MetricTTFT, ttftD)
+			measured(MetricTTFTIntended, lag+ttftD)
 			measured(MetricTTFO, ttftD)
 			measured(MetricTimePerOutputChunk, gap)
 		default:
@@ -105,9 +106,11 @@ func synthCell(arm string, loadRPS float64, rep, n int) ([]*loadgen.Record, *tru
 			r.FirstMessageAt = r.SentAt + ttfc
 			r.EndAt = r.SentAt + end
 			r.OutputTokens, r.OutputTokensSource, r.PromptTokens = out, "usage", r.InputTokens
+			r.FinishReason = "length"
 			measured(MetricScheduleLag, lag)
 			measured(MetricTimeToFirstChunk, ttfc)
 			measured(MetricTTFT, ttftD)
+			measured(MetricTTFTIntended, lag+ttftD)
 			measured(MetricTTFO, ttfoD)
 			measured(MetricOperationDuration, end)
 			if !r.Warmup {
