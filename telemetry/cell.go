@@ -34,12 +34,36 @@ type Cell struct {
 	// states holds the precomputed measurement options of each known state,
 	// read-only after StartCell.
 	states map[loadgen.State]*stateOpts
+	// perRecord pairs each one-value-per-request histogram with the
+	// loadgen.Record method that defines its value.
+	perRecord []recordMetric
 	// spanName is "{gen_ai.operation.name} {gen_ai.request.model}".
 	spanName string
 
 	mu     sync.Mutex
 	counts map[loadgen.State]int
 	ended  bool
+}
+
+// recordMetric is a histogram fed one value per record, in seconds.
+type recordMetric struct {
+	h     metric.Float64Histogram
+	value func(*loadgen.Record) (time.Duration, bool)
+}
+
+// recordMetrics lists the per-request histograms with the loadgen.Record
+// method (DESIGN.md's formula) that gives each its value; ITL, several values
+// per record, is recorded apart.
+func recordMetrics(in *instruments) []recordMetric {
+	return []recordMetric{
+		{in.scheduleLag, (*loadgen.Record).ScheduleLag},
+		{in.timeToFirstChunk, (*loadgen.Record).FirstMessage},
+		{in.ttft, (*loadgen.Record).TTFT},
+		{in.ttftIntended, (*loadgen.Record).TTFTIntended},
+		{in.ttfo, (*loadgen.Record).TTFO},
+		{in.operationDuration, (*loadgen.Record).E2E},
+		{in.tpot, (*loadgen.Record).TPOT},
+	}
 }
 
 // stateOpts are the measurement options of one final state.
@@ -68,6 +92,7 @@ func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS flo
 		AttrOfferedLoadRPS.Float64(offeredLoadRPS),
 		AttrSimulated.Bool(e.run.Simulated),
 	}
+	c.perRecord = recordMetrics(&e.inst)
 	c.spanName = e.run.Operation
 	if e.run.Model != "" {
 		c.base = append(c.base, AttrRequestModel.String(e.run.Model))
@@ -219,25 +244,11 @@ func (s *cellSink) Add(r *loadgen.Record) error {
 		return nil
 	}
 	in.requests.Add(ctx, 1, opts.requests)
-	seconds := func(h metric.Float64Histogram, d time.Duration, ok bool) {
-		if ok {
-			h.Record(ctx, d.Seconds(), opts.latency)
+	for _, m := range c.perRecord {
+		if d, ok := m.value(r); ok {
+			m.h.Record(ctx, d.Seconds(), opts.latency)
 		}
 	}
-	d, ok := r.ScheduleLag()
-	seconds(in.scheduleLag, d, ok)
-	d, ok = r.FirstMessage()
-	seconds(in.timeToFirstChunk, d, ok)
-	d, ok = r.TTFT()
-	seconds(in.ttft, d, ok)
-	d, ok = r.TTFTIntended()
-	seconds(in.ttftIntended, d, ok)
-	d, ok = r.TTFO()
-	seconds(in.ttfo, d, ok)
-	d, ok = r.E2E()
-	seconds(in.operationDuration, d, ok)
-	d, ok = r.TPOT()
-	seconds(in.tpot, d, ok)
 	for _, itl := range r.ITLs() {
 		in.timePerChunk.Record(ctx, itl.Seconds(), opts.latency)
 	}
