@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sort"
 	"sync"
@@ -109,5 +110,56 @@ func BenchmarkStreams(b *testing.B) {
 			}
 			b.ReportMetric(float64(tokens)/el.Seconds(), "tok/s")
 		})
+	}
+}
+
+// BenchmarkRealTimeFidelity sends 300 streams (trace-like lengths from a
+// seeded generator, 1 ms apart) and reports how the real makespan compares
+// with the modelled busy time (GPU + CPU overhead of the steps that ran):
+// wall/modelled near 1 means the host kept up with the cost model; the
+// excess is host lateness (stalls longer than max_catch_up_ms, and idle time
+// before the queue fills).
+func BenchmarkRealTimeFidelity(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	mix := make([]Lengths, 300)
+	for i := range mix {
+		mix[i] = Lengths{InputTokens: 100 + rng.IntN(2900), OutputTokens: 10 + rng.IntN(490)}
+	}
+	for i := 0; i < b.N; i++ {
+		var log stepLog
+		s, err := New(DefaultConfig(), WithStepHook(log.add))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Start("127.0.0.1:0"); err != nil {
+			b.Fatal(err)
+		}
+		tr := &http.Transport{MaxIdleConnsPerHost: len(mix)}
+		c := &http.Client{Transport: tr}
+		var wg sync.WaitGroup
+		start := time.Now()
+		for k, l := range mix {
+			wg.Go(func() {
+				time.Sleep(time.Duration(k) * time.Millisecond)
+				if _, err := postStream(context.Background(), c, s.BaseURL(), fmt.Sprintf("f%d", k), l.InputTokens, l.OutputTokens); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		wall := time.Since(start)
+		p := s.Profile()
+		continuous := 0
+		steps := log.all()
+		for j := 1; j < len(steps); j++ {
+			if !steps[j].PlannedStart.Equal(steps[j].PlannedAt) {
+				continuous++
+			}
+		}
+		tr.CloseIdleConnections()
+		_ = s.Close(context.Background())
+		b.ReportMetric(wall.Seconds()/(p.GPUBusy+p.CPUOverhead).Seconds(), "wall/modelled")
+		b.ReportMetric(float64(continuous)/float64(max(1, len(steps)-1)), "on-schedule-frac")
+		b.ReportMetric(float64(p.DecodeTokens+int64(len(mix)))/wall.Seconds(), "tok/s")
 	}
 }

@@ -93,6 +93,12 @@ type SchedulerConfig struct {
 	// CPUOverheadMs is the fixed host time each step adds (scheduling, Python,
 	// input preparation), in ms (3). It is not GPU time and no override touches it.
 	CPUOverheadMs float64 `yaml:"cpu_overhead_ms" json:"cpu_overhead_ms"`
+	// MaxCatchUpMs is how late (ms) a busy step may be planned after its due
+	// start (the previous step's deadline) and still keep that start, so the
+	// lateness is made up by ending on the absolute deadline; a longer host
+	// stall restarts the timeline at the planning time (10). It is about the
+	// host running the simulator, not the simulated GPU.
+	MaxCatchUpMs float64 `yaml:"max_catch_up_ms" json:"max_catch_up_ms"`
 }
 
 // DefaultConfig is Llama-3-8B (bf16) on an H200-like GPU with vLLM-like
@@ -126,6 +132,7 @@ func DefaultConfig() Config {
 			MaxNumSeqs:     256,
 			KVCacheTokens:  0,
 			CPUOverheadMs:  3,
+			MaxCatchUpMs:   10,
 		},
 		TruthCapacity: 65536,
 	}
@@ -194,6 +201,9 @@ func (c Config) Validate() error {
 	}
 	if !(s.CPUOverheadMs >= 0) || math.IsInf(s.CPUOverheadMs, 0) {
 		errs = append(errs, fmt.Errorf("scheduler.cpu_overhead_ms: must be a finite number ≥ 0, got %v", s.CPUOverheadMs))
+	}
+	if !(s.MaxCatchUpMs >= 0) || math.IsInf(s.MaxCatchUpMs, 0) {
+		errs = append(errs, fmt.Errorf("scheduler.max_catch_up_ms: must be a finite number ≥ 0, got %v", s.MaxCatchUpMs))
 	}
 	positive("truth_capacity", c.TruthCapacity)
 	keys := make([]string, 0, len(c.Overrides))

@@ -20,8 +20,8 @@ type StepRecord struct {
 	Cost StepCost
 	// PlannedStart is the step's scheduled start: the later of the previous
 	// step's deadline and the arrival of the last request admitted in the
-	// step, when the engine was busy and planned within maxCatchUp (2 ms) of
-	// that; else the time the step was planned (PlannedAt).
+	// step, when the engine was busy and planned within
+	// scheduler.max_catch_up_ms of that; else the time the step was planned (PlannedAt).
 	PlannedStart time.Time
 	// Deadline is PlannedStart + Cost.Duration(): when the step was due to end.
 	Deadline time.Time
@@ -52,20 +52,17 @@ func (t *tokenStream) poke() {
 	}
 }
 
-// maxCatchUp is how late a busy step may be planned and still start at the
-// previous step's deadline. Timer overshoot below it is absorbed by the next
-// step, so it does not accumulate; a longer stall (GC, descheduling on a
-// loaded machine) is not made up by running later steps faster: the timeline
-// restarts at the planning time, as a GPU that stalled would not catch up.
-const maxCatchUp = 2 * time.Millisecond
-
 // engine runs the scheduler in real time: each step sleeps until an absolute
-// deadline (previous deadline + the step's modelled duration, see maxCatchUp),
-// so sleep overshoot does not accumulate.
+// deadline (previous deadline + the step's modelled duration), so sleep
+// overshoot does not accumulate. A busy step planned later than catchUp after
+// its due start (a stall: GC, descheduling on a loaded host) starts when
+// planned instead: lateness up to catchUp is made up by the next steps,
+// longer stalls are not, as a GPU that stalled would not run faster after.
 type engine struct {
-	cfg  *Config
-	cm   *CostModel
-	hook func(StepRecord)
+	cfg     *Config
+	cm      *CostModel
+	hook    func(StepRecord)
+	catchUp time.Duration
 
 	mu     sync.Mutex
 	sched  *scheduler
@@ -79,13 +76,14 @@ type engine struct {
 
 func newEngine(cfg *Config, cm *CostModel, hook func(StepRecord)) *engine {
 	e := &engine{
-		cfg:   cfg,
-		cm:    cm,
-		hook:  hook,
-		sched: newScheduler(cfg.Scheduler),
-		wake:  make(chan struct{}, 1),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		cfg:     cfg,
+		cm:      cm,
+		hook:    hook,
+		catchUp: msToDuration(cfg.Scheduler.MaxCatchUpMs),
+		sched:   newScheduler(cfg.Scheduler),
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	e.prof.reset(time.Now())
 	go e.run()
@@ -195,12 +193,12 @@ func (e *engine) run() {
 
 		// A busy step starts at the previous deadline, or when the last request
 		// it admits arrived if later (no step starts before its work exists);
-		// a host stall longer than maxCatchUp is not made up.
+		// a host stall longer than catchUp is not made up.
 		start := next
 		if lastArrival.After(start) {
 			start = lastArrival
 		}
-		if start.IsZero() || planned.Sub(start) > maxCatchUp {
+		if start.IsZero() || planned.Sub(start) > e.catchUp {
 			start = planned
 		}
 		deadline := start.Add(cost.Duration())

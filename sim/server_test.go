@@ -114,6 +114,7 @@ func TestStepTimingMatchesCostModel(t *testing.T) {
 	}
 	steps := log.all()
 	cm := s.CostModel()
+	catchUp := msToDuration(cfg.Scheduler.MaxCatchUpMs)
 	var gpu, cpu time.Duration
 	continuous := 0
 	for i, st := range steps {
@@ -131,11 +132,11 @@ func TestStepTimingMatchesCostModel(t *testing.T) {
 			t.Errorf("step %d ended %v after its deadline", st.Index, st.EndedAt.Sub(st.Deadline))
 		}
 		// a step starts either when planned (engine was idle or stalled) or at
-		// the previous deadline when planned within maxCatchUp of it
-		// (or at a later arrival of a request it admits: then still within maxCatchUp).
+		// the previous deadline when planned within max_catch_up_ms of it
+		// (or at a later arrival of a request it admits: then still within it).
 		if i > 0 && !st.PlannedStart.Equal(st.PlannedAt) &&
-			(st.PlannedStart.Before(steps[i-1].Deadline) || st.PlannedAt.Sub(st.PlannedStart) > maxCatchUp) {
-			t.Errorf("step %d: start %v is neither its planning time nor within %v after the previous deadline", st.Index, st.PlannedStart, maxCatchUp)
+			(st.PlannedStart.Before(steps[i-1].Deadline) || st.PlannedAt.Sub(st.PlannedStart) > catchUp) {
+			t.Errorf("step %d: start %v is neither its planning time nor within %v after the previous deadline", st.Index, st.PlannedStart, catchUp)
 		}
 		if i > 0 && st.PlannedStart.Equal(steps[i-1].Deadline) {
 			continuous++
