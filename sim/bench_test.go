@@ -59,6 +59,23 @@ func BenchmarkSSEEncodeRequest(b *testing.B) {
 	}
 }
 
+// benchServer starts a default-config server logging its steps into log, and
+// a client for conns connections; stop closes both.
+func benchServer(b *testing.B, log *stepLog, conns int) (*Server, *http.Client, func()) {
+	s, err := New(DefaultConfig(), WithStepHook(log.add))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: conns}
+	return s, &http.Client{Transport: tr}, func() {
+		tr.CloseIdleConnections()
+		_ = s.Close(context.Background())
+	}
+}
+
 // BenchmarkStreams drives `streams` concurrent streaming requests (1020-token
 // prompts, 64 output tokens, the default cost model) through a real loopback
 // server and reports the simulator's own lag: how late steps end after their
@@ -68,17 +85,8 @@ func BenchmarkStreams(b *testing.B) {
 	for _, streams := range []int{64, 256} {
 		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
 			var log stepLog
-			s, err := New(DefaultConfig(), WithStepHook(log.add))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Start("127.0.0.1:0"); err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close(context.Background())
-			tr := &http.Transport{MaxIdleConnsPerHost: streams}
-			defer tr.CloseIdleConnections()
-			c := &http.Client{Transport: tr}
+			s, c, stop := benchServer(b, &log, streams)
+			defer stop()
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
@@ -127,15 +135,7 @@ func BenchmarkRealTimeFidelity(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		var log stepLog
-		s, err := New(DefaultConfig(), WithStepHook(log.add))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Start("127.0.0.1:0"); err != nil {
-			b.Fatal(err)
-		}
-		tr := &http.Transport{MaxIdleConnsPerHost: len(mix)}
-		c := &http.Client{Transport: tr}
+		s, c, stop := benchServer(b, &log, len(mix))
 		var wg sync.WaitGroup
 		start := time.Now()
 		for k, l := range mix {
@@ -156,8 +156,7 @@ func BenchmarkRealTimeFidelity(b *testing.B) {
 				continuous++
 			}
 		}
-		tr.CloseIdleConnections()
-		_ = s.Close(context.Background())
+		stop()
 		b.ReportMetric(wall.Seconds()/(p.GPUBusy+p.CPUOverhead).Seconds(), "wall/modelled")
 		b.ReportMetric(float64(continuous)/float64(max(1, len(steps)-1)), "on-schedule-frac")
 		b.ReportMetric(float64(p.DecodeTokens+int64(len(mix)))/wall.Seconds(), "tok/s")
