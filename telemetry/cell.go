@@ -133,7 +133,13 @@ func (c *Cell) newStateOpts(s loadgen.State) *stateOpts {
 // Sink returns a loadgen.Sink that turns every Record added to it into one
 // span (child of the cell's span) and the metric points of README.md.
 // start is the wall-clock time the records' offsets count from (the
-// replay's time zero); span timestamps are start plus the record's offsets.
+// replay's time zero, loadgen.Summary.Start); span timestamps are start plus
+// the record's offsets, exact to the nanosecond. Replay fixes its start only
+// after the server is ready, so start may be the zero time.Time: then
+// SetStart, called before the first Add, sets it, and failing that the first
+// Add estimates it as its own wall-clock time minus the record's end offset
+// (early by the delay between the request's end and Add, typically
+// microseconds; every span of the sink shares that one estimate).
 // Add never blocks on export and returns an error only for a nil record;
 // Close does nothing (End closes the cell, Exporter.Shutdown flushes).
 // Warm-up records get a span and count in transferlab.client.requests
@@ -204,8 +210,33 @@ func (c *Cell) gpuAttrs(gpu int) []attribute.KeyValue {
 
 // cellSink is the Sink of one Cell.
 type cellSink struct {
-	c     *Cell
-	start time.Time
+	c *Cell
+
+	mu    sync.Mutex
+	start time.Time // zero until known
+}
+
+// SetStart sets the wall-clock time the records' offsets count from, if no
+// record has been added yet; later calls and calls after the first Add do
+// nothing, so every span of the sink shares one time base.
+func (s *cellSink) SetStart(t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.start.IsZero() {
+		s.start = t
+	}
+}
+
+// anchor returns the time base, estimating it from r on first use when
+// neither Sink nor SetStart gave one.
+func (s *cellSink) anchor(r *loadgen.Record) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.start.IsZero() {
+		_, end := spanTimes(r)
+		s.start = time.Now().Add(-end)
+	}
+	return s.start
 }
 
 // nopSink is the Sink of a disabled Exporter.
@@ -237,7 +268,7 @@ func (s *cellSink) Add(r *loadgen.Record) error {
 	c.counts[r.State]++
 	c.mu.Unlock()
 
-	ctx := c.span1(s.start, r)
+	ctx := c.span1(s.anchor(r), r)
 	in := &c.e.inst
 	if r.Warmup {
 		in.requests.Add(ctx, 1, opts.requestsWarmup)

@@ -582,3 +582,63 @@ func feedCell(ctx context.Context, t *testing.T, e *Exporter, n int) {
 	}
 	c.End()
 }
+
+// TestSinkStart: an explicit start (Sink or SetStart before the first Add)
+// is used to the nanosecond; without one, the first Add anchors the spans so
+// that its record ends at the wall-clock time of that Add.
+func TestSinkStart(t *testing.T) {
+	t.Parallel()
+	recs, _ := synthCell("baseline", 1, 0, 3)
+	r := recs[2] // ok, ends at EndAt
+	given := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		sinkAt   time.Time
+		setStart time.Time
+	}{
+		{"given to Sink", given, time.Time{}},
+		{"given by SetStart", time.Time{}, given},
+		{"SetStart does not override Sink", given, given.Add(time.Hour)},
+		{"estimated at first Add", time.Time{}, time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rc := newReceiver(t)
+			ctx := context.Background()
+			e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := e.StartCell(ctx, "baseline", 1, 0)
+			sink := c.Sink(tc.sinkAt)
+			if !tc.setStart.IsZero() {
+				sink.(interface{ SetStart(time.Time) }).SetStart(tc.setStart)
+			}
+			before := time.Now()
+			if err := sink.Add(r); err != nil {
+				t.Fatal(err)
+			}
+			after := time.Now()
+			c.End()
+			if err := e.Shutdown(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var end uint64
+			for _, s := range rc.spans() {
+				if s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT {
+					end = s.GetEndTimeUnixNano()
+				}
+			}
+			if tc.sinkAt.IsZero() && tc.setStart.IsZero() {
+				// The estimate puts the record's end at the instant of Add.
+				if end < uint64(before.UnixNano()) || end > uint64(after.UnixNano()) {
+					t.Errorf("estimated span end %d outside the Add call [%d, %d]", end, before.UnixNano(), after.UnixNano())
+				}
+				return
+			}
+			if want := uint64(given.Add(r.EndAt).UnixNano()); end != want {
+				t.Errorf("span end %d, want %d", end, want)
+			}
+		})
+	}
+}
