@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -225,8 +224,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 			_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 			return u
 		}
-		ch.reset()
-		if err := json.Unmarshal(ev.Data, &ch); err != nil {
+		if err := decodeChunk(ev.Data, &ch); err != nil {
 			rec.State = StateStreamError
 			rec.Error = fmt.Sprintf("SSE event %d: invalid JSON: %v: %q", n, err, clip(ev.Data, 200))
 			return u
@@ -286,7 +284,7 @@ func (c *client) readBody(runCtx, rctx context.Context, resp *http.Response, rec
 	}
 	rec.FirstMessageAt = at
 	var ch chunk
-	if err := json.Unmarshal(b, &ch); err != nil {
+	if err := decodeChunk(b, &ch); err != nil {
 		rec.State = StateStreamError
 		rec.Error = fmt.Sprintf("invalid JSON body: %v: %q", err, clip(b, 200))
 		return usageField{}

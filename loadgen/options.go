@@ -111,7 +111,8 @@ func WithWarmup(d time.Duration) Option { return func(c *config) { c.warmup = d 
 
 // WithMaxInFlight caps in-flight requests at n (default 0: no cap). A request
 // due while n are in flight waits, in order, and is counted in
-// Summary.QueuedByCap; its wait shows in ScheduleLag and TTFT (intended).
+// Summary.QueuedByCap, as is every later request sent late behind it until the
+// dispatcher is on time again; the wait shows in ScheduleLag and TTFT (intended).
 func WithMaxInFlight(n int) Option { return func(c *config) { c.maxInFlight = n } }
 
 // WithClosedLoop replaces open-loop pacing by n workers that each send the

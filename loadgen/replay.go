@@ -191,6 +191,10 @@ func (r *replay) openLoop(ctx context.Context, p Pacer) int {
 	}
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// behindCap is true from a wait on the full cap until the dispatcher is
+	// early for a request again: requests sent late meanwhile were held back
+	// by the cap (directly or behind an earlier held request).
+	behindCap := false
 	for i := range r.sched.Requests {
 		el := r.since()
 		wait, stop := p.Pace(el, uint64(i))
@@ -198,15 +202,18 @@ func (r *replay) openLoop(ctx context.Context, p Pacer) int {
 			return i
 		}
 		due := el + wait
+		if wait > 0 {
+			behindCap = false
+		}
 		if !r.sleepUntil(ctx, timer, due) {
 			return i
 		}
-		queued := false
+		queued := behindCap
 		if sem != nil {
 			select {
 			case sem <- struct{}{}:
 			default:
-				queued = true
+				queued, behindCap = true, true
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():

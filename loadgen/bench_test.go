@@ -1,0 +1,137 @@
+package loadgen
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+)
+
+// Benchmarks of the instrument's hot path: their cost becomes schedule lag
+// and stamping delay. Numbers are never lab results.
+
+// sseBody builds a vLLM-shaped completions stream of n token events.
+func sseBody(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		b.WriteString(`data: {"id":"cmpl-8c1","object":"text_completion","created":1732800000,"model":"meta-llama/Llama-3.1-8B","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}` + "\n\n")
+	}
+	b.WriteString(`data: {"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":128,"total_tokens":132}}` + "\n\ndata: [DONE]\n\n")
+	return b.Bytes()
+}
+
+// BenchmarkSSEParse measures framing plus JSON decoding per event (ns/op is per event).
+func BenchmarkSSEParse(b *testing.B) {
+	body := sseBody(128)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body) / 130))
+	rd := bytes.NewReader(body)
+	var ch chunk
+	buf := make([]byte, 4096)
+	since := func() time.Duration { return 0 }
+	events := 0
+	for events < b.N {
+		rd.Reset(body)
+		s := newSSEReader(rd, since, buf)
+		for {
+			ev, err := s.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if string(ev.Data) == "[DONE]" {
+				continue
+			}
+			if err := decodeChunk(ev.Data, &ch); err != nil {
+				b.Fatal(err)
+			}
+			events++
+		}
+	}
+}
+
+// BenchmarkSSEFraming measures the SSE framing alone per event.
+func BenchmarkSSEFraming(b *testing.B) {
+	body := sseBody(128)
+	b.ReportAllocs()
+	rd := bytes.NewReader(body)
+	buf := make([]byte, 4096)
+	since := func() time.Duration { return 0 }
+	events := 0
+	for events < b.N {
+		rd.Reset(body)
+		s := newSSEReader(rd, since, buf)
+		for {
+			if _, err := s.next(); err != nil {
+				break
+			}
+			events++
+		}
+	}
+}
+
+func benchRecord(n int) *Record {
+	r := &Record{RequestID: 12345, Arm: "baseline", OfferedLoad: 100, State: StateOK, SentAt: ms(1), EndAt: ms(2000), OutputTokens: n, OutputTokensSource: SourceUsage}
+	for i := 0; i < n; i++ {
+		r.Events = append(r.Events, TokenEvent{At: ms(10 + float64(i)*15), Tokens: 1})
+	}
+	return r
+}
+
+// BenchmarkSinkAdd measures each sink's Add for a 128-token record.
+func BenchmarkSinkAdd(b *testing.B) {
+	r := benchRecord(128)
+	b.Run("jsonl", func(b *testing.B) {
+		s := NewJSONLSink(io.Discard)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			_ = s.Add(r)
+		}
+	})
+	b.Run("histograms", func(b *testing.B) {
+		h := NewHistograms()
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			_ = h.Add(r)
+		}
+	})
+	b.Run("summary", func(b *testing.B) {
+		z := newSummarizer(time.Millisecond, 0)
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			z.add(r)
+		}
+	})
+}
+
+// BenchmarkPacerPace measures one Pace call per pacer.
+func BenchmarkPacerPace(b *testing.B) {
+	s := schedule(1<<16, time.Millisecond, 1, 1)
+	po, _ := NewPoissonPacer(1000, 1)
+	ga, _ := NewGammaPacer(1000, 2, 1)
+	for _, tc := range []struct {
+		name string
+		p    Pacer
+	}{{"trace", NewTracePacer(s)}, {"poisson", po}, {"gamma", ga}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				tc.p.Pace(0, uint64(i&(1<<16-1)))
+			}
+		})
+	}
+}
+
+// BenchmarkRequestBody measures building one request body (1,024 token ids).
+func BenchmarkRequestBody(b *testing.B) {
+	cfg := defaultConfig()
+	c := &client{cfg: &cfg}
+	q := schedule(1, 0, 1024, 128).Requests[0]
+	buf := make([]byte, 0, 8192)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf = c.body(buf[:0], &q)
+	}
+}
