@@ -41,7 +41,7 @@ func BenchmarkSSEWriteToken(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				k := i % maxTokens
 				if k == 0 {
-					tr.t.TokenFlushedAt = tr.t.TokenFlushedAt[:0]
+					tr.flushNs = tr.flushNs[:0]
 				}
 				if _, ok := writeTokens(w, rc, ev, tr, k, k+1, maxTokens); !ok {
 					b.Fatal("write failed")

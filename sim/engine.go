@@ -239,13 +239,13 @@ func (r *truthRecord) generated(at time.Time, n int, step int64) {
 	if n == 1 {
 		r.t.PrefillEndStep = step
 	}
-	r.t.TokenGeneratedAt = append(r.t.TokenGeneratedAt, at)
+	r.genNs = append(r.genNs, int64(at.Sub(r.base)))
 	r.mu.Unlock()
 }
 
 func (r *truthRecord) flushed(at time.Time) {
 	r.mu.Lock()
-	r.t.TokenFlushedAt = append(r.t.TokenFlushedAt, at)
+	r.flushNs = append(r.flushNs, int64(at.Sub(r.base)))
 	r.mu.Unlock()
 }
 

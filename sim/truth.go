@@ -81,25 +81,40 @@ func (t RequestTruth) E2E() (d time.Duration, ok bool) {
 }
 
 // truthRecord is one request's truth, written by the engine and the handler.
+// Token times are kept as int64 ns offsets from the store's base reading (8 B
+// a token instead of 24) and turned back into time.Time by snapshot;
+// base.Add keeps the monotonic reading, so differences stay exact.
 type truthRecord struct {
-	mu  sync.Mutex
-	gen uint64 // store generation, for eviction
-	t   RequestTruth
+	mu      sync.Mutex
+	gen     uint64    // store generation, for eviction
+	base    time.Time // the store's creation time (monotonic)
+	t       RequestTruth
+	genNs   []int64 // per token: step end − base
+	flushNs []int64 // per token: flush − base
 }
 
 func (r *truthRecord) snapshot() RequestTruth {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.t
-	t.TokenGeneratedAt = append([]time.Time(nil), r.t.TokenGeneratedAt...)
-	t.TokenFlushedAt = append([]time.Time(nil), r.t.TokenFlushedAt...)
+	t.TokenGeneratedAt = r.times(r.genNs)
+	t.TokenFlushedAt = r.times(r.flushNs)
 	return t
+}
+
+func (r *truthRecord) times(ns []int64) []time.Time {
+	out := make([]time.Time, len(ns))
+	for i, d := range ns {
+		out[i] = r.base.Add(time.Duration(d))
+	}
+	return out
 }
 
 // truthStore keeps at most capacity records, dropping the oldest; a new
 // request with an id already present replaces it (latest wins).
 type truthStore struct {
 	mu       sync.Mutex
+	base     time.Time
 	capacity int
 	byID     map[string]*truthRecord
 	ring     []ringSlot // insertion order, circular
@@ -113,15 +128,17 @@ type ringSlot struct {
 }
 
 func newTruthStore(capacity int) *truthStore {
-	return &truthStore{capacity: capacity, byID: make(map[string]*truthRecord), ring: make([]ringSlot, capacity)}
+	return &truthStore{base: time.Now(), capacity: capacity, byID: make(map[string]*truthRecord), ring: make([]ringSlot, capacity)}
 }
 
 // add registers a new record for id (never nil; "" ids are not stored but still get a record).
 func (s *truthStore) add(id string, init RequestTruth) *truthRecord {
-	r := &truthRecord{gen: s.gen.Add(1), t: init}
+	r := &truthRecord{gen: s.gen.Add(1), base: s.base, t: init}
 	r.t.PrefillStartStep, r.t.PrefillEndStep = -1, -1
-	r.t.TokenGeneratedAt = make([]time.Time, 0, init.MaxTokens)
-	r.t.TokenFlushedAt = make([]time.Time, 0, init.MaxTokens)
+	r.t.TokenGeneratedAt, r.t.TokenFlushedAt = nil, nil
+	// pre-sized so that recording a token does not allocate (16 B a token).
+	r.genNs = make([]int64, 0, init.MaxTokens)
+	r.flushNs = make([]int64, 0, init.MaxTokens)
 	if id == "" {
 		return r
 	}
