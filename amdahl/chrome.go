@@ -34,7 +34,18 @@ type chromeEvent struct {
 	Dur  *float64        `json:"dur"`
 	Pid  json.RawMessage `json:"pid"`
 	Tid  json.RawMessage `json:"tid"`
-	Args map[string]any  `json:"args"`
+	Args chromeArgs      `json:"args"`
+}
+
+// chromeArgs are the event arguments the reader uses, kept raw (a number or
+// a numeric string) and parsed on use; other arguments are skipped unread.
+type chromeArgs struct {
+	Device      json.RawMessage `json:"device"`
+	Stream      json.RawMessage `json:"stream"`
+	Correlation json.RawMessage `json:"correlation"`
+	ExternalID  json.RawMessage `json:"External id"`
+	GraphID     json.RawMessage `json:"graph id"`
+	GraphNodeID json.RawMessage `json:"graph node id"`
 }
 
 type chromeFile struct {
@@ -94,15 +105,15 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 		}
 		iv := Interval{usToDur(*ev.Ts), usToDur(*ev.Ts + *ev.Dur)}
 		thread := string(ev.Pid) + "/" + string(ev.Tid)
-		corr, hasCorr := argInt(ev.Args, "correlation")
-		ext, hasExt := argInt(ev.Args, "External id")
+		corr, hasCorr := rawInt(ev.Args.Correlation)
+		ext, hasExt := rawInt(ev.Args.ExternalID)
 		switch cat := strings.ToLower(ev.Cat); cat {
 		case "kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset":
-			dev, err := numField(ev.Args, "device", ev.Pid)
+			dev, err := numField(ev.Args.Device, ev.Pid)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where("args.device/pid"), err)
 			}
-			stream, err := numField(ev.Args, "stream", ev.Tid)
+			stream, err := numField(ev.Args.Stream, ev.Tid)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where("args.stream/tid"), err)
 			}
@@ -110,7 +121,7 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 			tl.kernels = append(tl.kernels, rawKernel{
 				k:    Kernel{Name: ev.Name, Kind: kind, Device: dev, Stream: stream, Start: iv.Start, End: iv.End},
 				corr: corr, hasCorr: hasCorr, ext: ext, hasExt: hasExt,
-				graph: hasArg(ev.Args, "graph node id") || hasArg(ev.Args, "graph id"),
+				graph: len(ev.Args.GraphNodeID) > 0 || len(ev.Args.GraphID) > 0,
 			})
 		case "cuda_runtime", "cuda_driver", "runtime":
 			if hasCorr {
@@ -119,11 +130,11 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 		case "user_annotation":
 			tl.cpuRanges = append(tl.cpuRanges, cpuRange{name: ev.Name, thread: thread, iv: iv, ext: ext, hasExt: hasExt})
 		case "gpu_user_annotation":
-			dev, err := numField(ev.Args, "device", ev.Pid)
+			dev, err := numField(ev.Args.Device, ev.Pid)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where("args.device/pid"), err)
 			}
-			stream, err := numField(ev.Args, "stream", ev.Tid)
+			stream, err := numField(ev.Args.Stream, ev.Tid)
 			if err != nil {
 				stream = anyStream
 			}
@@ -148,30 +159,25 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 
 func usToDur(us float64) time.Duration { return time.Duration(math.Round(us * 1e3)) }
 
-// argInt reads an integer argument (JSON number or numeric string).
-func argInt(args map[string]any, key string) (int64, bool) {
-	switch v := args[key].(type) {
-	case float64:
-		return int64(v), true
-	case json.Number:
-		n, err := v.Int64()
-		return n, err == nil
-	case string:
-		n, err := strconv.ParseInt(v, 10, 64)
-		return n, err == nil
+// rawInt reads an integer argument: a JSON number or a numeric string.
+func rawInt(raw json.RawMessage) (int64, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, false
+	}
+	str := strings.Trim(string(raw), `"`)
+	if n, err := strconv.ParseInt(str, 10, 64); err == nil {
+		return n, true
+	}
+	if f, err := strconv.ParseFloat(str, 64); err == nil && f == math.Trunc(f) {
+		return int64(f), true
 	}
 	return 0, false
 }
 
-func hasArg(args map[string]any, key string) bool {
-	_, ok := args[key]
-	return ok
-}
-
-// numField reads args[key] as an integer, else the raw pid/tid value: a
-// number, or a string whose last space-separated word is one ("stream 7").
-func numField(args map[string]any, key string, raw json.RawMessage) (int64, error) {
-	if n, ok := argInt(args, key); ok {
+// numField reads arg as an integer, else the raw pid/tid value: a number, or
+// a string whose last space-separated word is one ("stream 7").
+func numField(arg, raw json.RawMessage) (int64, error) {
+	if n, ok := rawInt(arg); ok {
 		return n, nil
 	}
 	s := strings.Trim(string(raw), `"`)
@@ -180,7 +186,7 @@ func numField(args map[string]any, key string, raw json.RawMessage) (int64, erro
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("no integer in args.%s or %s", key, raw)
+		return 0, fmt.Errorf("no integer in args (%s) or in %s", arg, raw)
 	}
 	return n, nil
 }

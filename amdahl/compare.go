@@ -239,3 +239,42 @@ func times(a, b float64) string {
 	}
 	return fmt.Sprintf("%.1f×", a/b)
 }
+
+// Latencies are one arm's per-request latency samples at one offered load,
+// in one unit (ms in transferlab), for MeasureSpeedups. TPOT holds only
+// requests with ≥ 2 output tokens (DESIGN.md).
+type Latencies struct {
+	TTFT, TPOT, E2E []float64
+}
+
+// MeasureSpeedups computes the six measured speedups of a Row (mean and p99
+// of TTFT, TPOT, E2E; baseline/candidate) with SpeedupEstimate. A statistic
+// with too few samples (p99 needs 100 per arm) is Undefined, and its reason is
+// returned in notes; any other problem is an error.
+func MeasureSpeedups(baseline, candidate Latencies, opts ...BootOption) (m Measured, notes []string, err error) {
+	one := func(metric string, b, c []float64, st Statistic) Estimate {
+		if err != nil {
+			return Undefined()
+		}
+		e, e2 := SpeedupEstimate(b, c, st, opts...)
+		switch {
+		case errors.Is(e2, ErrTooFewSamples):
+			notes = append(notes, fmt.Sprintf("%s %s: %v", metric, st.Name, e2))
+			return Undefined()
+		case e2 != nil:
+			err = fmt.Errorf("%s: %w", metric, e2)
+			return Undefined()
+		}
+		return e
+	}
+	mean, p99 := Mean(), Quantile(0.99)
+	m = Measured{
+		TTFTMean: one("ttft", baseline.TTFT, candidate.TTFT, mean),
+		TTFTP99:  one("ttft", baseline.TTFT, candidate.TTFT, p99),
+		TPOTMean: one("tpot", baseline.TPOT, candidate.TPOT, mean),
+		TPOTP99:  one("tpot", baseline.TPOT, candidate.TPOT, p99),
+		E2EMean:  one("e2e", baseline.E2E, candidate.E2E, mean),
+		E2EP99:   one("e2e", baseline.E2E, candidate.E2E, p99),
+	}
+	return m, notes, err
+}

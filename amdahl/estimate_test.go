@@ -266,3 +266,36 @@ func TestFromTotalsAndRow(t *testing.T) {
 		t.Fatal("row without s accepted")
 	}
 }
+
+func TestMeasureSpeedups(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(8, 8))
+	mk := func(n int, scale float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = scale * (100 + 20*r.Float64())
+		}
+		return out
+	}
+	// 150 requests each; TPOT only 50 (too few for p99).
+	base := Latencies{TTFT: mk(150, 1), TPOT: mk(50, 1), E2E: mk(150, 1)}
+	cand := Latencies{TTFT: mk(150, 1), TPOT: mk(50, 1), E2E: mk(150, 1)}
+	m, notes, err := MeasureSpeedups(base, cand, Resamples(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.TTFTP99.Value.Defined() || !m.E2EMean.Value.Defined() || !m.TPOTMean.Value.Defined() {
+		t.Fatalf("defined estimates missing: %+v", m)
+	}
+	if m.TPOTP99.Value.Defined() || len(notes) != 1 || !strings.Contains(notes[0], "tpot p99") {
+		t.Fatalf("TPOT p99 of 50 samples: %+v, notes %q", m.TPOTP99, notes)
+	}
+	// Same distribution both arms: the mean speedup's interval holds 1.
+	if !(m.TTFTMean.Lo <= 1 && 1 <= m.TTFTMean.Hi) {
+		t.Errorf("identical arms: TTFT mean speedup interval %+v excludes 1", m.TTFTMean)
+	}
+	cand.E2E[3] = -1
+	if _, _, err := MeasureSpeedups(base, cand, Resamples(200)); err == nil || !strings.Contains(err.Error(), "e2e") {
+		t.Fatalf("negative latency: err = %v", err)
+	}
+}
