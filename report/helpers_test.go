@@ -133,7 +133,7 @@ func buildFixture() (Results, error) {
 		Trace:    TraceInfo{Source: "synthetic:poisson", Format: "synthetic", SHA256: "feedbeeffeedbeef", Rows: 600, DurationS: 300, MeanRateRPS: 2},
 		SLO:      SLO{TTFTMs: 200, TPOTMs: 25, Percentile: 99},
 		RunOrder: order,
-		Aliases:  map[string]string{"tpot": "AIPerf/GenAI-Perf/GuideLLM ITL", "itl": "AIPerf ICL, vLLM ITL"},
+		Aliases:  DefaultAliases(),
 	}
 	for i, k := range order {
 		a := arms[0]

@@ -43,6 +43,7 @@ type htmlPage struct {
 	Sections     []htmlSection
 	Summary      []summaryRow
 	Unit         func(string) string
+	Headline     string
 }
 
 type htmlSection struct {
@@ -70,7 +71,7 @@ func buildPage(r Results) (htmlPage, error) {
 		}
 		return unit
 	}
-	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u}
+	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r)}
 	if sim {
 		p.Title += " (simulated)"
 	}
@@ -374,6 +375,7 @@ svg.chart { width: 499px; height: 288px; display: block; }
 <tr><th>seed</th><td>{{.Results.Manifest.Seed}}</td></tr>
 <tr><th>SLO</th><td>{{.SLO}}</td></tr>
 </table>
+<p><strong>Headline: {{.Headline}}.</strong></p>
 
 <h2 id="verdicts">Verdicts</h2>
 {{if not .Verdicts}}<p class="not-measured">Not analysed: no verdicts in this results file.</p>{{end}}

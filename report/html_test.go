@@ -67,3 +67,27 @@ func TestWriteHTMLSelfContained(t *testing.T) {
 		t.Errorf("%d charts with energy, cost and Amdahl missing, want %d", got, 8+6)
 	}
 }
+
+// TestReportsOfAnEmptyRun: a run that ended before measuring anything still
+// renders, saying what was not measured, and draws no chart.
+func TestReportsOfAnEmptyRun(t *testing.T) {
+	t.Parallel()
+	r := Results{SchemaVersion: SchemaVersion, IncompleteReason: "server died during warm-up"}
+	var h, m bytes.Buffer
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&m, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.String(), "<svg") {
+		t.Error("empty run drew a chart")
+	}
+	for _, page := range []string{h.String(), m.String()} {
+		for _, want := range []string{"server died during warm-up", "Not analysed", "Not measured"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("report lacks %q", want)
+			}
+		}
+	}
+}

@@ -77,7 +77,7 @@ func (m mdWriter) header(r Results) {
 		m.p("| arm order | %s |\n", strings.Join(r.Manifest.ArmOrder, " "))
 	}
 	m.p("| SLO | %s |\n", sloText(r.SLO))
-	m.p("\n")
+	m.p("\n**Headline: %s.**\n\n", Headline(r))
 }
 
 func sloText(s SLO) string {
