@@ -642,3 +642,51 @@ func TestSinkStart(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownContext: an interrupted run (cancelled ctx) still flushes
+// everything; a ctx deadline shorter than ShutdownTimeout is honoured.
+func TestShutdownContext(t *testing.T) {
+	t.Parallel()
+	t.Run("cancelled ctx still flushes", func(t *testing.T) {
+		t.Parallel()
+		rc := newReceiver(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedCell(ctx, t, e, 30)
+		cancel() // the first interrupt cancels the run's context
+		if err := e.Shutdown(ctx); err != nil {
+			t.Fatalf("Shutdown after cancel: %v", err)
+		}
+		if n := len(rc.spans()); n != 1+1+30 {
+			t.Errorf("received %d spans after an interrupt, want 32", n)
+		}
+		if rc.lastMetrics()[MetricRequests] == nil {
+			t.Error("no final metric export after an interrupt")
+		}
+	})
+	t.Run("shorter ctx deadline wins", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		srv := newHangingReceiver(t, release)
+		defer close(release)
+		e, err := Start(context.Background(), Config{Enabled: true, Endpoint: srv.URL, MetricInterval: time.Hour, ShutdownTimeout: time.Minute},
+			RunInfo{}, WithWarnings(&syncBuffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedCell(context.Background(), t, e, 10)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		began := time.Now()
+		if err := e.Shutdown(ctx); err == nil {
+			t.Error("Shutdown = nil against a silent collector, want a warning")
+		}
+		// 0.5 s deadline + 4 s slack for a loaded CI machine, far below the 1 min bound.
+		if took := time.Since(began); took > 500*time.Millisecond+4*time.Second {
+			t.Errorf("Shutdown took %v, want the 0.5 s ctx deadline + slack", took)
+		}
+	})
+}
