@@ -104,3 +104,31 @@ func BenchmarkParseChrome(b *testing.B) {
 		}
 	}
 }
+
+func TestUsToDur(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    time.Duration
+		wantErr bool
+	}{
+		{"1764400000123456.789", 1764400000123456789, false}, // epoch µs: exact to the ns
+		{"5.0004", 5000, false},
+		{"5.0005", 5001, false},
+		{"12", 12000, false},
+		{"0.5", 500, false},
+		{"1e3", 1000000, false},
+		{"-2.5", -2500, false},
+		{"abc", 0, true},
+		{"1.2x", 0, true},
+		{"99999999999999999999", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := usToDur(json.Number(c.in))
+			if (err != nil) != c.wantErr || (!c.wantErr && got != c.want) {
+				t.Fatalf("usToDur(%s) = %d, %v; want %d (error %v)", c.in, got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}
