@@ -14,7 +14,7 @@ import (
 
 // python holds the reference server, the hook shim and the validation gate.
 //
-//go:embed python/refserver.py python/validate_gate.py python/shim
+//go:embed python/refserver.py python/validate_gate.py python/shim/sitecustomize.py python/shim/tlhook/__init__.py python/shim/tlhook-0.1.0.dist-info
 var python embed.FS
 
 // DefaultRMSNormTarget is the hook target timed on the baseline when hook

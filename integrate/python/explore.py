@@ -24,6 +24,10 @@ CONFIGS = {
     "cg_async": {"use_cuda_graph": True, "use_async_batching": True, "max_memory_percent": 0.5},
     "cg_c1": {"use_cuda_graph": True, "max_memory_percent": 0.5, "default_compile_level": 1},
     "fa2": {"max_memory_percent": 0.5},
+    "cg_kv1k": {"use_cuda_graph": True, "kv_padding_interval_size": 1024, "q_padding_interval_size": 64,
+                "max_memory_percent": 0.5},
+    "cg_kv1k_q16": {"use_cuda_graph": True, "kv_padding_interval_size": 1024, "q_padding_interval_size": 16,
+                    "max_memory_percent": 0.5},
 }
 
 
@@ -271,7 +275,7 @@ def all_main(outdir, budget_s):
     if not os.environ.get("EXPLORE_SKIP_KERNEL"):
         summary["kernel"] = sub(["kernel", outdir], outdir, "kernel", timeout=240)
     log("== kernel done", round(time.time() - t_start))
-    order = ["default", "cg", "cg_async", "cg_c1"]
+    order = os.environ.get("EXPLORE_CONFIGS", "default,cg,cg_async,cg_c1").split(",")
     try:
         import flash_attn  # noqa: F401
 
@@ -283,7 +287,7 @@ def all_main(outdir, budget_s):
         if left < 150:
             summary[name] = {"skipped": f"budget: {left:.0f} s left"}
             continue
-        env = {"EXPLORE_PROFILE": "1"} if name == "cg" else {}
+        env = {"EXPLORE_PROFILE": "1"} if name == order[0] else {}
         r = sub(["engine", name, outdir], outdir, name, env=env, timeout=min(300, left - 60))
         summary[name] = summarize(r)
         json.dump(r, open(os.path.join(outdir, f"engine_{name}.json"), "w"), default=str)

@@ -204,7 +204,7 @@ def check_one(cls, orig, cand, entry, seed, failing_dir, set_name, idx, save_bud
         save_budget[name] -= 1
         os.makedirs(failing_dir, exist_ok=True)
         path = os.path.join(failing_dir, f"{name}-{set_name}-{idx}.pt")
-        small = {k: (v.detach().cpu() if hasattr(v, "numel") and v.numel() <= (1 << 22) else
+        small = {k: (v.detach().cpu() if hasattr(v, "numel") and v.numel() <= (1 << 18) else
                      f"not saved: {tuple(v.shape)} too large") for k, v in tensors.items()}
         torch.save({"signature": args, "module_attrs": attrs, **small}, path)
         return path

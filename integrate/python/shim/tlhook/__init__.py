@@ -227,6 +227,24 @@ def compare(cand, ref):
     return d
 
 
+PROFILE_RANGE = "transferlab::target"
+
+
+def _profiler_range():
+    """A record_function range named transferlab::target while a torch profiler is active (so a
+    Chrome trace can attribute the target's kernels in eager mode; kernels replayed from a CUDA
+    graph are not linked to any range), else None."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:
+        if not torch.autograd.profiler._is_profiler_enabled:
+            return None
+        return torch.profiler.record_function(PROFILE_RANGE)
+    except AttributeError:
+        return None
+
+
 # ---------------------------------------------------------------------------------------------
 # hook timings (amdahl/HOOK_TIMINGS.md, format transferlab.hook_timings/v1)
 
@@ -440,7 +458,11 @@ class Override:
             do_shadow = self.mode == "shadow" and ph == "eager" and self.shadow_done < self.spec["shadow_calls"]
             if do_shadow:
                 self.shadow_done += 1
-        if tm is not None:
+        rng = _profiler_range()
+        if rng is not None:
+            with rng:
+                out = tm.timed(ph, fn, full, kwargs) if tm is not None else fn(*full, **kwargs)
+        elif tm is not None:
             out = tm.timed(ph, fn, full, kwargs)
         else:
             out = fn(*full, **kwargs)
