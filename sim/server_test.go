@@ -422,3 +422,85 @@ func TestHundredsOfStreams(t *testing.T) {
 		t.Errorf("profile prefill %d decode %d, want %d %d", p.PrefillTokens, p.DecodeTokens, n*in, n*(out-1))
 	}
 }
+
+// TestClientDisconnectFreesEngine: a client that goes away mid-stream (a
+// loadgen timeout or cancel) is aborted in the engine: its slot frees, it
+// leaves flight, and the engine stops stepping for it.
+func TestClientDisconnectFreesEngine(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t, fastConfig())
+	c := newTestClient(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = postStream(ctx, c, s.BaseURL(), "gone", 100, 4000)
+	}()
+	deadline := time.Now().Add(hangSlack)
+	for {
+		if tr, ok := s.Truth("gone"); ok && len(tr.TokenFlushedAt) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("stream did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	<-done
+	tr := waitDone(t, s, "gone")
+	if !tr.Aborted || len(tr.TokenFlushedAt) >= 4000 {
+		t.Errorf("truth after disconnect: aborted %v, %d tokens", tr.Aborted, len(tr.TokenFlushedAt))
+	}
+	if p := s.Profile(); p.InFlight != 0 {
+		t.Errorf("after disconnect: %d in flight", p.InFlight)
+	}
+	// the step running at the abort still ends; after it the engine idles:
+	// 100 ms is ≥ 12 decode steps if it were still stepping for the request.
+	stop := time.Now().Add(hangSlack)
+	for prev := s.Profile().Steps; ; {
+		time.Sleep(100 * time.Millisecond)
+		cur := s.Profile().Steps
+		if cur == prev {
+			break
+		}
+		if time.Now().After(stop) {
+			t.Fatalf("engine still stepping %v after the client left", hangSlack)
+		}
+		prev = cur
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	s, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(context.Background()); err == nil || s.BaseURL() != "" {
+		t.Errorf("before Start: Ready %v, BaseURL %q", err, s.BaseURL())
+	}
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if u := s.BaseURL(); len(u) < len("http://1") || u[len(u)-1] == '/' {
+		t.Errorf("BaseURL %q", u)
+	}
+	if err := s.Start("127.0.0.1:0"); err == nil {
+		t.Error("second Start succeeded")
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := s.Ready(ctx); err == nil {
+		t.Error("Ready after Close succeeded")
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("New accepted an empty config")
+	}
+	if err := s.Start("256.0.0.1:bad"); err == nil {
+		t.Error("Start on a bad address succeeded")
+	}
+}
