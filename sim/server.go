@@ -303,11 +303,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, arrived
 	}
 }
 
-// end records the request's end for truth and the profile.
+// end records the request's end for the profile, then for truth (in that
+// order: once DoneAt is visible the request is out of flight).
 func (s *Server) end(q *seq, aborted bool) {
 	now := time.Now()
-	q.stream.truth.done(now, aborted)
 	s.eng.finish(q, now)
+	q.stream.truth.done(now, aborted)
 }
 
 // stream writes one SSE event per token, flushing each and stamping the
