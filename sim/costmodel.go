@@ -38,8 +38,11 @@ func (s StepShape) Tokens() (prefill, decode int) {
 // each op's work: the prefill share of tokens (rows for lm_head and sampling);
 // attention's prefill and decode kernels are costed apart, so its split is exact.
 type OpCost struct {
-	Prefill  time.Duration
-	Decode   time.Duration
+	// Prefill is the op's GPU time attributed to prompt tokens.
+	Prefill time.Duration
+	// Decode is the op's GPU time attributed to decoding sequences.
+	Decode time.Duration
+	// Launches is the number of kernel launches the op made in the step.
 	Launches int
 }
 

@@ -41,11 +41,15 @@ type Profile struct {
 
 // OpProfile is one op's totals over the window.
 type OpProfile struct {
-	Op       string        `json:"op"`
-	Prefill  time.Duration `json:"prefill_ns"`
-	Decode   time.Duration `json:"decode_ns"`
-	Total    time.Duration `json:"total_ns"`
-	Launches int64         `json:"launches"`
+	// Op is the op's name (OpNames).
+	Op string `json:"op"`
+	// Prefill and Decode split Total by phase (OpCost's rule); Total is the
+	// op's simulated GPU time over the window.
+	Prefill time.Duration `json:"prefill_ns"`
+	Decode  time.Duration `json:"decode_ns"`
+	Total   time.Duration `json:"total_ns"`
+	// Launches counts the op's kernel launches over the window.
+	Launches int64 `json:"launches"`
 	// SpeedupFactor is the override applied (1: baseline).
 	SpeedupFactor float64 `json:"speedup_factor"`
 }
