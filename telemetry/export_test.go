@@ -343,6 +343,21 @@ func checkMetrics(t *testing.T, ms map[string]*metricpb.Metric, truths map[cellI
 			t.Errorf("%s bounds %v, want the advised %v", MetricOperationDuration, b, durationBuckets())
 		}
 	}
+	// Exemplars link histogram points to request spans (trace-based filter).
+	if hist == HistogramExplicit {
+		ex := 0
+		for _, p := range ms[MetricTTFT].GetHistogram().GetDataPoints() {
+			for _, e := range p.GetExemplars() {
+				if len(e.GetTraceId()) != 16 || len(e.GetSpanId()) != 8 {
+					t.Errorf("%s exemplar without trace/span id: %v", MetricTTFT, e)
+				}
+				ex++
+			}
+		}
+		if ex == 0 {
+			t.Errorf("%s: no exemplars exported", MetricTTFT)
+		}
+	}
 	// A timeout's TTFT is labelled error.type=timeout; an ok one has no error.type.
 	var sawTimeout, sawOK bool
 	for _, p := range histPoints(t, ms[MetricTTFT]) {
