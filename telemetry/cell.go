@@ -21,10 +21,8 @@ import (
 // records feed. Methods on a nil *Cell or on a Cell of a disabled Exporter do
 // nothing.
 type Cell struct {
-	e       *Exporter
-	arm     string
-	loadRPS float64
-	rep     int
+	e   *Exporter
+	rep int
 
 	ctx  context.Context
 	span trace.Span
@@ -84,7 +82,7 @@ func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS flo
 	if !e.Enabled() {
 		return &Cell{}
 	}
-	c := &Cell{e: e, arm: arm, loadRPS: offeredLoadRPS, rep: rep, counts: map[loadgen.State]int{}}
+	c := &Cell{e: e, rep: rep, counts: map[loadgen.State]int{}}
 	c.base = []attribute.KeyValue{
 		AttrOperationName.String(e.run.Operation),
 		AttrProviderName.String(e.run.Provider),

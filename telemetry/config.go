@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -147,4 +148,36 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Redacted is the placeholder that replaces header values when a Config is
+// echoed (results.json manifest, logs): headers usually carry API keys.
+const Redacted = "REDACTED"
+
+// redacted returns c with every header value replaced by Redacted.
+func (c Config) redacted() Config {
+	if len(c.Headers) == 0 {
+		return c
+	}
+	h := make(map[string]string, len(c.Headers))
+	for k := range c.Headers {
+		h[k] = Redacted
+	}
+	c.Headers = h
+	return c
+}
+
+// configFields has Config's fields without its methods, so the marshallers
+// below do not call themselves.
+type configFields Config
+
+// MarshalJSON encodes c with header values redacted, so echoing the
+// effective config into results.json never leaks a collector API key.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return json.Marshal(configFields(c.redacted()))
+}
+
+// MarshalYAML encodes c with header values redacted, as MarshalJSON.
+func (c Config) MarshalYAML() (any, error) {
+	return configFields(c.redacted()), nil
 }

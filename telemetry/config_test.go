@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,36 @@ func TestStdoutExporter(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout output lacks %s", want)
 		}
+	}
+}
+
+// TestConfigEchoRedactsHeaders: headers carry API keys; an echoed config
+// (JSON manifest or YAML) must not.
+func TestConfigEchoRedactsHeaders(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Enabled: true, Endpoint: "https://otlp.example.com", Headers: map[string]string{"Authorization": "Bearer s3cret"}}
+	j, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"json": string(j), "yaml": string(y)} {
+		if strings.Contains(out, "s3cret") || !strings.Contains(out, Redacted) || !strings.Contains(out, "otlp.example.com") {
+			t.Errorf("%s echo = %s, want the endpoint kept and the header value redacted", name, out)
+		}
+	}
+	if cfg.Headers["Authorization"] != "Bearer s3cret" {
+		t.Error("marshalling changed the live config's headers")
+	}
+	// Round trip of the YAML echo keeps every other field.
+	var back Config
+	if err := yaml.Unmarshal(y, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Endpoint != cfg.Endpoint || !back.Enabled {
+		t.Errorf("YAML echo decoded to %+v", back)
 	}
 }
