@@ -1,18 +1,79 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/transferlab/transferlab/experiment"
 )
 
-// newRunCmd is a placeholder replaced by the owner of this sub-command.
+// newRunCmd builds `transferlab run CONFIG`: the main job.
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "run",
-		Hidden: true,
-		RunE: func(*cobra.Command, []string) error {
-			return errors.New("run: not built yet")
+	var (
+		out    string
+		quiet  bool
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run CONFIG.yaml",
+		Short: "Run an experiment: replay a trace at each offered load against every arm and write records, results.json and reports",
+		Long: `run replays the config's trace open-loop at each offered load against the
+baseline and every candidate arm, and writes into the output folder:
+  records.jsonl  one line per scheduled request, written as each ends
+  results.json   schema-versioned results (cells, Amdahl, energy, cost, verdicts)
+  report.md, report.html
+then prints a summary table. Exit status is non-zero when the run did not
+complete (interrupt, deadline, server death); what was measured is kept.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, raw, err := experiment.Load(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = cfg.Out
+			}
+			if out == "" {
+				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])))
+			}
+			var log io.Writer = cmd.ErrOrStderr()
+			if quiet || asJSON {
+				log = io.Discard
+			}
+			res, runErr := experiment.Run(cmd.Context(), cfg, experiment.Options{
+				ConfigPath: args[0],
+				ConfigRaw:  raw,
+				OutDir:     out,
+				Command:    append([]string{"transferlab"}, os.Args[1:]...),
+				Log:        log,
+			})
+			if res != nil {
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					if err := enc.Encode(res); err != nil {
+						return err
+					}
+				} else if !quiet {
+					experiment.PrintSummary(cmd.OutOrStdout(), res)
+					fmt.Fprintf(cmd.OutOrStdout(), "\nwritten to %s: %s, %s, %s, %s\n", out,
+						experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile)
+				}
+			}
+			if runErr != nil {
+				return &exitError{code: 2, err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but errors")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
+	return cmd
 }

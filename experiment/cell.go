@@ -1,0 +1,89 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// runCell replays one cell's schedule against srv and keeps what it measured.
+// Records go to records.jsonl as each request ends, whatever happens after.
+func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error {
+	sched := r.scheds[key.load]
+	rate := r.cfg.Load.RatesRPS[key.load]
+	if err := srv.ResetProfile(ctx); err != nil {
+		return fmt.Errorf("arm %s at %g req/s: resetting the profile: %w", key.arm, rate, err)
+	}
+	var sampler energy.Sampler
+	if !r.cfg.Energy.Disabled {
+		sampler = srv.Sampler()
+		if err := sampler.Start(ctx, r.cfg.Energy.Period); err != nil && !errors.Is(err, energy.ErrUnavailable) {
+			return fmt.Errorf("arm %s at %g req/s: energy sampler: %w", key.arm, rate, err)
+		}
+	}
+	keep := &loadgen.SliceSink{}
+	sinks := []loadgen.Sink{r.jsonl, keep}
+	opts := []loadgen.Option{
+		loadgen.WithArm(key.arm),
+		loadgen.WithOfferedLoad(rate),
+		loadgen.WithRepetition(key.rep),
+		loadgen.WithModel(r.cfg.Request.Model),
+		loadgen.WithTimeout(r.cfg.Request.Timeout),
+		loadgen.WithWarmup(r.cfg.Load.Warmup),
+		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
+	}
+	if r.cfg.Load.MaxInFlight > 0 {
+		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
+	}
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-srv.Died():
+			stop()
+		case <-cctx.Done():
+		}
+	}()
+	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), noClose{loadgen.MultiSink(sinks...)}, opts...)
+
+	m := measured{key: key, records: keep.Records, summary: sum}
+	r.exportCell(ctx, key, rate, sum.Start, keep.Records)
+	if sampler != nil {
+		w, err := sampler.Stop()
+		m.energy, m.eerr = &w, err
+	}
+	if prof, err := srv.Profile(context.WithoutCancel(ctx)); err == nil {
+		m.profile = prof
+	} else {
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)
+	}
+	r.cells = append(r.cells, m)
+	r.addCell(m)
+	if sum.ClientBound {
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (schedule lag p99 %s > 1 ms); figures of this cell are suspect\n",
+			key.arm, rate, sum.ScheduleLagP99)
+	}
+	if err := r.writeResults(); err != nil {
+		return err
+	}
+	select {
+	case <-srv.Died():
+		return fmt.Errorf("arm %s at %g req/s: the server died during the run: %w", key.arm, rate, srv.Err())
+	default:
+	}
+	if rerr != nil {
+		return fmt.Errorf("arm %s at %g req/s: %w", key.arm, rate, rerr)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("arm %s at %g req/s: run interrupted: %w", key.arm, rate, err)
+	}
+	return nil
+}
+
+// noClose keeps Replay from closing the run-wide sinks at the end of a cell.
+type noClose struct{ loadgen.Sink }
+
+func (noClose) Close() error { return nil }

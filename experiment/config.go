@@ -1,0 +1,286 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/transferlab/transferlab/traces"
+)
+
+// Config is one experiment as requested in YAML. Unknown keys are rejected.
+// Defaults are filled by Effective; both forms go into the results manifest.
+type Config struct {
+	// Name labels the experiment in reports.
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+	// Seed seeds every source of randomness (synthetic arrivals, sampling,
+	// bootstrap); it is echoed in the report.
+	Seed int64 `yaml:"seed"`
+	// Out is the default output folder (the CLI's --out overrides it).
+	Out string `yaml:"out,omitempty"`
+
+	Trace       TraceConfig   `yaml:"trace"`
+	Load        LoadConfig    `yaml:"load"`
+	Repetitions int           `yaml:"repetitions,omitempty"`
+	Server      ServerConfig  `yaml:"server"`
+	Request     RequestConfig `yaml:"request"`
+	Arms        []ArmConfig   `yaml:"arms"`
+	Amdahl      AmdahlConfig  `yaml:"amdahl"`
+	SLO         SLOConfig     `yaml:"slo"`
+	Energy      EnergyConfig  `yaml:"energy"`
+	Extra       ExtraConfig   `yaml:",inline"`
+}
+
+// TraceConfig names the trace file and the transforms applied before scaling.
+type TraceConfig struct {
+	// Path is the trace file, relative to the config file's folder or absolute.
+	Path string `yaml:"path"`
+	// Format forces a reader ("" detects it from the header).
+	Format string `yaml:"format,omitempty"`
+	// Lenient skips bad rows (counted in the report) instead of failing.
+	Lenient bool `yaml:"lenient,omitempty"`
+	// First keeps only the first N rows (0 keeps all).
+	First int `yaml:"first,omitempty"`
+	// ClampContext limits prompt + output tokens to this many, as a server's
+	// context length counts them (0: no clamp); clamped rows are counted.
+	ClampContext int `yaml:"clamp_context,omitempty"`
+	// Mapping names the columns and time unit of a generic CSV/JSONL trace
+	// (format csv or jsonl).
+	Mapping *traces.Mapping `yaml:"mapping,omitempty"`
+	// KeepFailed keeps BurstGPT's failed requests (zero response tokens) as
+	// 1-token requests instead of dropping them (dropped rows are counted).
+	KeepFailed bool `yaml:"keep_failed,omitempty"`
+}
+
+// Load modes: how an offered load turns into arrival times.
+const (
+	// LoadTrace time-scales the real trace to the target mean rate, keeping its burst shape.
+	LoadTrace = "trace"
+	// LoadPoisson, LoadGamma and LoadConstant draw synthetic arrivals at the target
+	// rate, with token lengths drawn from the trace's empirical distribution.
+	LoadPoisson  = "poisson"
+	LoadGamma    = "gamma"
+	LoadConstant = "constant"
+)
+
+// LoadConfig lists the offered loads and how long each cell runs.
+type LoadConfig struct {
+	// Mode is trace (default), poisson, gamma or constant.
+	Mode string `yaml:"mode,omitempty"`
+	// RatesRPS are the offered loads in requests per second, one cell each.
+	RatesRPS []float64 `yaml:"rates_rps"`
+	// CV is the Gamma arrivals' coefficient of variation (mode gamma only).
+	CV float64 `yaml:"cv,omitempty"`
+	// Duration is the span of arrivals replayed per cell after the warm-up.
+	Duration time.Duration `yaml:"duration"`
+	// Warmup is the span of arrivals at the start of each cell that are sent
+	// but excluded from the measured window.
+	Warmup time.Duration `yaml:"warmup,omitempty"`
+	// MaxRequests caps the requests of one cell (0: no cap).
+	MaxRequests int `yaml:"max_requests,omitempty"`
+	// MaxInFlight caps in-flight requests (0: pure open loop); requests the cap
+	// delays are counted in the report.
+	MaxInFlight int `yaml:"max_in_flight,omitempty"`
+}
+
+// RequestConfig shapes each HTTP request.
+type RequestConfig struct {
+	// Model is sent as the OpenAI "model" field.
+	Model string `yaml:"model,omitempty"`
+	// Endpoint is "completions" (default) or "chat".
+	Endpoint string `yaml:"endpoint,omitempty"`
+	// Timeout bounds one request from send to its last event (default 120 s).
+	Timeout time.Duration `yaml:"timeout,omitempty"`
+}
+
+// AmdahlConfig names the op the candidate replaces.
+type AmdahlConfig struct {
+	// TargetOp is the op whose time is the addressable fraction (e.g. "rmsnorm").
+	TargetOp string `yaml:"target_op"`
+}
+
+// SLOConfig holds the service-level objectives (ms). Zero means not declared.
+type SLOConfig struct {
+	TTFTMs float64 `yaml:"ttft_ms,omitempty"`
+	TPOTMs float64 `yaml:"tpot_ms,omitempty"`
+	E2EMs  float64 `yaml:"e2e_ms,omitempty"`
+	// Percentile at which capacity-at-SLO is judged (default 99).
+	Percentile float64 `yaml:"percentile,omitempty"`
+}
+
+// EnergyConfig controls the energy sampler.
+type EnergyConfig struct {
+	// Disabled turns sampling off (the report then says "not measured").
+	Disabled bool `yaml:"disabled,omitempty"`
+	// Period is the sampling period (default 50 ms).
+	Period time.Duration `yaml:"period,omitempty"`
+	// Device is the NVML device index (default 0).
+	Device int `yaml:"device,omitempty"`
+}
+
+// Load reads and decodes a config file, rejecting unknown keys, and validates it.
+// Relative paths inside it are resolved against the file's folder.
+func Load(path string) (*Config, []byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := Parse(bytes.NewReader(raw), path)
+	if err != nil {
+		return nil, raw, err
+	}
+	return cfg, raw, nil
+}
+
+// Parse decodes a config from r (name labels errors), rejecting unknown keys,
+// and validates it. It does not resolve relative paths.
+func Parse(r io.Reader, name string) (*Config, error) {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	var cfg Config
+	if err := dec.Decode(&cfg); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	return &cfg, nil
+}
+
+// Validate reports every problem at once (errors.Join), each naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	if c.Trace.Path == "" {
+		bad("trace.path", "required")
+	}
+	if c.Trace.First < 0 {
+		bad("trace.first", "must be ≥ 0, got %d", c.Trace.First)
+	}
+	if c.Trace.ClampContext < 0 {
+		bad("trace.clamp_context", "must be ≥ 0, got %d", c.Trace.ClampContext)
+	}
+	switch c.Load.Mode {
+	case "", LoadTrace, LoadPoisson, LoadConstant:
+	case LoadGamma:
+		if c.Load.CV <= 0 {
+			bad("load.cv", "mode gamma needs cv > 0, got %g", c.Load.CV)
+		}
+	default:
+		bad("load.mode", "unknown mode %q (want trace, poisson, gamma or constant)", c.Load.Mode)
+	}
+	if len(c.Load.RatesRPS) == 0 {
+		bad("load.rates_rps", "at least one offered load is required")
+	}
+	rates := map[float64]bool{}
+	for i, r := range c.Load.RatesRPS {
+		if !(r > 0) {
+			bad(fmt.Sprintf("load.rates_rps[%d]", i), "must be > 0 req/s, got %g", r)
+		}
+		if rates[r] {
+			bad(fmt.Sprintf("load.rates_rps[%d]", i), "duplicate offered load %g req/s (use repetitions to repeat a load)", r)
+		}
+		rates[r] = true
+	}
+	if c.Load.Duration <= 0 {
+		bad("load.duration", "must be > 0, got %s", c.Load.Duration)
+	}
+	if c.Load.Warmup < 0 {
+		bad("load.warmup", "must be ≥ 0, got %s", c.Load.Warmup)
+	}
+	if c.Load.MaxRequests < 0 {
+		bad("load.max_requests", "must be ≥ 0, got %d", c.Load.MaxRequests)
+	}
+	if c.Load.MaxInFlight < 0 {
+		bad("load.max_in_flight", "must be ≥ 0, got %d", c.Load.MaxInFlight)
+	}
+	if c.Repetitions < 0 {
+		bad("repetitions", "must be ≥ 0, got %d", c.Repetitions)
+	}
+	switch c.Request.Endpoint {
+	case "", "completions", "chat":
+	default:
+		bad("request.endpoint", "unknown endpoint %q (want completions or chat)", c.Request.Endpoint)
+	}
+	if c.Request.Timeout < 0 {
+		bad("request.timeout", "must be ≥ 0, got %s", c.Request.Timeout)
+	}
+	if len(c.Arms) == 0 {
+		bad("arms", "at least one arm (baseline) is required")
+	}
+	seen := map[string]bool{}
+	for i, a := range c.Arms {
+		f := fmt.Sprintf("arms[%d]", i)
+		if a.Name == "" {
+			bad(f+".name", "required")
+		}
+		if seen[a.Name] {
+			bad(f+".name", "duplicate arm name %q", a.Name)
+		}
+		seen[a.Name] = true
+		if err := a.validate(c.Server.Kind); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", f, err))
+		}
+	}
+	if len(c.Arms) > 0 && c.Arms[0].isCandidate() {
+		bad("arms[0]", "the first arm is the baseline and must not carry an override")
+	}
+	if err := c.Server.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("server: %w", err))
+	}
+	for _, v := range []struct {
+		f string
+		x float64
+	}{{"slo.ttft_ms", c.SLO.TTFTMs}, {"slo.tpot_ms", c.SLO.TPOTMs}, {"slo.e2e_ms", c.SLO.E2EMs}} {
+		if v.x < 0 {
+			bad(v.f, "must be ≥ 0 ms, got %g", v.x)
+		}
+	}
+	if p := c.SLO.Percentile; p != 0 && !(p > 0 && p < 100) {
+		bad("slo.percentile", "must be in (0, 100), got %g", p)
+	}
+	if c.Energy.Period < 0 {
+		bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)
+	}
+	if err := c.Extra.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Effective returns a copy with every default filled in, as the run uses it.
+func (c Config) Effective() Config {
+	if c.Name == "" {
+		c.Name = "experiment"
+	}
+	if c.Load.Mode == "" {
+		c.Load.Mode = LoadTrace
+	}
+	if c.Repetitions == 0 {
+		c.Repetitions = 1
+	}
+	if c.Request.Endpoint == "" {
+		c.Request.Endpoint = "completions"
+	}
+	if c.Request.Timeout == 0 {
+		c.Request.Timeout = 120 * time.Second
+	}
+	if c.SLO.Percentile == 0 {
+		c.SLO.Percentile = 99
+	}
+	if c.Energy.Period == 0 {
+		c.Energy.Period = 50 * time.Millisecond
+	}
+	if c.Request.Model == "" {
+		c.Request.Model = c.Server.defaultModel()
+	}
+	return c
+}

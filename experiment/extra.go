@@ -1,0 +1,65 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/transferlab/transferlab/cost"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/telemetry"
+)
+
+// ExtraConfig holds the optional sections: decision rule, cost inputs and
+// OpenTelemetry export.
+type ExtraConfig struct {
+	// Decision configures the acceptance rule (DESIGN.md "Arms, interleaving, statistics").
+	Decision *DecisionConfig `yaml:"decision,omitempty"`
+	// Cost holds the explicit price inputs; no price is built in.
+	Cost *cost.Inputs `yaml:"cost,omitempty"`
+	// OTel configures export to an observability stack (off by default).
+	OTel telemetry.Config `yaml:"otel,omitempty"`
+}
+
+// DecisionConfig is the `decision` block; it maps onto report.DecisionRule,
+// whose fields document each one. Undeclared clauses never decide a verdict.
+type DecisionConfig struct {
+	Metric              string  `yaml:"metric,omitempty"`
+	Percentile          float64 `yaml:"percentile,omitempty"`
+	UseMean             bool    `yaml:"use_mean,omitempty"`
+	RegressionMargin    float64 `yaml:"regression_margin,omitempty"`
+	VRAMBudgetBytes     uint64  `yaml:"vram_budget_bytes,omitempty"`
+	RequireValidation   bool    `yaml:"require_validation,omitempty"`
+	RequireReproducible bool    `yaml:"require_reproducible,omitempty"`
+	IntervalLevel       float64 `yaml:"interval_level,omitempty"`
+	Resamples           int     `yaml:"resamples,omitempty"`
+}
+
+// rule converts the block to the report's rule; baseline is the first arm.
+func (d *DecisionConfig) rule(baseline string, seed int64) report.DecisionRule {
+	r := report.DecisionRule{Baseline: baseline, Seed: uint64(seed)}
+	if d != nil {
+		r.Metric, r.Percentile, r.UseMean = d.Metric, d.Percentile, d.UseMean
+		r.RegressionMargin, r.VRAMBudgetBytes = d.RegressionMargin, d.VRAMBudgetBytes
+		r.RequireValidation, r.RequireReproducible = d.RequireValidation, d.RequireReproducible
+		r.IntervalLevel, r.Resamples = d.IntervalLevel, d.Resamples
+	}
+	return r.WithDefaults()
+}
+
+func (x ExtraConfig) validate() error {
+	var errs []error
+	if x.Decision != nil {
+		if err := x.Decision.rule("baseline", 1).Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("decision: %w", err))
+		}
+	}
+	if x.Cost != nil {
+		if err := x.Cost.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("cost: %w", err))
+		}
+	}
+	if err := x.OTel.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("otel: %w", err))
+	}
+	return errors.Join(errs...)
+}

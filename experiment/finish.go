@@ -1,0 +1,113 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// addCell summarises one measured cell into the results.
+func (r *runner) addCell(m measured) {
+	c := report.BuildCell(m.records, report.CellOptions{
+		Arm:            m.key.arm,
+		OfferedLoadRPS: r.cfg.Load.RatesRPS[m.key.load],
+		Repetition:     m.key.rep,
+		Order:          len(r.res.Cells),
+		RecordsFile:    RecordsFile,
+		SLO:            r.res.SLO,
+	})
+	c.ClientBound = c.ClientBound || m.summary.ClientBound
+	r.res.Cells = append(r.res.Cells, c)
+}
+
+// writeResults writes results.json atomically (temp file + rename), so a crash
+// never leaves a half-written file.
+func (r *runner) writeResults() error {
+	return writeJSONAtomic(filepath.Join(r.opt.OutDir, ResultsFile), r.res)
+}
+
+// finish computes the cross-cell sections and writes results.json, report.md
+// and report.html.
+func (r *runner) finish() error {
+	r.addSections()
+	var errs []error
+	if err := r.writeResults(); err != nil {
+		errs = append(errs, err)
+	}
+	var md bytes.Buffer
+	if err := report.WriteMarkdown(&md, *r.res); err != nil {
+		errs = append(errs, fmt.Errorf("report.md: %w", err))
+	} else if err := os.WriteFile(filepath.Join(r.opt.OutDir, MarkdownFile), md.Bytes(), 0o644); err != nil {
+		errs = append(errs, fmt.Errorf("report.md: %w", err))
+	}
+	var html bytes.Buffer
+	if err := report.WriteHTML(&html, *r.res); err != nil {
+		errs = append(errs, fmt.Errorf("report.html: %w", err))
+	} else if err := os.WriteFile(filepath.Join(r.opt.OutDir, HTMLFile), html.Bytes(), 0o644); err != nil {
+		errs = append(errs, fmt.Errorf("report.html: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func writeJSONAtomic(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// resolve makes a config-relative path absolute-or-cwd-relative.
+func resolve(configPath, p string) string {
+	if p == "" || filepath.IsAbs(p) || configPath == "" {
+		return p
+	}
+	// Paths in configs are relative to the repository root when they exist
+	// from the working folder, else to the config file's folder.
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	return filepath.Join(filepath.Dir(configPath), p)
+}
+
+func sha256Hex(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// gitCommit returns the working tree's commit (with "-dirty" when it has
+// changes), or "" outside a git checkout.
+func gitCommit() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		c += "-dirty"
+	}
+	return c
+}

@@ -1,0 +1,223 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/telemetry"
+	"github.com/transferlab/transferlab/traces"
+)
+
+// Options are the run's settings that are not part of the experiment config.
+type Options struct {
+	// ConfigPath is the config file (for the manifest and relative paths).
+	ConfigPath string
+	// ConfigRaw are the config file's bytes (hashed into the manifest).
+	ConfigRaw []byte
+	// OutDir receives records.jsonl, results.json, report.md, report.html, logs.
+	OutDir string
+	// Command is the command line, echoed in the manifest.
+	Command []string
+	// Log receives progress and warnings (os.Stderr when nil).
+	Log io.Writer
+}
+
+// File names inside the output folder.
+const (
+	RecordsFile  = "records.jsonl"
+	ResultsFile  = "results.json"
+	MarkdownFile = "report.md"
+	HTMLFile     = "report.html"
+)
+
+// cellKey identifies one arm × offered load × repetition.
+type cellKey struct {
+	arm  string
+	load int
+	rep  int
+}
+
+// measured holds what one cell produced beyond its records.
+type measured struct {
+	key     cellKey
+	records []loadgen.Record
+	summary loadgen.Summary
+	profile *opProfile
+	energy  *energy.Window
+	eerr    error
+}
+
+// Run executes the experiment and writes its outputs. It returns the results
+// written (also on error, when some cells were measured: records and reports
+// are on disk before the error returns) and an error when the run did not
+// complete (interrupt, deadline, server death, instrument failure).
+func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error) {
+	log := opt.Log
+	if log == nil {
+		log = os.Stderr
+	}
+	eff := cfg.Effective()
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	tracePath := resolve(opt.ConfigPath, eff.Trace.Path)
+	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
+	if err != nil {
+		return nil, err
+	}
+	if eff.Trace.First > 0 {
+		base = traces.First(base, eff.Trace.First)
+	}
+	if eff.Trace.ClampContext > 0 {
+		base = traces.ClampContext(base, eff.Trace.ClampContext)
+	}
+	scheds := make([]traces.Schedule, len(eff.Load.RatesRPS))
+	for i, r := range eff.Load.RatesRPS {
+		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {
+			return nil, err
+		}
+	}
+
+	res := &report.Results{
+		SchemaVersion: report.SchemaVersion,
+		CreatedAt:     time.Now().UTC(),
+		Simulated:     eff.Server.Kind == ServerSim,
+		Manifest: report.Manifest{
+			Command:      opt.Command,
+			ConfigPath:   opt.ConfigPath,
+			ConfigSHA256: sha256Hex(opt.ConfigRaw),
+			Requested:    cfg,
+			Effective:    eff,
+			Seed:         eff.Seed,
+			GoVersion:    runtime.Version(),
+			GitCommit:    gitCommit(),
+		},
+		Trace: report.TraceInfo{
+			Source:      base.Source,
+			Format:      base.Format,
+			SHA256:      base.SHA256,
+			Rows:        len(base.Requests),
+			Skipped:     base.Skipped,
+			Clamped:     base.Clamped,
+			DurationS:   base.Duration().Seconds(),
+			MeanRateRPS: base.MeanRate(),
+		},
+		SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, E2EMs: eff.SLO.E2EMs, Percentile: eff.SLO.Percentile},
+	}
+
+	recFile, err := os.Create(filepath.Join(opt.OutDir, RecordsFile))
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	jsonl := loadgen.NewJSONLSink(recFile)
+
+	r := &runner{cfg: eff, opt: opt, log: log, scheds: scheds, res: res, jsonl: jsonl}
+	r.startExport(ctx)
+	runErr := r.runAll(ctx)
+	r.stopExport(ctx)
+	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
+		runErr = fmt.Errorf("records: %w", cerr)
+	}
+	if cerr := recFile.Close(); cerr != nil && runErr == nil {
+		runErr = fmt.Errorf("records: %w", cerr)
+	}
+	if runErr != nil {
+		res.Complete = false
+		res.IncompleteReason = runErr.Error()
+	} else {
+		res.Complete = true
+	}
+	if werr := r.finish(); werr != nil {
+		return res, errors.Join(runErr, werr)
+	}
+	return res, runErr
+}
+
+// runner carries one run's state.
+type runner struct {
+	cfg    Config
+	opt    Options
+	log    io.Writer
+	scheds []traces.Schedule
+	res    *report.Results
+	jsonl  loadgen.Sink
+	cells  []measured
+	otel   *telemetry.Exporter
+}
+
+// runAll runs the cells in report.RunOrder (repetitions, then loads, arms
+// interleaved A B B A …). A started server is reused while consecutive cells
+// belong to the same arm (a launched GPU server loads its model once per
+// stretch), and shut down, with the GPU checked back to idle, before another
+// arm's server starts.
+func (r *runner) runAll(ctx context.Context) error {
+	names := make([]string, len(r.cfg.Arms))
+	arms := map[string]ArmConfig{}
+	for i, a := range r.cfg.Arms {
+		names[i] = a.Name
+		arms[a.Name] = a
+	}
+	order, err := report.RunOrder(names, r.cfg.Load.RatesRPS, r.cfg.Repetitions)
+	if err != nil {
+		return err
+	}
+	r.res.RunOrder = order
+	var (
+		srv    armServer
+		srvArm string
+	)
+	closeSrv := func() error {
+		if srv == nil {
+			return nil
+		}
+		err := srv.Close(context.WithoutCancel(ctx))
+		srv = nil
+		if err != nil {
+			return fmt.Errorf("arm %s: shutting the server down: %w", srvArm, err)
+		}
+		return nil
+	}
+	defer closeSrv()
+	for i, k := range order {
+		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("run interrupted before cell %d/%d: %w", i+1, len(order), err)
+		}
+		if srv == nil || srvArm != k.Arm {
+			if err := closeSrv(); err != nil {
+				return err
+			}
+			r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
+			if srv, err = r.startArm(ctx, arms[k.Arm]); err != nil {
+				return fmt.Errorf("arm %s: %w", k.Arm, err)
+			}
+			srvArm = k.Arm
+			r.addServerInfo(ctx, k.Arm, srv)
+		}
+		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s\n",
+			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond))
+		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
+			return err
+		}
+	}
+	return closeSrv()
+}
+
+// loadIndex finds rate's index in rates (RunOrder echoes the configured values).
+func loadIndex(rates []float64, rate float64) int {
+	for i, r := range rates {
+		if r == rate {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("experiment: offered load %g not in %v", rate, rates))
+}

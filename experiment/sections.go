@@ -1,0 +1,261 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/cost"
+	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/report"
+)
+
+// addSections fills the cross-cell sections of the results: Amdahl (f from
+// the baseline's profiles, s from the override, the bound), energy and cost
+// per cell, then the statistics and verdicts (report.Analyze), and finally
+// the transfer efficiency from the measured speedups Analyze filled in.
+func (r *runner) addSections() {
+	r.res.Amdahl = r.amdahlSection()
+	r.res.Energy, r.res.Cost = r.energyCostSections()
+	if len(r.res.Cells) == 0 {
+		return
+	}
+	rule := r.cfg.Extra.Decision.rule(r.cfg.Arms[0].Name, r.cfg.Seed)
+	if err := report.Analyze(r.res, rule); err != nil {
+		fmt.Fprintf(r.log, "warning: statistics and verdicts not computed: %v\n", err)
+		return
+	}
+	if r.res.Amdahl == nil {
+		return
+	}
+	for i := range r.res.Amdahl.Loads {
+		l := &r.res.Amdahl.Loads[i]
+		for _, m := range l.Measured {
+			if m.Metric == "e2e" && m.Stat == "mean" && !math.IsNaN(m.Value.Value) && m.Value.Value > 0 {
+				l.TransferEfficiency = amdahl.TransferEfficiency(m.Value.Value, l.Bound)
+				l.TransferMetric = "e2e mean"
+			}
+		}
+	}
+}
+
+// amdahlSection computes, per candidate and offered load, f from the
+// baseline arm's profiles at that load (pooled over repetitions, bootstrap
+// over them when there are several), s from the candidate's override, and the
+// bound with its interval.
+func (r *runner) amdahlSection() *report.AmdahlSection {
+	target := r.cfg.Amdahl.TargetOp
+	if target == "" {
+		return &report.AmdahlSection{NotMeasured: "amdahl.target_op is not set in the config"}
+	}
+	baseline := r.cfg.Arms[0].Name
+	sec := &report.AmdahlSection{}
+	var problems []string
+	for _, arm := range r.cfg.Arms[1:] {
+		s, err := r.isolatedSpeedup(arm, target)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", arm.Name, err))
+			continue
+		}
+		for li, rate := range r.cfg.Load.RatesRPS {
+			var ws []amdahl.WindowSample
+			var frs []amdahl.Fractions
+			for _, m := range r.cells {
+				if m.key.arm != baseline || m.key.load != li || m.profile == nil {
+					continue
+				}
+				p := m.profile
+				fr, err := amdahl.FromTotals(p.Target, p.Busy, p.ActiveWall,
+					amdahl.PhaseTotals(amdahl.PhasePrefill, p.TargetPrefill, 0, 0),
+					amdahl.PhaseTotals(amdahl.PhaseDecode, p.TargetDecode, 0, 0))
+				if err != nil {
+					problems = append(problems, fmt.Sprintf("baseline at %g req/s: %v", rate, err))
+					continue
+				}
+				fr.Source = p.Source
+				frs = append(frs, fr)
+				ws = append(ws, fr.Sample(fmt.Sprintf("rep %d", m.key.rep)))
+			}
+			if len(ws) == 0 {
+				problems = append(problems, fmt.Sprintf("no baseline profile at %g req/s", rate))
+				continue
+			}
+			f, err := amdahl.FWallEstimate(ws, amdahl.Seed(uint64(r.cfg.Seed)))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("f at %g req/s: %v", rate, err))
+				continue
+			}
+			b, err := amdahl.BoundFromEstimates(f, s)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("bound at %g req/s: %v", rate, err))
+				continue
+			}
+			sec.Loads = append(sec.Loads, report.AmdahlLoad{
+				Candidate:      arm.Name,
+				OfferedLoadRPS: rate,
+				FGPU:           meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FGPU }),
+				FWall:          float64(f.Value),
+				FExcl:          meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FExcl }),
+				S:              float64(s.Value),
+				Bound:          float64(b.Value),
+				BoundLow:       float64(b.Lo),
+				BoundHigh:      float64(b.Hi),
+			})
+		}
+	}
+	if len(sec.Loads) == 0 {
+		sec.NotMeasured = "no candidate arm with a profiled baseline"
+		if len(problems) > 0 {
+			sec.NotMeasured = errors.Join(toErrs(problems)...).Error()
+		}
+	}
+	for _, p := range problems {
+		fmt.Fprintf(r.log, "warning: amdahl: %s\n", p)
+	}
+	return sec
+}
+
+// isolatedSpeedup is s of one candidate: the sim's override factor (exact, by
+// construction) or the validation report's frequency-weighted geometric mean.
+func (r *runner) isolatedSpeedup(arm ArmConfig, target string) (amdahl.Estimate, error) {
+	if f, ok := arm.SimOverrides[target]; ok {
+		return amdahl.Exact(f), nil
+	}
+	if len(arm.SimOverrides) > 0 {
+		return amdahl.Estimate{}, fmt.Errorf("its sim_overrides do not touch the target op %q (the bound would be 1)", target)
+	}
+	return r.validatedSpeedup(arm)
+}
+
+func meanOf(frs []amdahl.Fractions, get func(amdahl.Fractions) amdahl.Num) float64 {
+	var sum float64
+	for _, f := range frs {
+		sum += float64(get(f))
+	}
+	return sum / float64(len(frs))
+}
+
+func toErrs(ss []string) []error {
+	out := make([]error, len(ss))
+	for i, s := range ss {
+		out[i] = errors.New(s)
+	}
+	return out
+}
+
+// energyCostSections converts each cell's energy window (trimmed to the
+// cell's measured window) and cost inputs into the report's sections.
+func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSection) {
+	es := &report.EnergySection{}
+	cs := &report.CostSection{}
+	if r.cfg.Energy.Disabled {
+		es.NotMeasured = "energy sampling is disabled in the config (energy.disabled: true)"
+	}
+	if r.cfg.Extra.Cost == nil {
+		cs.NotMeasured = "no cost inputs in the config (cost: price_per_gpu_hour, currency, price_date, gpus, ...); no price is built in"
+	}
+	for i, m := range r.cells {
+		c := r.res.Cells[i]
+		var energyJ *float64
+		if m.energy != nil {
+			w := *m.energy
+			if m.summary.WindowEnd > m.summary.WindowStart {
+				if tw, err := w.Trim(m.summary.Start.Add(m.summary.WindowStart), m.summary.Start.Add(m.summary.WindowEnd)); err == nil {
+					w = tw
+				} else {
+					w.Warnings = append(w.Warnings, "not trimmed to the measured window: "+err.Error())
+				}
+			}
+			ec := report.EnergyCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Available: w.Available, UnavailableReason: w.UnavailableReason, Source: w.Label}
+			if m.eerr != nil && !errors.Is(m.eerr, energy.ErrUnavailable) && ec.UnavailableReason == "" {
+				ec.UnavailableReason = m.eerr.Error()
+			}
+			if w.EnergyJ != nil {
+				energyJ = w.EnergyJ
+				ec.EnergyJ = *w.EnergyJ
+				if v, ok := energy.JPerToken(w, c.OutputTokens); ok {
+					ec.JPerOutputToken = v
+				}
+				if v, ok := energy.JPerRequest(w, c.States["ok"]); ok {
+					ec.JPerRequest = v
+				}
+			} else if w.Available {
+				ec.Available = false
+				ec.UnavailableReason = w.EnergyUnavailableReason
+			}
+			ec.MeanPowerW, ec.PeakPowerW, ec.IdlePowerW = deref(w.PowerMeanW), deref(w.PowerPeakW), deref(w.IdlePowerW)
+			ec.PeakVRAMBytes, ec.SteadyVRAMBytes = derefU(w.VRAMPeakBytes), derefU(w.VRAMSteadyBytes)
+			es.Cells = append(es.Cells, ec)
+		}
+		if in := r.cfg.Extra.Cost; in != nil {
+			window := time.Duration(c.WindowS * float64(time.Second))
+			res, err := cost.Compute(*in, window, c.OutputTokens, c.OutputTokens+c.InputTokens, energyJ)
+			if err != nil {
+				fmt.Fprintf(r.log, "warning: cost of %s at %g req/s: %v\n", c.Arm, c.OfferedLoadRPS, err)
+				continue
+			}
+			cs.Cells = append(cs.Cells, report.CostCell{
+				Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition,
+				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, GPUs: in.GPUs,
+				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
+				EnergyPricePerKWh:           in.EnergyPricePerKWh,
+				CostPer1MOutputTokens:       deref(res.CostPer1MOutputTokens),
+				CostPer1MTotalTokens:        deref(res.CostPer1MTotalTokens),
+				EnergyCostPer1MOutputTokens: deref(res.EnergyCostPer1MOutputTokens),
+			})
+		}
+	}
+	if len(es.Cells) == 0 && es.NotMeasured == "" {
+		es.NotMeasured = "no energy window was recorded"
+	}
+	return es, cs
+}
+
+// deref reads an optional figure; report's plain float fields cannot say
+// "not measured", so a missing figure is 0 there and Available says why.
+func deref(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func derefU(p *uint64) uint64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// printAmdahl writes the console's measured-vs-bound table.
+func printAmdahl(w io.Writer, res *report.Results) {
+	a := res.Amdahl
+	if a == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	if a.NotMeasured != "" {
+		fmt.Fprintf(w, "Amdahl: not measured: %s\n", a.NotMeasured)
+		return
+	}
+	fmt.Fprintln(w, "Amdahl bound vs measured speedup (baseline/candidate; >1 is faster):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "candidate\tload req/s\tf_gpu\tf_wall\ts\tbound\tTTFT mean\tTPOT mean\tE2E mean\tE2E p99\tefficiency (E2E mean)\t")
+	for _, l := range a.Loads {
+		get := func(metric, stat string) string {
+			for _, m := range l.Measured {
+				if m.Metric == metric && m.Stat == stat && !math.IsNaN(m.Value.Value) {
+					return fmt.Sprintf("%.4f", m.Value.Value)
+				}
+			}
+			return "-"
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%.4f\t%.4f\t%.3g\t%.4f\t%s\t%s\t%s\t%s\t%.2f\t\n", l.Candidate, l.OfferedLoadRPS, l.FGPU, l.FWall, l.S, l.Bound,
+			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), l.TransferEfficiency)
+	}
+	tw.Flush()
+}

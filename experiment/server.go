@@ -1,0 +1,118 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/sim"
+)
+
+// Server kinds.
+const (
+	// ServerSim is the embedded simulated server (default; no GPU).
+	ServerSim = "sim"
+	// ServerReference is the pinned PyTorch/transformers reference server, launched by integrate.
+	ServerReference = "reference"
+)
+
+// armServer is one started server for one arm: the system under test plus
+// what the experiment reads from it.
+type armServer interface {
+	loadgen.Server
+	// ResetProfile starts a new profiling window.
+	ResetProfile(ctx context.Context) error
+	// Profile returns the target op's time over the window since the last reset.
+	Profile(ctx context.Context) (*opProfile, error)
+	// Sampler returns a fresh energy sampler for one measured window.
+	Sampler() energy.Sampler
+	// Died is closed if the server exits on its own; Err then says why.
+	Died() <-chan struct{}
+	Err() error
+	// Info returns the server's manifest and hook counters for the report.
+	Info(ctx context.Context) map[string]any
+	Close(ctx context.Context) error
+}
+
+// opProfile is the target op's GPU time over one profiled window.
+type opProfile struct {
+	// Source names where the numbers come from ("sim cost model", "hook CUDA events", ...).
+	Source string
+	// Target is the target op's GPU time; Busy the GPU busy time (union of
+	// kernel intervals); ActiveWall the wall time with ≥1 request in flight.
+	Target, Busy, ActiveWall time.Duration
+	// TargetPrefill and TargetDecode split Target where the source can tell.
+	TargetPrefill, TargetDecode time.Duration
+}
+
+var errNoServerKind = errors.New("unknown server kind")
+
+// defaultModel is the model name the server serves, sent when request.model is empty.
+func (s ServerConfig) defaultModel() string {
+	switch s.Kind {
+	case ServerSim:
+		if s.Sim != nil {
+			return s.Sim.Model.Name
+		}
+		return sim.DefaultConfig().Model.Name
+	case ServerReference:
+		return s.Reference.servedModel()
+	}
+	return ""
+}
+
+func (s ServerConfig) validate() error {
+	switch s.Kind {
+	case ServerSim:
+		if s.Sim == nil {
+			return nil
+		}
+		return s.Sim.Validate()
+	case ServerReference:
+		if s.Reference == nil {
+			return errors.New("reference: required when kind is reference")
+		}
+		return nil
+	case "":
+		return errors.New("kind: required (sim or reference)")
+	default:
+		return fmt.Errorf("kind %q: %w (want sim or reference)", s.Kind, errNoServerKind)
+	}
+}
+
+// startArm starts the server of one arm.
+func (r *runner) startArm(ctx context.Context, arm ArmConfig) (armServer, error) {
+	switch r.cfg.Server.Kind {
+	case ServerSim:
+		return r.startSim(ctx, arm)
+	case ServerReference:
+		return r.startReference(ctx, arm)
+	default:
+		return nil, fmt.Errorf("server kind %q: %w", r.cfg.Server.Kind, errNoServerKind)
+	}
+}
+
+// addServerInfo keeps each arm's server manifest (versions, config, hook
+// receipts) in the results manifest.
+func (r *runner) addServerInfo(ctx context.Context, arm string, srv armServer) {
+	if r.res.Manifest.Server == nil {
+		r.res.Manifest.Server = map[string]any{}
+	}
+	if _, ok := r.res.Manifest.Server[arm]; !ok {
+		r.res.Manifest.Server[arm] = srv.Info(ctx)
+	}
+}
+
+// ServerConfig is the `server` block: which server is under test.
+type ServerConfig struct {
+	// Kind is sim (the embedded simulated server) or reference (the pinned
+	// PyTorch/transformers server launched on a GPU machine).
+	Kind string `yaml:"kind"`
+	// Sim configures the simulated server (defaults: Llama-3-8B on an H200-like GPU).
+	Sim *SimSection `yaml:"sim,omitempty"`
+	// Reference configures the launched reference server.
+	Reference *referenceSection `yaml:"reference,omitempty"`
+}

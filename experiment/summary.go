@@ -1,0 +1,45 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// PrintSummary writes the short console table of a run: per cell the state
+// counts, TTFT/ITL/TPOT/E2E percentiles (ms), throughput and goodput. Figures
+// from the simulator are labelled simulated.
+func PrintSummary(w io.Writer, res *report.Results) {
+	label := ""
+	if res.Simulated {
+		label = " (simulated server: every figure is simulated)"
+	}
+	fmt.Fprintf(w, "transferlab %s: %d cells, trace %s (%d rows)%s\n", res.Manifest.ConfigPath, len(res.Cells), res.Trace.Source, res.Trace.Rows, label)
+	if !res.Complete {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
+	for _, c := range res.Cells {
+		n := 0
+		for _, v := range c.States {
+			n += v
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n",
+			c.Arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
+			ms(c.TTFT.P50Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P99Ms),
+			c.ThroughputTokPerS, c.GoodputRPS)
+	}
+	tw.Flush()
+	printAmdahl(w, res)
+}
+
+// ms formats an optional millisecond figure; "-" when it is not defined or refused.
+func ms(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
