@@ -2,6 +2,7 @@ package amdahl
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +68,9 @@ func isGraphLaunch(name string) bool {
 //     (any stream of the device when the range's stream is unknown): "annotation";
 //  3. its launch call lies in a CPU-side target range on the launching thread,
 //     or its External id is that of a CPU op starting inside one: "correlation";
-//  4. only when the profile has no target range at all: the kernel pattern, "name".
+//  4. only when the profile has no target range at all: the kernel pattern, "name";
+//  5. for kernels eligible under 1 or 4 and not yet attributed: a run matching
+//     the kernel sequence on its stream, "sequence".
 //
 // Phases come from phase ranges the same way (GPU-side by midpoint, else the
 // launch call inside a CPU-side range).
@@ -118,7 +121,8 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		unionAll(m)
 	}
 	hasAnn := len(tgtCPU)+len(tgtGPU) > 0
-	if !hasAnn && c.pattern == nil {
+	byNameRules := c.pattern != nil || len(c.sequence) > 0
+	if !hasAnn && !byNameRules {
 		return nil, fmt.Errorf("amdahl: %s %s: target %q: %w", source, path, c.target, ErrNoAttribution)
 	}
 	targetCorr := map[int64]bool{}
@@ -150,8 +154,6 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			p.Attribution.GraphKernels++
 			if match {
 				k.Target, k.By = true, "name"
-			} else if c.pattern == nil {
-				p.Attribution.GraphUnattributed++
 			}
 		case hasAnn && onGPU(tgtGPU, k, mid):
 			k.Target, k.By = true, "annotation"
@@ -159,14 +161,6 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			k.Target, k.By = true, "correlation"
 		case !hasAnn && match:
 			k.Target, k.By = true, "name"
-		}
-		switch k.By {
-		case "annotation":
-			p.Attribution.ByAnnotation++
-		case "correlation":
-			p.Attribution.ByCorrelation++
-		case "name":
-			p.Attribution.ByName++
 		}
 		for _, ph := range phases {
 			if onGPU(phGPU[ph], k, mid) {
@@ -191,6 +185,24 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		}
 		p.Span.Start, p.Span.End = min(p.Span.Start, k.Start), max(p.Span.End, k.End)
 		p.Kernels = append(p.Kernels, k)
+	}
+	if len(c.sequence) > 0 {
+		matchSequence(p.Kernels, c.sequence, func(k *Kernel) bool { return k.Graph || !hasAnn })
+	}
+	for _, k := range p.Kernels {
+		switch k.By {
+		case "annotation":
+			p.Attribution.ByAnnotation++
+		case "correlation":
+			p.Attribution.ByCorrelation++
+		case "name":
+			p.Attribution.ByName++
+		case "sequence":
+			p.Attribution.BySequence++
+		}
+		if k.Graph && !k.Target && !byNameRules {
+			p.Attribution.GraphUnattributed++
+		}
 	}
 	for _, ph := range phases {
 		if p.PhaseWall == nil {
@@ -226,12 +238,12 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 	}
 	a := p.Attribution
 	if !hasAnn {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("no range named %q: kernels attributed by name pattern %q only", c.target, p.Pattern))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no range named %q: kernels attributed by name only (pattern %q, %d-step sequence)", c.target, p.Pattern, len(c.sequence)))
 	}
 	if a.GraphUnattributed > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d kernels replayed from CUDA graphs link to no op and no kernel pattern was given: they count in busy time, never in target time, so f is an underestimate (learn names from an eager profile: NamePattern(TargetKernelNames()))", a.GraphUnattributed))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d kernels replayed from CUDA graphs link to no op and no kernel pattern or sequence was given: they count in busy time, never in target time, so f is an underestimate (learn names from an eager profile: NamePattern(TargetKernelNames()))", a.GraphUnattributed))
 	}
-	if a.ByAnnotation+a.ByCorrelation+a.ByName == 0 {
+	if a.ByAnnotation+a.ByCorrelation+a.ByName+a.BySequence == 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no GPU work attributed to target %q", c.target))
 	}
 	return p, nil
@@ -263,4 +275,40 @@ func sortedKeys[A, B any](a map[string]A, b map[string]B) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// matchSequence marks as target ("sequence") every eligible kernel in a run
+// of consecutive kernels on one device and stream (ordered by start; memcpy
+// and memset skipped) whose names match steps in order. Runs do not overlap:
+// after a match the scan resumes after its last kernel.
+func matchSequence(ks []Kernel, steps []*regexp.Regexp, eligible func(*Kernel) bool) {
+	lanes := map[gpuKey][]int{}
+	for i := range ks {
+		if ks[i].Kind == "kernel" {
+			key := gpuKey{ks[i].Device, ks[i].Stream}
+			lanes[key] = append(lanes[key], i)
+		}
+	}
+	for _, lane := range lanes {
+		slices.SortStableFunc(lane, func(a, b int) int { return cmpDur(ks[a].Start, ks[b].Start) })
+		for i := 0; i+len(steps) <= len(lane); {
+			ok := true
+			for j, re := range steps {
+				if !re.MatchString(ks[lane[i+j]].Name) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				i++
+				continue
+			}
+			for j := range steps {
+				if k := &ks[lane[i+j]]; !k.Target && eligible(k) {
+					k.Target, k.By = true, "sequence"
+				}
+			}
+			i += len(steps)
+		}
+	}
 }

@@ -33,6 +33,7 @@ type Attribution struct {
 	ByAnnotation  int `json:"by_annotation"`  // inside a GPU-side target range
 	ByCorrelation int `json:"by_correlation"` // launched inside a CPU-side target range
 	ByName        int `json:"by_name"`        // kernel-name pattern
+	BySequence    int `json:"by_sequence"`    // a run of consecutive kernels matching KernelSequence
 	// GraphKernels is the number of kernels replayed from CUDA graphs;
 	// GraphUnattributed those of them no pattern could attribute (their time
 	// is in busy time but never in target time: f is then low, and Warnings
@@ -76,9 +77,10 @@ var ErrNoAttribution = errors.New("no target annotation range in the profile and
 type Option func(*attrConfig)
 
 type attrConfig struct {
-	target  string
-	pattern *regexp.Regexp
-	phases  map[string]string
+	target   string
+	pattern  *regexp.Regexp
+	sequence []*regexp.Regexp
+	phases   map[string]string
 }
 
 // DefaultTargetAnnotation is the record_function / NVTX range name the hook
@@ -105,6 +107,16 @@ func TargetAnnotation(name string) Option { return func(c *attrConfig) { c.targe
 // kernels, and every kernel when the profile has no target range. Default:
 // none (graph kernels stay unattributed; a profile without ranges is an error).
 func KernelPattern(re *regexp.Regexp) Option { return func(c *attrConfig) { c.pattern = re } }
+
+// KernelSequence attributes every run of consecutive kernels on one stream
+// (memcpys and memsets skipped) whose names match steps[0], steps[1], … in
+// order: the signature of an op made of generic kernels, such as eager
+// RMSNorm's copy, pow, mean, add, rsqrt, mul, copy, mul. Like KernelPattern
+// it applies to CUDA-graph replays, and to every kernel when the profile has
+// no target range. Default: none.
+func KernelSequence(steps []*regexp.Regexp) Option {
+	return func(c *attrConfig) { c.sequence = steps }
+}
 
 // PhaseAnnotation maps a range name to a phase. Defaults: "transferlab::prefill"
 // → prefill, "transferlab::decode" → decode, "transferlab::mixed" → mixed.

@@ -94,6 +94,7 @@ func overlapCases() []struct {
 	want   wantFractions
 } {
 	rms := regexp.MustCompile(`^triton_rmsnorm`)
+	seq := []*regexp.Regexp{rms, regexp.MustCompile(`^gemm_a$`)}
 	return []struct {
 		name   string
 		opts   []Option
@@ -119,6 +120,18 @@ func overlapCases() []struct {
 			want: wantFractions{fgpu: 45.0 / 120, fwall: 35.0 / 100, fexcl: 20.0 / 100, busy: 120, target: 45,
 				attr:   Attribution{ByCorrelation: 3, ByName: 1, GraphKernels: 2},
 				phases: map[string][2]float64{PhasePrefill: {30.0 / 70, 20.0 / 50}, PhaseDecode: {15.0 / 50, 15.0 / 50}}},
+		},
+		{
+			name: "E: ranges + sequence rms→gemm_a: only the graph run k6,k7",
+			opts: []Option{KernelSequence(seq)},
+			want: wantFractions{fgpu: 50.0 / 120, fwall: 50.0 / 150, fexcl: 40.0 / 150, busy: 120, target: 50,
+				attr: Attribution{ByCorrelation: 3, BySequence: 2, GraphKernels: 2}},
+		},
+		{
+			name: "F: no range, sequence rms→gemm_a: runs k1k2, k4k5, k6k7 on stream 7",
+			opts: []Option{TargetAnnotation("absent::range"), KernelSequence(seq)},
+			want: wantFractions{fgpu: 105.0 / 120, fwall: 105.0 / 150, fexcl: 70.0 / 150, busy: 120, target: 105,
+				attr: Attribution{BySequence: 6, GraphKernels: 2}},
 		},
 		{
 			name: "D: no range of that name, pattern only",

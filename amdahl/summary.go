@@ -197,8 +197,8 @@ func (s Summary) WriteText(w io.Writer) error {
 		return err
 	}
 	if a := s.Attribution; a != nil {
-		fmt.Fprintf(&b, "attribution: %d by annotation, %d by correlation, %d by name; %d graph-replayed kernels, %d unattributed\n",
-			a.ByAnnotation, a.ByCorrelation, a.ByName, a.GraphKernels, a.GraphUnattributed)
+		fmt.Fprintf(&b, "attribution: %d by annotation, %d by correlation, %d by name, %d by sequence; %d graph-replayed kernels, %d unattributed\n",
+			a.ByAnnotation, a.ByCorrelation, a.ByName, a.BySequence, a.GraphKernels, a.GraphUnattributed)
 		if len(s.TargetKernels) > 0 {
 			fmt.Fprintf(&b, "target kernels: %s\n", strings.Join(s.TargetKernels, ", "))
 		}

@@ -24,7 +24,7 @@ func newProfileCmd() *cobra.Command {
 	var (
 		format, target, pattern, records string
 		serverWindow                     string
-		phases                           []string
+		phases, sequence                 []string
 		windows                          int
 		recordsOffsetNs                  int64
 		seed                             uint64
@@ -59,6 +59,15 @@ func newProfileCmd() *cobra.Command {
 					return fmt.Errorf("profile: --kernel-pattern: %w", err)
 				}
 				cfg.Options = append(cfg.Options, amdahl.KernelPattern(re))
+			}
+			if len(sequence) > 0 {
+				steps := make([]*regexp.Regexp, len(sequence))
+				for i, expr := range sequence {
+					if steps[i], err = regexp.Compile(expr); err != nil {
+						return fmt.Errorf("profile: --kernel-seq %d (%q): %w", i+1, expr, err)
+					}
+				}
+				cfg.Options = append(cfg.Options, amdahl.KernelSequence(steps))
 			}
 			for _, p := range phases {
 				name, phase, ok := strings.Cut(p, "=")
@@ -102,6 +111,7 @@ func newProfileCmd() *cobra.Command {
 	fl.StringVar(&format, "format", "", "chrome | nsys | hook (default: from the file: .sqlite → nsys, a JSON with \"transferlab.hook_timings\" → hook, other JSON → chrome)")
 	fl.StringVar(&target, "target", "", "chrome/nsys: the range name around target calls (default "+amdahl.DefaultTargetAnnotation+"); hook: the target op the file must be about")
 	fl.StringVar(&pattern, "kernel-pattern", "", "regexp over kernel names: attributes CUDA-graph replays, and every kernel when the profile has no target range")
+	fl.StringArrayVar(&sequence, "kernel-seq", nil, "regexp for one step of a kernel sequence (repeat in order): runs of consecutive kernels on a stream matching the steps are target (graph replays, or all kernels without a target range)")
 	fl.StringArrayVar(&phases, "phase", nil, "RANGE_NAME=PHASE: a range name that marks a phase (repeatable; defaults transferlab::prefill, ::decode, ::mixed)")
 	fl.IntVar(&windows, "windows", 4, "chrome/nsys: equal windows the span is cut into for f_wall's interval (hook files carry their own)")
 	fl.StringVar(&records, "records", "", "records.jsonl of the run profiled: active wall time = union of the requests' [sent, end] intervals")
