@@ -72,13 +72,25 @@ type stateOpts struct {
 	requestsWarmup metric.MeasurementOption // base + state, warmup true
 }
 
+// CellOption changes how StartCell opens a cell.
+type CellOption func(*cellOptions)
+
+type cellOptions struct{ start time.Time }
+
+// CellStartedAt sets the cell span's start time (default: when StartCell is
+// called). Use it when a cell's records are exported after the cell ran, with
+// the replay's start (loadgen.Summary.Start), so the cell span encloses its
+// request spans; end it with EndAt.
+func CellStartedAt(t time.Time) CellOption { return func(o *cellOptions) { o.start = t } }
+
 // StartCell opens the span of one cell under the run's root span (at the
-// current time: call it before replaying the cell, End after) and returns the
+// current time, or CellStartedAt's: call it before replaying the cell and End
+// after, or use CellStartedAt and EndAt when exporting afterwards) and returns the
 // Cell whose Sink turns records into spans and metric points labelled with
 // arm (transferlab.arm), offered load in requests per second
 // (transferlab.offered_load_rps) and repetition (spans only). ctx's values
 // are kept, its cancellation is not.
-func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS float64, rep int) *Cell {
+func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS float64, rep int, opts ...CellOption) *Cell {
 	if !e.Enabled() {
 		return &Cell{}
 	}
@@ -100,9 +112,17 @@ func (e *Exporter) StartCell(ctx context.Context, arm string, offeredLoadRPS flo
 	for _, s := range loadgen.States {
 		c.states[s] = c.newStateOpts(s)
 	}
+	var o cellOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	spanOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
+	if !o.start.IsZero() {
+		spanOpts = append(spanOpts, trace.WithTimestamp(o.start))
+	}
 	parent := trace.ContextWithSpan(context.WithoutCancel(ctx), e.root)
-	c.ctx, c.span = e.tracer.Start(parent, SpanCell, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(
-		AttrArm.String(arm), AttrOfferedLoadRPS.Float64(offeredLoadRPS), AttrRepetition.Int(rep), AttrSimulated.Bool(e.run.Simulated)))
+	c.ctx, c.span = e.tracer.Start(parent, SpanCell, append(spanOpts, trace.WithAttributes(
+		AttrArm.String(arm), AttrOfferedLoadRPS.Float64(offeredLoadRPS), AttrRepetition.Int(rep), AttrSimulated.Bool(e.run.Simulated)))...)
 	return c
 }
 
@@ -150,10 +170,14 @@ func (c *Cell) Sink(start time.Time) loadgen.Sink {
 	return &cellSink{c: c, start: start}
 }
 
-// End ends the cell's span (at the current time) with the number of records
-// seen in each final state as transferlab.requests.<state> attributes.
-// Later calls do nothing.
-func (c *Cell) End() {
+// End ends the cell's span now, with the number of records seen in each
+// final state as transferlab.requests.<state> attributes. Later calls (of End
+// or EndAt) do nothing.
+func (c *Cell) End() { c.EndAt(time.Time{}) }
+
+// EndAt is End at time t (the zero time: now), for cells exported after they
+// ran (see CellStartedAt).
+func (c *Cell) EndAt(t time.Time) {
 	if c == nil || c.e == nil {
 		return
 	}
@@ -166,7 +190,11 @@ func (c *Cell) End() {
 	for _, s := range loadgen.States {
 		c.span.SetAttributes(attribute.Int("transferlab.requests."+string(s), c.counts[s]))
 	}
-	c.span.End()
+	if t.IsZero() {
+		c.span.End()
+		return
+	}
+	c.span.End(trace.WithTimestamp(t))
 }
 
 // ErrBadSample is returned by RecordPower and RecordVRAM for a value that is

@@ -29,6 +29,10 @@ func near(got, want float64) bool {
 	return math.Abs(got-want) <= relTol*math.Max(1, math.Abs(want))
 }
 
+// cellLength is the end of a synthetic cell's span after its start: 50
+// requests 100 ms apart end before 5.2 s.
+const cellLength = 10 * time.Second
+
 type cellID struct {
 	arm  string
 	load float64
@@ -44,7 +48,9 @@ func quickstart(ctx context.Context, t *testing.T, e *Exporter) (map[cellID]*tru
 	records := map[cellID][]*loadgen.Record{}
 	for _, arm := range []string{"baseline", "candidate"} {
 		for _, load := range []float64{0.5, 1, 2.5} {
-			c := e.StartCell(ctx, arm, load, 0)
+			// As experiment does: the cell is exported after it ran, with
+			// the replay's start and an end after its last record.
+			c := e.StartCell(ctx, arm, load, 0, CellStartedAt(start))
 			recs, tr := synthCell(arm, load, 0, 50)
 			sink := c.Sink(start)
 			for _, r := range recs {
@@ -61,7 +67,7 @@ func quickstart(ctx context.Context, t *testing.T, e *Exporter) (map[cellID]*tru
 			if err := c.RecordVRAM(ctx, 0, 80<<30); err != nil {
 				t.Fatalf("RecordVRAM: %v", err)
 			}
-			c.End()
+			c.EndAt(start.Add(cellLength))
 			truths[cellID{arm, load}] = tr
 			records[cellID{arm, load}] = recs
 		}
@@ -192,6 +198,12 @@ func checkSpans(t *testing.T, spans []*tracepb.Span, truths map[cellID]*truth, r
 			if parent != root {
 				t.Errorf("cell span %v: parent is not the run span", a)
 			}
+			if got, want := s.GetStartTimeUnixNano(), uint64(start.UnixNano()); got != want {
+				t.Errorf("cell span %v starts at %d, want CellStartedAt's %d", a, got, want)
+			}
+			if got, want := s.GetEndTimeUnixNano(), uint64(start.Add(cellLength).UnixNano()); got != want {
+				t.Errorf("cell span %v ends at %d, want EndAt's %d", a, got, want)
+			}
 			id := cellID{a["transferlab.arm"].(string), a["transferlab.offered_load_rps"].(float64)}
 			tr := truths[id]
 			if tr == nil || a["transferlab.repetition"] != int64(0) {
@@ -210,6 +222,9 @@ func checkSpans(t *testing.T, spans []*tracepb.Span, truths map[cellID]*truth, r
 			id := cellID{a["transferlab.arm"].(string), a["transferlab.offered_load_rps"].(float64)}
 			if pa["transferlab.arm"] != id.arm || pa["transferlab.offered_load_rps"] != id.load {
 				t.Errorf("request span %v under cell %v", a, pa)
+			}
+			if s.GetStartTimeUnixNano() < parent.GetStartTimeUnixNano() || s.GetEndTimeUnixNano() > parent.GetEndTimeUnixNano() {
+				t.Errorf("request span %v not inside its cell span", a)
 			}
 			if s.GetKind() != tracepb.Span_SPAN_KIND_CLIENT {
 				t.Errorf("request span kind %v, want client", s.GetKind())
