@@ -29,7 +29,7 @@ func Headline(r Results) string {
 		if i > 0 {
 			s += "; "
 		}
-		s += "capacity at SLO of " + g.Candidate + " vs " + g.Baseline + ": " + num(g.Gain.Value) + "× " + interval(g.Gain)
+		s += "capacity at SLO of " + g.Candidate + " vs " + g.Baseline + ": " + estimateText(g.Gain, "×")
 	}
 	if r.Simulated {
 		s += " (simulated)"

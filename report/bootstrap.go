@@ -70,7 +70,7 @@ func (b bootstrapper) ratio(key string, num, den []float64, paired bool) Estimat
 	}
 	mn, md := stat.Mean(num, nil), stat.Mean(den, nil)
 	if md == 0 {
-		e.Note = "baseline mean is 0: ratio undefined"
+		e.Reps, e.Note = 0, "baseline mean is 0: ratio undefined"
 		return e
 	}
 	e.Value = mn / md

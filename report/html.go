@@ -56,7 +56,7 @@ type htmlChart struct {
 	SVG template.HTML
 }
 
-type capacityRow struct{ Arm, Value, Interval, Next, PerRep string }
+type capacityRow struct{ Arm, Value, Interval, Next, PerRep, Detail string }
 
 type summaryRow struct {
 	Arm, Load, Rep, States string
@@ -89,10 +89,10 @@ func buildPage(r Results) (htmlPage, error) {
 			if c.NextLoadRPS > 0 {
 				next = num(c.NextLoadRPS)
 			}
-			p.Capacity = append(p.Capacity, capacityRow{c.Arm, num(c.CapacityRPS.Value), interval(c.CapacityRPS), next, nums(c.PerRepRPS)})
+			p.Capacity = append(p.Capacity, capacityRow{c.Arm, valueText(c.CapacityRPS), interval(c.CapacityRPS), next, nums(c.PerRepRPS), c.Detail})
 		}
 		for _, g := range r.Stats.CapacityGain {
-			p.Gains = append(p.Gains, fmt.Sprintf("Capacity gain %s/%s: %s× %s", g.Candidate, g.Baseline, num(g.Gain.Value), interval(g.Gain)))
+			p.Gains = append(p.Gains, fmt.Sprintf("Capacity gain %s/%s: %s", g.Candidate, g.Baseline, estimateText(g.Gain, "×")))
 		}
 	}
 	for _, c := range sortedCells(r) {
@@ -388,8 +388,8 @@ svg.chart { width: 499px; height: 288px; display: block; }
 
 <h2 id="capacity">Capacity at SLO</h2>
 {{if .CapacityNote}}<p class="not-measured">{{.CapacityNote}}</p>{{else}}
-<table><tr><th>arm</th><th>capacity ({{call .Unit "req/s"}})</th><th>interval</th><th>next load</th><th>per repetition</th></tr>
-{{range .Capacity}}<tr><td>{{.Arm}}</td><td>{{.Value}}</td><td>{{.Interval}}</td><td>{{.Next}}</td><td>{{.PerRep}}</td></tr>
+<table><tr><th>arm</th><th>capacity ({{call .Unit "req/s"}})</th><th>interval</th><th>next load</th><th>per repetition</th><th>first failure</th></tr>
+{{range .Capacity}}<tr><td>{{.Arm}}</td><td>{{.Value}}</td><td>{{.Interval}}</td><td>{{.Next}}</td><td>{{.PerRep}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{range .Gains}}<p><strong>{{.}}</strong></p>{{end}}{{end}}
 

@@ -9,8 +9,12 @@ import (
 	"os"
 )
 
-// WriteJSON writes r as indented results.json.
+// WriteJSON writes r as indented results.json. It refuses NaN and ±Inf
+// figures first (CheckFinite), naming each field.
 func WriteJSON(w io.Writer, r Results) error {
+	if err := CheckFinite(r); err != nil {
+		return fmt.Errorf("report: results.json: %w", err)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {

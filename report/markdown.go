@@ -165,11 +165,17 @@ func (m mdWriter) capacity(r Results) {
 		if c.NextLoadRPS > 0 {
 			next = num(c.NextLoadRPS)
 		}
-		m.p("| %s | %s | %s | %s | %s |\n", c.Arm, num(c.CapacityRPS.Value), interval(c.CapacityRPS), next, nums(c.PerRepRPS))
+		m.p("| %s | %s | %s | %s | %s |\n", c.Arm, valueText(c.CapacityRPS), interval(c.CapacityRPS), next, nums(c.PerRepRPS))
+	}
+	m.p("\n")
+	for _, c := range r.Stats.Capacity {
+		if c.Detail != "" {
+			m.p("- %s: %s\n", c.Arm, c.Detail)
+		}
 	}
 	m.p("\n")
 	for _, g := range r.Stats.CapacityGain {
-		m.p("**Capacity gain %s/%s: %s× %s**\n\n", g.Candidate, g.Baseline, num(g.Gain.Value), interval(g.Gain))
+		m.p("**Capacity gain %s/%s: %s**\n\n", g.Candidate, g.Baseline, estimateText(g.Gain, "×"))
 	}
 }
 
@@ -300,7 +306,7 @@ func (m mdWriter) ratios(r Results) {
 	m.p("Ratios below 1 mean the candidate's figure is lower (faster).\n\n")
 	m.p("| candidate | load (req/s) | metric | stat | candidate/baseline | interval |\n| --- | --- | --- | --- | --- | --- |\n")
 	for _, q := range r.Stats.Ratios {
-		m.p("| %s | %s | %s | %s | %s | %s |\n", q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, num(q.Value.Value), interval(q.Value))
+		m.p("| %s | %s | %s | %s | %s | %s |\n", q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value))
 	}
 	m.p("\n")
 }
@@ -326,7 +332,7 @@ func (m mdWriter) amdahl(s *AmdahlSection) {
 	m.p("\n| candidate | load (req/s) | metric | stat | measured speedup (%s) | interval |\n| --- | --- | --- | --- | --- | --- |\n", m.u("×"))
 	for _, l := range s.Loads {
 		for _, sp := range l.Measured {
-			m.p("| %s | %s | %s | %s | %s | %s |\n", l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, num(sp.Value.Value), interval(sp.Value))
+			m.p("| %s | %s | %s | %s | %s | %s |\n", l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value))
 		}
 	}
 	m.p("\n")
@@ -449,8 +455,27 @@ func figure(v *float64, n int) string {
 	return num(*v)
 }
 
+// valueText formats an Estimate's value, or "undefined" when no repetition supports it.
+func valueText(e Estimate) string {
+	if e.Reps == 0 {
+		return "undefined"
+	}
+	return num(e.Value)
+}
+
+// estimateText formats value, unit and interval, or why the estimate is undefined.
+func estimateText(e Estimate, unit string) string {
+	if e.Reps == 0 {
+		return "undefined (" + orText(e.Note, "nothing measured") + ")"
+	}
+	return num(e.Value) + unit + " " + interval(e)
+}
+
 // interval formats an Estimate's interval or the reason it has none.
 func interval(e Estimate) string {
+	if e.Reps == 0 {
+		return "none: " + orText(e.Note, "nothing measured")
+	}
 	if !e.Interval {
 		return "no interval: " + orText(e.Note, "too few repetitions")
 	}

@@ -104,7 +104,7 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 				continue
 			}
 			e := q.Value
-			desc := fmt.Sprintf("at %s req/s ratio %s %s", num(q.OfferedLoadRPS), num(e.Value), interval(e))
+			desc := fmt.Sprintf("at %s req/s ratio %s", num(q.OfferedLoadRPS), estimateText(e, ""))
 			switch {
 			case !e.Interval:
 				incs = append(incs, desc)
