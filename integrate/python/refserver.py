@@ -288,6 +288,10 @@ def make_app(engine, cfg, manifest):
 
     name = cfg.get("served_model_name", "transferlab-ref")
     prof = {"p": None, "path": None, "t0": None, "active0": None, "done0": None}
+    # The torch profiler must be stopped by the thread that started it: one thread does both.
+    from concurrent.futures import ThreadPoolExecutor
+
+    prof_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tl-profiler")
 
     async def health(_):
         ok = engine.manager.is_running()
@@ -327,7 +331,7 @@ def make_app(engine, cfg, manifest):
         p = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                torch.profiler.ProfilerActivity.CUDA],
                                    record_shapes=bool(body.get("record_shapes", False)))
-        p.start()
+        await asyncio.get_running_loop().run_in_executor(prof_thread, p.start)
         prof.update(p=p, path=path, t0=time.monotonic(), active0=engine.active_s(), done0=engine.done)
         return web.json_response({"status": "started", "trace_path": path})
 
@@ -344,7 +348,7 @@ def make_app(engine, cfg, manifest):
             p.stop()
             p.export_chrome_trace(prof["path"])
 
-        await asyncio.get_running_loop().run_in_executor(None, finish)
+        await asyncio.get_running_loop().run_in_executor(prof_thread, finish)
         out = {"trace_path": prof["path"], "window_s": window, "active_s": active, "requests_done": done,
                "trace_bytes": os.path.getsize(prof["path"])}
         with open(prof["path"] + ".window.json", "w") as f:

@@ -783,8 +783,10 @@ class Hook:
                 "notes": list(self.notes)}
 
     def dump(self):
+        """Closes the last timing window (once) and writes stats-<pid>.json; runs at exit."""
+        last, self.dumped = getattr(self, "dumped", False), True
         for o in self.overrides:
-            if o.timings is not None:
+            if o.timings is not None and not last:
                 try:
                     o.timings.close(label="exit")
                 except Exception as e:
