@@ -208,6 +208,15 @@ func Analyze(r *Results, rule DecisionRule) error {
 func pairedRatio(bs bootstrapper, k string, cand, base group, metric, stat string, pair bool) Estimate {
 	cv, cr, _ := cand.values(metric, stat)
 	bv, br, _ := base.values(metric, stat)
+	for _, side := range []struct {
+		g    group
+		vals []float64
+	}{{cand, cv}, {base, bv}} {
+		if len(side.vals) == 0 {
+			return Estimate{Note: fmt.Sprintf("%s %s of %s at %s req/s is refused or unmeasured in all %d repetitions (too few samples for %s)",
+				metric, stat, side.g.arm, num(side.g.load), len(side.g.cells), stat)}
+		}
+	}
 	return bs.ratio(k, cv, bv, pair && slices.Equal(cr, br))
 }
 

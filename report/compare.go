@@ -90,7 +90,7 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 		Manifest:  a.Manifest, Trace: a.Trace, SLO: a.SLO, Aliases: a.Aliases,
 	}
 	if !out.Complete {
-		out.IncompleteReason = fmt.Sprintf("A: %s; B: %s", orText(a.IncompleteReason, "complete"), orText(b.IncompleteReason, "complete"))
+		out.IncompleteReason = fmt.Sprintf("A: %s; B: %s", completeness(a), completeness(b))
 	}
 	out.Manifest.ArmOrder = []string{opts.NameA, opts.NameB}
 	na, nb := 0, 0
@@ -168,6 +168,14 @@ func takeArm[T any](cells []T, arm, name string, armOf func(*T) *string) []T {
 		}
 	}
 	return out
+}
+
+// completeness says whether a run completed and, if not, why.
+func completeness(r Results) string {
+	if r.Complete {
+		return "complete"
+	}
+	return "incomplete (" + orText(r.IncompleteReason, "no reason recorded") + ")"
 }
 
 func joinLines(s []string) string {
