@@ -332,3 +332,31 @@ func (h *HookTimings) Fractions(active []Interval) (Fractions, error) {
 	}
 	return fr, nil
 }
+
+// TargetWithin sums the target GPU time of the windows that lie inside w
+// (Unix ns, widened by slack at both ends), to compare the hook with a
+// profile of the same wall window (Profile.Extent shifted by UnixBaseNs). It
+// returns the time, the number of windows summed, and an error when a
+// window with calls straddles w's bounds (the comparison would be unfair) or
+// no window lies inside.
+func (h *HookTimings) TargetWithin(w Interval, slack time.Duration) (time.Duration, int, error) {
+	lo, hi := w.Start-slack, w.End+slack
+	var sum time.Duration
+	n := 0
+	for i, win := range h.Windows {
+		iv := win.Interval()
+		switch {
+		case iv.Start >= lo && iv.End <= hi:
+			sum += win.GPUTime()
+			n++
+		case iv.End <= w.Start || iv.Start >= w.End || win.Calls == 0:
+		default:
+			return 0, 0, fmt.Errorf("amdahl: hook timings %s: windows[%d] [%d, %d) with %d calls straddles the profiled window [%d, %d): close a hook window when the profiler starts and stops",
+				h.Path, i, iv.Start, iv.End, win.Calls, w.Start, w.End)
+		}
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("amdahl: hook timings %s: no window inside [%d, %d)", h.Path, w.Start, w.End)
+	}
+	return sum, n, nil
+}

@@ -131,3 +131,40 @@ func TestHookErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestHookTargetWithin(t *testing.T) {
+	t.Parallel()
+	h, err := ReadHookTimings(filepath.Join("testdata", "hook_small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Duration(1764400000000000000)
+	cases := []struct {
+		name    string
+		w       Interval
+		slack   time.Duration
+		want    time.Duration
+		n       int
+		wantErr string
+	}{
+		{"w0 and w1 inside", Interval{base, base + 20*time.Second}, 0, 400 * time.Millisecond, 2, ""},
+		{"w1 only, slack absorbs clock skew", Interval{base + 10*time.Second + time.Millisecond, base + 20*time.Second}, 5 * time.Millisecond, 100 * time.Millisecond, 1, ""},
+		{"straddles w0", Interval{base + 5*time.Second, base + 20*time.Second}, 0, 0, 0, "windows[0]"},
+		{"empty w2 may straddle", Interval{base + 10*time.Second, base + 25*time.Second}, 0, 100 * time.Millisecond, 1, ""},
+		{"nothing inside", Interval{base - 5*time.Second, base - time.Second}, 0, 0, 0, "no window"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, n, err := h.TargetWithin(c.w, c.slack)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || got != c.want || n != c.n {
+				t.Fatalf("= %v, %d, %v; want %v, %d", got, n, err, c.want, c.n)
+			}
+		})
+	}
+}
