@@ -720,3 +720,58 @@ func TestShutdownContext(t *testing.T) {
 		}
 	})
 }
+
+// TestFlush: Flush delivers a cell's spans and metrics before Shutdown, and
+// is bounded against a silent collector like Shutdown.
+func TestFlush(t *testing.T) {
+	t.Parallel()
+	t.Run("healthy collector", func(t *testing.T) {
+		t.Parallel()
+		rc := newReceiver(t)
+		ctx := context.Background()
+		e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedCell(ctx, t, e, 40)
+		if err := e.Flush(ctx); err != nil {
+			t.Fatalf("Flush: %v", err)
+		}
+		if n := len(rc.spans()); n != 1+40 { // cell + requests; the run span ends at Shutdown
+			t.Errorf("after Flush the receiver has %d spans, want 41", n)
+		}
+		if rc.lastMetrics()[MetricRequests] == nil {
+			t.Error("after Flush no metrics were received")
+		}
+		if err := e.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rc.spans()); n != 1+1+40 {
+			t.Errorf("after Shutdown the receiver has %d spans, want 42", n)
+		}
+	})
+	t.Run("silent collector", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		srv := newHangingReceiver(t, release)
+		defer close(release)
+		ctx := context.Background()
+		const bound = time.Second
+		e, err := Start(ctx, Config{Enabled: true, Endpoint: srv.URL, MetricInterval: time.Hour, ShutdownTimeout: bound}, RunInfo{}, WithWarnings(&syncBuffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedCell(ctx, t, e, 10)
+		began := time.Now()
+		if err := e.Flush(ctx); err == nil {
+			t.Error("Flush = nil against a silent collector, want a warning")
+		}
+		// Slack as in TestShutdownBounded.
+		if took := time.Since(began); took > bound+4*time.Second {
+			t.Errorf("Flush took %v, want at most %v + 4 s slack", took, bound)
+		}
+		if err := e.Shutdown(ctx); err == nil {
+			t.Error("Shutdown = nil against a silent collector, want a warning")
+		}
+	})
+}

@@ -327,6 +327,52 @@ func (e *Exporter) Stats() ExportStats {
 	}
 }
 
+// Flush exports every span queued so far and the metrics as they stand,
+// within Config.ShutdownTimeout (or ctx's earlier deadline; ctx's
+// cancellation is ignored). Call it between cells so the export of one cell
+// does not run on the CPU while the next one is measured. A non-nil error is
+// a warning, like Shutdown's; the Exporter stays usable. Exports still running
+// when the bound passes carry on in the background under their own timeout.
+func (e *Exporter) Flush(ctx context.Context) error {
+	if !e.Enabled() {
+		return nil
+	}
+	fctx, cancel := e.bounded(ctx)
+	defer cancel()
+	var terr, merr error
+	var wg sync.WaitGroup
+	wg.Go(func() { terr = e.tp.ForceFlush(fctx) })
+	wg.Go(func() { merr = e.mp.ForceFlush(fctx) })
+	wg.Wait()
+	if err := joinSignals(terr, merr); err != nil {
+		return fmt.Errorf("telemetry: flush (%s exporter, bound %v): %w", e.cfg.Exporter, e.cfg.ShutdownTimeout, err)
+	}
+	return nil
+}
+
+// bounded derives a context that ignores ctx's cancellation but keeps its
+// deadline, and ends after Config.ShutdownTimeout at the latest.
+func (e *Exporter) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.ShutdownTimeout)
+	if dl, ok := ctx.Deadline(); ok {
+		dctx, cancel2 := context.WithDeadline(bctx, dl)
+		return dctx, func() { cancel2(); cancel() }
+	}
+	return bctx, cancel
+}
+
+// joinSignals names each signal's error.
+func joinSignals(spanErr, metricErr error) error {
+	var errs []error
+	if spanErr != nil {
+		errs = append(errs, fmt.Errorf("spans: %w", spanErr))
+	}
+	if metricErr != nil {
+		errs = append(errs, fmt.Errorf("metrics: %w", metricErr))
+	}
+	return errors.Join(errs...)
+}
+
 // Shutdown ends the root span, flushes the spans still queued, exports the
 // metrics a last time and closes the exporters. It returns within
 // Config.ShutdownTimeout (default 5 s) plus scheduling slack, whatever the
@@ -341,13 +387,8 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	}
 	e.shutdownOnce.Do(func() {
 		e.root.End()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.ShutdownTimeout)
+		sctx, cancel := e.bounded(ctx)
 		defer cancel()
-		if dl, ok := ctx.Deadline(); ok {
-			var cancel2 context.CancelFunc
-			sctx, cancel2 = context.WithDeadline(sctx, dl)
-			defer cancel2()
-		}
 		stop := context.AfterFunc(sctx, e.abort)
 		defer stop()
 		defer e.abort()
@@ -358,15 +399,7 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 		wg.Go(func() { merr = e.mp.Shutdown(sctx) })
 		wg.Wait()
 
-		var errs []error
-		if terr != nil {
-			errs = append(errs, fmt.Errorf("spans: %w", terr))
-		}
-		if merr != nil {
-			errs = append(errs, fmt.Errorf("metrics: %w", merr))
-		}
-		errs = append(errs, e.spans.summary(), e.metrics.summary())
-		if err := errors.Join(errs...); err != nil {
+		if err := errors.Join(joinSignals(terr, merr), e.spans.summary(), e.metrics.summary()); err != nil {
 			e.shutdownErr = fmt.Errorf("telemetry: shutdown (%s exporter, bound %v): %w", e.cfg.Exporter, e.cfg.ShutdownTimeout, err)
 		}
 	})
