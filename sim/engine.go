@@ -19,9 +19,9 @@ type StepRecord struct {
 	// Cost is the cost model's price of Shape.
 	Cost StepCost
 	// PlannedStart is the step's scheduled start: the later of the previous
-	// step's deadline and the arrival of the last request admitted in the
-	// step, when the engine was busy and planned within
-	// scheduler.max_catch_up_ms of that; else the time the step was planned (PlannedAt).
+	// step's deadline (while busy) and the arrival of the last request the
+	// step admits, if the step was planned within scheduler.max_catch_up_ms
+	// of that; else the time the step was planned (PlannedAt).
 	PlannedStart time.Time
 	// Deadline is PlannedStart + Cost.Duration(): when the step was due to end.
 	Deadline time.Time
@@ -191,9 +191,9 @@ func (e *engine) run() {
 		}
 		e.mu.Unlock()
 
-		// A busy step starts at the previous deadline, or when the last request
-		// it admits arrived if later (no step starts before its work exists);
-		// a host stall longer than catchUp is not made up.
+		// A step starts at the previous deadline (while busy), or when the last
+		// request it admits arrived if later (no step starts before its work
+		// exists); a host stall longer than catchUp is not made up.
 		start := next
 		if lastArrival.After(start) {
 			start = lastArrival
