@@ -290,6 +290,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, arrived
 	tr := s.truth.add(rid, RequestTruth{ID: rid, InputTokens: p.inputTokens, MaxTokens: p.maxTokens, Stream: p.stream, ArrivedAt: arrived})
 	q := &seq{inputTokens: p.inputTokens, maxTokens: p.maxTokens, stream: newTokenStream(tr)}
 	if err := s.eng.submit(q, arrived); err != nil {
+		tr.done(time.Now(), true)
 		writeError(w, &apiError{status: http.StatusServiceUnavailable, Type: "server_error", Msg: err.Error()})
 		return
 	}
