@@ -633,12 +633,8 @@ func TestSinkStart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rc := newReceiver(t)
 			ctx := context.Background()
-			e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rc, e := startHealthy(ctx, t)
 			c := e.StartCell(ctx, "baseline", 1, 0)
 			sink := c.Sink(tc.sinkAt)
 			if !tc.setStart.IsZero() {
@@ -679,12 +675,8 @@ func TestShutdownContext(t *testing.T) {
 	t.Parallel()
 	t.Run("cancelled ctx still flushes", func(t *testing.T) {
 		t.Parallel()
-		rc := newReceiver(t)
 		ctx, cancel := context.WithCancel(context.Background())
-		e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rc, e := startHealthy(ctx, t)
 		feedCell(ctx, t, e, 30)
 		cancel() // the first interrupt cancels the run's context
 		if err := e.Shutdown(ctx); err != nil {
@@ -727,12 +719,8 @@ func TestFlush(t *testing.T) {
 	t.Parallel()
 	t.Run("healthy collector", func(t *testing.T) {
 		t.Parallel()
-		rc := newReceiver(t)
 		ctx := context.Background()
-		e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rc, e := startHealthy(ctx, t)
 		feedCell(ctx, t, e, 40)
 		if err := e.Flush(ctx); err != nil {
 			t.Fatalf("Flush: %v", err)
@@ -774,4 +762,17 @@ func TestFlush(t *testing.T) {
 			t.Error("Shutdown = nil against a silent collector, want a warning")
 		}
 	})
+}
+
+// startHealthy starts an Exporter sending to a new in-process receiver, with
+// a shutdown bound generous for a loaded CI machine and metrics exported
+// only on Flush and Shutdown.
+func startHealthy(ctx context.Context, t *testing.T) (*receiver, *Exporter) {
+	t.Helper()
+	rc := newReceiver(t)
+	e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second}, RunInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc, e
 }
