@@ -44,6 +44,7 @@ type htmlPage struct {
 	Summary      []summaryRow
 	Unit         func(string) string
 	Headline     string
+	Tables       []tableSection
 }
 
 type htmlSection struct {
@@ -71,7 +72,7 @@ func buildPage(r Results) (htmlPage, error) {
 		}
 		return unit
 	}
-	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r)}
+	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r)}
 	if sim {
 		p.Title += " (simulated)"
 	}
@@ -398,6 +399,12 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{range .Charts}}<figure id="{{.ID}}">{{.SVG}}</figure>
 {{end}}{{end}}{{end}}
 
+{{range .Tables}}<h2 id="{{.ID}}">{{.Heading}}</h2>
+{{if .NotMeasured}}<p class="not-measured">Not measured: {{.NotMeasured}}.</p>{{else}}{{range .Parts}}{{if .Heading}}<h3>{{.Heading}}</h3>{{end}}
+{{if .Note}}<p>{{.Note}}</p>{{end}}{{if .Header}}<table><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
+{{end}}{{end}}{{end}}
 <h2 id="summary">Per arm, offered load and repetition</h2>
 <table>
 <tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>TTFT p50</th><th>TTFT p99</th><th>TTFT mean</th><th>ITL p50</th><th>ITL p99</th><th>ITL mean</th><th>TPOT p50</th><th>TPOT p99</th><th>TPOT mean</th><th>E2E p50</th><th>E2E p99</th><th>E2E mean</th><th>throughput ({{call .Unit "tok/s"}})</th><th>goodput ({{call .Unit "req/s"}})</th><th>states</th></tr>

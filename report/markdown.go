@@ -24,12 +24,9 @@ func WriteMarkdown(w io.Writer, r Results) error {
 	m.verdicts(r)
 	m.capacity(r)
 	m.cells(r)
-	m.ratios(r)
-	m.amdahl(r.Amdahl)
-	m.energy(r.Energy)
-	m.cost(r.Cost)
-	m.validation(r.Validation)
-	m.hook(r.Hook)
+	for _, sec := range tableSections(r) {
+		sec.writeMarkdown(m)
+	}
 	m.aliases(r)
 	return bw.Flush()
 }
@@ -295,137 +292,6 @@ func countsText(s map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, s[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func (m mdWriter) ratios(r Results) {
-	m.p("## Candidate / baseline\n\n")
-	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
-		m.p("Not measured: %s.\n\n", orText(notAnalysed(r), "no candidate arm"))
-		return
-	}
-	m.p("Ratios below 1 mean the candidate's figure is lower (faster).\n\n")
-	m.p("| candidate | load (req/s) | metric | stat | candidate/baseline | interval |\n| --- | --- | --- | --- | --- | --- |\n")
-	for _, q := range r.Stats.Ratios {
-		m.p("| %s | %s | %s | %s | %s | %s |\n", q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value))
-	}
-	m.p("\n")
-}
-
-func notAnalysed(r Results) string {
-	if r.Stats == nil {
-		return "the results were not analysed"
-	}
-	return ""
-}
-
-func (m mdWriter) amdahl(s *AmdahlSection) {
-	m.p("## Amdahl bound\n\n")
-	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Loads) }); reason != "" {
-		m.p("Not measured: %s.\n\n", reason)
-		return
-	}
-	m.p("Bound = 1 / ((1 − f_wall) + f_wall / s).\n\n")
-	m.p("| candidate | load (req/s) | f_gpu | f_wall | f_excl | s | bound | bound interval | transfer efficiency |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, l := range s.Loads {
-		m.p("| %s | %s | %s | %s | %s | %s | %s | [%s, %s] | %s (%s) |\n", l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound), num(l.BoundLow), num(l.BoundHigh), num(l.TransferEfficiency), orText(l.TransferMetric, "—"))
-	}
-	m.p("\n| candidate | load (req/s) | metric | stat | measured speedup (%s) | interval |\n| --- | --- | --- | --- | --- | --- |\n", m.u("×"))
-	for _, l := range s.Loads {
-		for _, sp := range l.Measured {
-			m.p("| %s | %s | %s | %s | %s | %s |\n", l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value))
-		}
-	}
-	m.p("\n")
-}
-
-// sectionReason gives the "not measured" reason of a section, "" when it has content.
-func sectionReason(isNil bool, notMeasured func() string, n func() int) string {
-	switch {
-	case isNil:
-		return "section absent from the results"
-	case notMeasured() != "":
-		return notMeasured()
-	case n() == 0:
-		return "section present but empty"
-	}
-	return ""
-}
-
-func (m mdWriter) energy(s *EnergySection) {
-	m.p("## Energy and memory\n\n")
-	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
-		m.p("Not measured: %s.\n\n", reason)
-		return
-	}
-	m.p("Energy is the GPU board counter (GPU-reported), not facility energy.\n\n")
-	m.p("| arm | load (req/s) | rep | source | energy (J) | J/output token | J/request | mean power (W) | peak power (W) | idle power (W) | peak VRAM (bytes) | steady VRAM (bytes) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, c := range s.Cells {
-		if !c.Available {
-			m.p("| %s | %s | %d | unavailable: %s | | | | | | | | |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, orText(c.UnavailableReason, "no reason recorded"))
-			continue
-		}
-		src := c.Source
-		if m.sim && !strings.Contains(src, "simulated") {
-			src += ", simulated"
-		}
-		m.p("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d | %d |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, src, num(c.EnergyJ), num(c.JPerOutputToken), num(c.JPerRequest), num(c.MeanPowerW), num(c.PeakPowerW), num(c.IdlePowerW), c.PeakVRAMBytes, c.SteadyVRAMBytes)
-	}
-	m.p("\n")
-}
-
-func (m mdWriter) cost(s *CostSection) {
-	m.p("## Cost\n\n")
-	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
-		m.p("Not measured: %s.\n\n", reason)
-		return
-	}
-	m.p("Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed.\n\n")
-	m.p("| arm | load (req/s) | rep | per 1M output tokens | per 1M total tokens | energy per 1M output | price per GPU-hour | price date | GPUs | utilisation | window (%s) | output tokens | total tokens |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n", m.u("s"))
-	for _, c := range s.Cells {
-		energy := "not given"
-		if c.EnergyPricePerKWh > 0 {
-			energy = fmt.Sprintf("%s %s (at %s/kWh)", num(c.EnergyCostPer1MOutputTokens), c.Currency, num(c.EnergyPricePerKWh))
-		}
-		m.p("| %s | %s | %d | %s %s | %s %s | %s | %s %s | %s | %d | %s | %s | %d | %d |\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition,
-			num(c.CostPer1MOutputTokens), m.u(c.Currency), num(c.CostPer1MTotalTokens), m.u(c.Currency), energy,
-			num(c.PricePerGPUHour), c.Currency, orText(c.PriceDate, "—"), c.GPUs, num(c.UtilisationAssumption), num(c.WindowS), c.OutputTokens, c.TotalTokens)
-	}
-	m.p("\n")
-}
-
-func (m mdWriter) validation(s *ValidationSection) {
-	m.p("## Validation\n\n")
-	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Candidates) }); reason != "" {
-		m.p("Not measured: %s.\n\n", reason)
-		return
-	}
-	for _, c := range s.Candidates {
-		m.p("### %s: %s (report sha256 %s)\n\n", c.Candidate, c.Verdict, orText(short(c.ReportSHA256), "—"))
-		if len(c.FailedGates) > 0 {
-			m.p("Failed gates: %s.\n\n", strings.Join(c.FailedGates, ", "))
-		}
-		m.p("s = %s (frequency-weighted geometric mean); shapes not covered: %d.\n\n", num(c.S), c.UncoveredShapes)
-		if len(c.Shapes) > 0 {
-			m.p("| shape | count | stress | isolated speedup (×) |\n| --- | --- | --- | --- |\n")
-			for _, sh := range c.Shapes {
-				m.p("| %s | %d | %t | %s |\n", sh.Shape, sh.Count, sh.Stress, num(sh.Speedup))
-			}
-			m.p("\n")
-		}
-	}
-}
-
-func (m mdWriter) hook(s *HookSection) {
-	m.p("## Override hook\n\n")
-	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Arms) }); reason != "" {
-		m.p("Not measured: %s.\n\n", reason)
-		return
-	}
-	m.p("| arm | target | candidate | report sha256 | calls (eager) | calls (capture) | receipts |\n| --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, a := range s.Arms {
-		m.p("| %s | %s | %s | %s | %d | %d | %s |\n", a.Arm, a.Target, orText(a.Candidate, "—"), orText(short(a.ReportSHA256), "—"), a.CallsEager, a.CallsCapture, orText(strings.Join(a.Receipts, "; "), "—"))
-	}
-	m.p("\n")
 }
 
 func (m mdWriter) aliases(r Results) {

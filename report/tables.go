@@ -1,0 +1,209 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// tableSection is a report section made of tables, rendered alike by
+// WriteMarkdown and WriteHTML. NotMeasured, when set, replaces the tables.
+type tableSection struct {
+	ID, Heading, NotMeasured string
+	Parts                    []tablePart
+}
+
+// tablePart is one table with an optional sub-heading and a note above it.
+type tablePart struct {
+	Heading, Note string
+	Header        []string
+	Rows          [][]string
+}
+
+// notMeasuredSection is a section that says why it has no figures.
+func notMeasuredSection(id, heading, reason string) tableSection {
+	return tableSection{ID: id, Heading: heading, NotMeasured: reason}
+}
+
+// sectionReason gives the "not measured" reason of a section, "" when it has content.
+func sectionReason(isNil bool, notMeasured func() string, n func() int) string {
+	switch {
+	case isNil:
+		return "section absent from the results"
+	case notMeasured() != "":
+		return notMeasured()
+	case n() == 0:
+		return "section present but empty"
+	}
+	return ""
+}
+
+// units labels units, adding "simulated" for simulated runs.
+type units bool
+
+func (sim units) u(unit string) string {
+	if !sim {
+		return unit
+	}
+	if unit == "" {
+		return "simulated"
+	}
+	return unit + ", simulated"
+}
+
+func ratioSection(r Results) tableSection {
+	const id, h = "ratios", "Candidate / baseline"
+	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
+		return notMeasuredSection(id, h, orText(notAnalysed(r), "no candidate arm"))
+	}
+	p := tablePart{Note: "Ratios below 1 mean the candidate's figure is lower (faster).",
+		Header: []string{"candidate", "load (req/s)", "metric", "stat", "candidate/baseline", "interval"}}
+	for _, q := range r.Stats.Ratios {
+		p.Rows = append(p.Rows, []string{q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value)})
+	}
+	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+}
+
+func notAnalysed(r Results) string {
+	if r.Stats == nil {
+		return "the results were not analysed"
+	}
+	return ""
+}
+
+func amdahlTables(s *AmdahlSection, u units) tableSection {
+	const id, h = "amdahl-tables", "Amdahl bound"
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Loads) }); reason != "" {
+		return notMeasuredSection(id, h, reason)
+	}
+	bound := tablePart{Note: "Bound = 1 / ((1 − f_wall) + f_wall / s).",
+		Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound", "bound interval", "transfer efficiency"}}
+	measured := tablePart{Header: []string{"candidate", "load (req/s)", "metric", "stat", "measured speedup (" + u.u("×") + ")", "interval"}}
+	for _, l := range s.Loads {
+		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound),
+			"[" + num(l.BoundLow) + ", " + num(l.BoundHigh) + "]", num(l.TransferEfficiency) + " (" + orText(l.TransferMetric, "—") + ")"})
+		for _, sp := range l.Measured {
+			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value)})
+		}
+	}
+	return tableSection{ID: id, Heading: h, Parts: []tablePart{bound, measured}}
+}
+
+func energyTable(s *EnergySection, u units) tableSection {
+	const id, h = "energy-table", "Energy and memory"
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
+		return notMeasuredSection(id, h, reason)
+	}
+	p := tablePart{Note: "Energy is the GPU board counter (GPU-reported), not facility energy.",
+		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "J/output token", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
+	for _, c := range s.Cells {
+		if !c.Available {
+			p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + orText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", ""})
+			continue
+		}
+		src := c.Source
+		if bool(u) && !strings.Contains(src, "simulated") {
+			src += ", simulated"
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src, num(c.EnergyJ), num(c.JPerOutputToken), num(c.JPerRequest),
+			num(c.MeanPowerW), num(c.PeakPowerW), num(c.IdlePowerW), fmt.Sprint(c.PeakVRAMBytes), fmt.Sprint(c.SteadyVRAMBytes)})
+	}
+	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+}
+
+func costTable(s *CostSection, u units) tableSection {
+	const id, h = "cost-table", "Cost"
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
+		return notMeasuredSection(id, h, reason)
+	}
+	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed.",
+		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy per 1M output", "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens", "total tokens"}}
+	for _, c := range s.Cells {
+		energy := "not given"
+		if c.EnergyPricePerKWh > 0 {
+			energy = fmt.Sprintf("%s %s (at %s/kWh)", num(c.EnergyCostPer1MOutputTokens), c.Currency, num(c.EnergyPricePerKWh))
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition),
+			num(c.CostPer1MOutputTokens) + " " + u.u(c.Currency), num(c.CostPer1MTotalTokens) + " " + u.u(c.Currency), energy,
+			num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), fmt.Sprint(c.GPUs), num(c.UtilisationAssumption), num(c.WindowS),
+			fmt.Sprint(c.OutputTokens), fmt.Sprint(c.TotalTokens)})
+	}
+	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+}
+
+func validationTables(s *ValidationSection) tableSection {
+	const id, h = "validation", "Validation"
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Candidates) }); reason != "" {
+		return notMeasuredSection(id, h, reason)
+	}
+	sec := tableSection{ID: id, Heading: h}
+	for _, c := range s.Candidates {
+		p := tablePart{Heading: fmt.Sprintf("%s: %s (report sha256 %s)", c.Candidate, c.Verdict, orText(short(c.ReportSHA256), "—"))}
+		if len(c.FailedGates) > 0 {
+			p.Note = "Failed gates: " + strings.Join(c.FailedGates, ", ") + ". "
+		}
+		p.Note += fmt.Sprintf("s = %s (frequency-weighted geometric mean); shapes not covered: %d.", num(c.S), c.UncoveredShapes)
+		if len(c.Shapes) > 0 {
+			p.Header = []string{"shape", "count", "stress", "isolated speedup (×)"}
+			for _, sh := range c.Shapes {
+				p.Rows = append(p.Rows, []string{sh.Shape, fmt.Sprint(sh.Count), fmt.Sprint(sh.Stress), num(sh.Speedup)})
+			}
+		}
+		sec.Parts = append(sec.Parts, p)
+	}
+	return sec
+}
+
+func hookTable(s *HookSection) tableSection {
+	const id, h = "hook", "Override hook"
+	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Arms) }); reason != "" {
+		return notMeasuredSection(id, h, reason)
+	}
+	p := tablePart{Header: []string{"arm", "target", "candidate", "report sha256", "calls (eager)", "calls (capture)", "receipts"}}
+	for _, a := range s.Arms {
+		p.Rows = append(p.Rows, []string{a.Arm, a.Target, orText(a.Candidate, "—"), orText(short(a.ReportSHA256), "—"),
+			fmt.Sprint(a.CallsEager), fmt.Sprint(a.CallsCapture), orText(strings.Join(a.Receipts, "; "), "—")})
+	}
+	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+}
+
+// tableSections are the table sections both reports carry, in order.
+func tableSections(r Results) []tableSection {
+	u := units(r.Simulated)
+	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r.Energy, u), costTable(r.Cost, u), validationTables(r.Validation), hookTable(r.Hook)}
+}
+
+// writeMarkdown renders the section as Markdown (## heading, ### parts, pipe tables).
+func (s tableSection) writeMarkdown(m mdWriter) {
+	m.p("## %s\n\n", s.Heading)
+	if s.NotMeasured != "" {
+		m.p("Not measured: %s.\n\n", s.NotMeasured)
+		return
+	}
+	for _, p := range s.Parts {
+		if p.Heading != "" {
+			m.p("### %s\n\n", p.Heading)
+		}
+		if p.Note != "" {
+			m.p("%s\n\n", p.Note)
+		}
+		if len(p.Header) == 0 {
+			continue
+		}
+		m.p("|%s|\n|%s|\n", mdRow(p.Header), strings.TrimSuffix(strings.Repeat(" --- |", len(p.Header)), "|"))
+		for _, row := range p.Rows {
+			m.p("|%s|\n", mdRow(row))
+		}
+		m.p("\n")
+	}
+}
+
+// mdRow joins cells as a pipe-table row body, escaping "|" inside cells.
+func mdRow(cells []string) string {
+	var b strings.Builder
+	for _, c := range cells {
+		b.WriteString(" ")
+		b.WriteString(strings.ReplaceAll(c, "|", `\|`))
+		b.WriteString(" |")
+	}
+	return strings.TrimSuffix(b.String(), "|")
+}
