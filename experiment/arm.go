@@ -3,6 +3,8 @@ package experiment
 import (
 	"errors"
 	"fmt"
+
+	"github.com/transferlab/transferlab/integrate"
 )
 
 // ArmConfig is one arm: the baseline (no override) or a candidate.
@@ -13,7 +15,7 @@ type ArmConfig struct {
 	// (op → factor > 1 makes the op faster), e.g. {rmsnorm: 2.5}.
 	SimOverrides map[string]float64 `yaml:"sim_overrides,omitempty"`
 	// Override swaps a kernel into a launched server through the hook.
-	Override *overrideSection `yaml:"override,omitempty"`
+	Override *integrate.Override `yaml:"override,omitempty"`
 }
 
 func (a ArmConfig) isCandidate() bool { return len(a.SimOverrides) > 0 || a.Override != nil }
@@ -30,6 +32,10 @@ func (a ArmConfig) validate(kind string) error {
 		errs = append(errs, errors.New("sim_overrides: only the sim server takes them; use override for a launched server"))
 	case a.Override != nil && kind == ServerSim:
 		errs = append(errs, errors.New("override: the sim server takes sim_overrides, not a kernel override"))
+	case a.Override != nil:
+		if err := a.Override.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("override: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
 )
@@ -55,7 +57,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		w, err := sampler.Stop()
 		m.energy, m.eerr = &w, err
 	}
-	if prof, err := srv.Profile(context.WithoutCancel(ctx)); err == nil {
+	if prof, err := srv.Profile(context.WithoutCancel(ctx), activeIntervals(sum.Start, keep.Records)); err == nil {
 		m.profile = prof
 	} else {
 		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)
@@ -87,3 +89,18 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 type noClose struct{ loadgen.Sink }
 
 func (noClose) Close() error { return nil }
+
+// activeIntervals are the requests' [sent, end] intervals on the Unix clock
+// (ns since the epoch): start is the replay's time zero (with a wall reading).
+func activeIntervals(start time.Time, recs []loadgen.Record) []amdahl.Interval {
+	base := time.Duration(start.UnixNano())
+	out := make([]amdahl.Interval, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		if r.State == loadgen.StateNotSent || r.EndAt <= r.SentAt {
+			continue
+		}
+		out = append(out, amdahl.Interval{Start: base + r.SentAt, End: base + r.EndAt})
+	}
+	return out
+}

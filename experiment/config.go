@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -35,11 +37,16 @@ type Config struct {
 	SLO         SLOConfig     `yaml:"slo"`
 	Energy      EnergyConfig  `yaml:"energy"`
 	Extra       ExtraConfig   `yaml:",inline"`
+
+	// baseDir is the config file's folder: relative paths inside the config
+	// (trace, kernels, validation reports) are relative to it.
+	baseDir string
 }
 
 // TraceConfig names the trace file and the transforms applied before scaling.
 type TraceConfig struct {
-	// Path is the trace file, relative to the config file's folder or absolute.
+	// Path is the trace file: absolute, or relative to the config file's
+	// folder (or, when nothing is there, to the working folder).
 	Path string `yaml:"path"`
 	// Format forces a reader ("" detects it from the header).
 	Format string `yaml:"format,omitempty"`
@@ -125,13 +132,13 @@ type EnergyConfig struct {
 }
 
 // Load reads and decodes a config file, rejecting unknown keys, and validates it.
-// Relative paths inside it are resolved against the file's folder.
+// Relative paths inside it are relative to the file's folder.
 func Load(path string) (*Config, []byte, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	cfg, err := Parse(bytes.NewReader(raw), path)
+	cfg, err := Parse(bytes.NewReader(raw), path, filepath.Dir(path))
 	if err != nil {
 		return nil, raw, err
 	}
@@ -139,13 +146,19 @@ func Load(path string) (*Config, []byte, error) {
 }
 
 // Parse decodes a config from r (name labels errors), rejecting unknown keys,
-// and validates it. It does not resolve relative paths.
-func Parse(r io.Reader, name string) (*Config, error) {
+// and validates it. Relative paths inside it are relative to baseDir.
+func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
 	var cfg Config
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	cfg.baseDir = baseDir
+	for i := range cfg.Arms {
+		if o := cfg.Arms[i].Override; o != nil {
+			o.BaseDir = overrideBase(baseDir, o.Candidate)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", name, err)
@@ -283,4 +296,39 @@ func (c Config) Effective() Config {
 		c.Request.Model = c.Server.defaultModel()
 	}
 	return c
+}
+
+// path resolves a relative path from the config: against the config file's
+// folder, or, when nothing exists there, against the working folder (the
+// repository root in the README's commands).
+func (c *Config) path(p string) string {
+	return resolvePath(c.baseDir, p)
+}
+
+func resolvePath(baseDir, p string) string {
+	if p == "" || filepath.IsAbs(p) || baseDir == "" {
+		return p
+	}
+	q := filepath.Join(baseDir, p)
+	if _, err := os.Stat(q); err != nil {
+		if _, err2 := os.Stat(p); err2 == nil {
+			return p
+		}
+	}
+	return q
+}
+
+// overrideBase picks the folder an override's relative paths are resolved
+// against, by the rule of Config.path applied to its candidate file.
+func overrideBase(baseDir, candidate string) string {
+	file, _, _ := strings.Cut(candidate, ":")
+	if file == "" || filepath.IsAbs(file) {
+		return baseDir
+	}
+	if _, err := os.Stat(filepath.Join(baseDir, file)); err != nil {
+		if _, err2 := os.Stat(file); err2 == nil {
+			return "."
+		}
+	}
+	return baseDir
 }

@@ -75,19 +75,6 @@ func writeJSONAtomic(path string, v any) error {
 	return nil
 }
 
-// resolve makes a config-relative path absolute-or-cwd-relative.
-func resolve(configPath, p string) string {
-	if p == "" || filepath.IsAbs(p) || configPath == "" {
-		return p
-	}
-	// Paths in configs are relative to the repository root when they exist
-	// from the working folder, else to the config file's folder.
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return filepath.Join(filepath.Dir(configPath), p)
-}
-
 func sha256Hex(b []byte) string {
 	if b == nil {
 		return ""

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
@@ -51,7 +52,7 @@ type measured struct {
 	key     cellKey
 	records []loadgen.Record
 	summary loadgen.Summary
-	profile *opProfile
+	profile *amdahl.Fractions
 	energy  *energy.Window
 	eerr    error
 }
@@ -69,7 +70,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	tracePath := resolve(opt.ConfigPath, eff.Trace.Path)
+	tracePath := eff.path(eff.Trace.Path)
 	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
 	if err != nil {
 		return nil, err
@@ -152,6 +153,8 @@ type runner struct {
 	jsonl  loadgen.Sink
 	cells  []measured
 	otel   *telemetry.Exporter
+	// gpuIdle is the GPU memory in use before the first launched server (bytes).
+	gpuIdle *uint64
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
@@ -179,6 +182,7 @@ func (r *runner) runAll(ctx context.Context) error {
 		if srv == nil {
 			return nil
 		}
+		r.addHook(srv.Hook(context.WithoutCancel(ctx)))
 		err := srv.Close(context.WithoutCancel(ctx))
 		srv = nil
 		if err != nil {
@@ -220,4 +224,25 @@ func loadIndex(rates []float64, rate float64) int {
 		}
 	}
 	panic(fmt.Sprintf("experiment: offered load %g not in %v", rate, rates))
+}
+
+// addHook folds one server's hook counters into the results (an arm whose
+// server was launched several times sums its counters).
+func (r *runner) addHook(h *report.HookArm) {
+	if h == nil {
+		return
+	}
+	if r.res.Hook == nil {
+		r.res.Hook = &report.HookSection{}
+	}
+	for i := range r.res.Hook.Arms {
+		a := &r.res.Hook.Arms[i]
+		if a.Arm == h.Arm {
+			a.CallsEager += h.CallsEager
+			a.CallsCapture += h.CallsCapture
+			a.Receipts = append(a.Receipts, h.Receipts...)
+			return
+		}
+	}
+	r.res.Hook.Arms = append(r.res.Hook.Arms, *h)
 }

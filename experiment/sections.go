@@ -11,6 +11,7 @@ import (
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -21,6 +22,7 @@ import (
 func (r *runner) addSections() {
 	r.res.Amdahl = r.amdahlSection()
 	r.res.Energy, r.res.Cost = r.energyCostSections()
+	r.res.Validation = r.validationSection()
 	if len(r.res.Cells) == 0 {
 		return
 	}
@@ -68,17 +70,8 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 				if m.key.arm != baseline || m.key.load != li || m.profile == nil {
 					continue
 				}
-				p := m.profile
-				fr, err := amdahl.FromTotals(p.Target, p.Busy, p.ActiveWall,
-					amdahl.PhaseTotals(amdahl.PhasePrefill, p.TargetPrefill, 0, 0),
-					amdahl.PhaseTotals(amdahl.PhaseDecode, p.TargetDecode, 0, 0))
-				if err != nil {
-					problems = append(problems, fmt.Sprintf("baseline at %g req/s: %v", rate, err))
-					continue
-				}
-				fr.Source = p.Source
-				frs = append(frs, fr)
-				ws = append(ws, fr.Sample(fmt.Sprintf("rep %d", m.key.rep)))
+				frs = append(frs, *m.profile)
+				ws = append(ws, m.profile.Sample(fmt.Sprintf("rep %d", m.key.rep)))
 			}
 			if len(ws) == 0 {
 				problems = append(problems, fmt.Sprintf("no baseline profile at %g req/s", rate))
@@ -258,4 +251,48 @@ func printAmdahl(w io.Writer, res *report.Results) {
 			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), l.TransferEfficiency)
 	}
 	tw.Flush()
+}
+
+// validationSection reads each candidate override's validation report (the
+// run already refused a missing, stale or failing one).
+func (r *runner) validationSection() *report.ValidationSection {
+	sec := &report.ValidationSection{}
+	for _, arm := range r.cfg.Arms {
+		if arm.Override == nil {
+			continue
+		}
+		o := *arm.Override
+		rep, err := integrate.CheckValidation(o)
+		if rep == nil {
+			msg := "mode " + o.EffectiveMode() + " swaps nothing"
+			if err != nil {
+				msg = err.Error()
+			}
+			sec.Candidates = append(sec.Candidates, report.ValidationCandidate{Candidate: arm.Name, Verdict: "fail", FailedGates: []string{msg}})
+			continue
+		}
+		vc := report.ValidationCandidate{Candidate: arm.Name, ReportPath: rep.Path, ReportSHA256: rep.SHA256, Verdict: rep.Verdict,
+			UncoveredShapes: rep.CapturedSignatures - rep.ValidatedSignatures}
+		if rep.FailedGate != "" {
+			vc.FailedGates = []string{rep.FailedGate + " (" + rep.FailedSet + "): " + rep.Reason}
+		}
+		for _, s := range rep.Shapes {
+			vc.Shapes = append(vc.Shapes, report.ShapeSpeedup{Shape: string(s.Signature), Count: s.Count, Stress: s.Set != "captured", Speedup: s.Speedup})
+		}
+		if rep.Speedup.S != nil {
+			vc.S = *rep.Speedup.S
+		}
+		sec.Candidates = append(sec.Candidates, vc)
+		if r.res.Hook != nil {
+			for i := range r.res.Hook.Arms {
+				if r.res.Hook.Arms[i].Arm == arm.Name {
+					r.res.Hook.Arms[i].ReportSHA256 = rep.SHA256
+				}
+			}
+		}
+	}
+	if len(sec.Candidates) == 0 {
+		return nil
+	}
+	return sec
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
 )
 
@@ -25,27 +27,21 @@ type armServer interface {
 	loadgen.Server
 	// ResetProfile starts a new profiling window.
 	ResetProfile(ctx context.Context) error
-	// Profile returns the target op's time over the window since the last reset.
-	Profile(ctx context.Context) (*opProfile, error)
+	// Profile returns the target op's addressable fraction over the window
+	// since the last reset. active holds the cell's requests' [sent, end]
+	// intervals on the Unix clock (ns since the epoch), for servers that do not
+	// track their own active time.
+	Profile(ctx context.Context, active []amdahl.Interval) (*amdahl.Fractions, error)
 	// Sampler returns a fresh energy sampler for one measured window.
 	Sampler() energy.Sampler
 	// Died is closed if the server exits on its own; Err then says why.
 	Died() <-chan struct{}
 	Err() error
-	// Info returns the server's manifest and hook counters for the report.
+	// Info returns the server's manifest for the report.
 	Info(ctx context.Context) map[string]any
+	// Hook returns the override hook's counters (nil when the server has no hook).
+	Hook(ctx context.Context) *report.HookArm
 	Close(ctx context.Context) error
-}
-
-// opProfile is the target op's GPU time over one profiled window.
-type opProfile struct {
-	// Source names where the numbers come from ("sim cost model", "hook CUDA events", ...).
-	Source string
-	// Target is the target op's GPU time; Busy the GPU busy time (union of
-	// kernel intervals); ActiveWall the wall time with ≥1 request in flight.
-	Target, Busy, ActiveWall time.Duration
-	// TargetPrefill and TargetDecode split Target where the source can tell.
-	TargetPrefill, TargetDecode time.Duration
 }
 
 var errNoServerKind = errors.New("unknown server kind")
@@ -59,7 +55,9 @@ func (s ServerConfig) defaultModel() string {
 		}
 		return sim.DefaultConfig().Model.Name
 	case ServerReference:
-		return s.Reference.servedModel()
+		if s.Reference != nil {
+			return s.Reference.Effective().ServedModelName
+		}
 	}
 	return ""
 }
@@ -74,6 +72,9 @@ func (s ServerConfig) validate() error {
 	case ServerReference:
 		if s.Reference == nil {
 			return errors.New("reference: required when kind is reference")
+		}
+		if err := s.Reference.Validate(); err != nil {
+			return fmt.Errorf("reference: %w", err)
 		}
 		return nil
 	case "":
@@ -114,5 +115,5 @@ type ServerConfig struct {
 	// Sim configures the simulated server (defaults: Llama-3-8B on an H200-like GPU).
 	Sim *SimSection `yaml:"sim,omitempty"`
 	// Reference configures the launched reference server.
-	Reference *referenceSection `yaml:"reference,omitempty"`
+	Reference *integrate.ReferenceConfig `yaml:"reference,omitempty"`
 }

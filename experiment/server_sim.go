@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
 )
 
@@ -49,20 +51,22 @@ func (a *simArm) ResetProfile(context.Context) error {
 	return nil
 }
 
-func (a *simArm) Profile(context.Context) (*opProfile, error) {
+// Profile is exact: the simulator knows every op's modelled GPU time and its
+// own active wall time (time with ≥ 1 request in flight).
+func (a *simArm) Profile(context.Context, []amdahl.Interval) (*amdahl.Fractions, error) {
 	p := a.Server.Profile()
 	op, ok := p.Op(a.target)
 	if !ok {
 		return nil, fmt.Errorf("the simulator has no op %q (ops: %v)", a.target, sim.OpNames())
 	}
-	return &opProfile{
-		Source:        "sim cost model (exact op times)",
-		Target:        op.Total,
-		TargetPrefill: op.Prefill,
-		TargetDecode:  op.Decode,
-		Busy:          p.GPUBusy,
-		ActiveWall:    p.ActiveWall,
-	}, nil
+	fr, err := amdahl.FromTotals(op.Total, p.GPUBusy, p.ActiveWall,
+		amdahl.PhaseTotals(amdahl.PhasePrefill, op.Prefill, p.GPUBusyPrefill, 0),
+		amdahl.PhaseTotals(amdahl.PhaseDecode, op.Decode, p.GPUBusyDecode, 0))
+	if err != nil {
+		return nil, err
+	}
+	fr.Target = a.target
+	return &fr, nil
 }
 
 func (a *simArm) Sampler() energy.Sampler {
@@ -75,3 +79,6 @@ func (a *simArm) Err() error            { return nil }
 func (a *simArm) Info(context.Context) map[string]any {
 	return map[string]any{"kind": "sim", "config": a.Server.Config()}
 }
+
+// Hook is nil: the simulator's override is a cost-model factor, not a hook.
+func (a *simArm) Hook(context.Context) *report.HookArm { return nil }

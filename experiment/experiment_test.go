@@ -1,0 +1,221 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+)
+
+// TestConfigsLoad decodes every shipped config with unknown keys rejected,
+// from the repository root as the README runs them.
+func TestConfigsLoad(t *testing.T) {
+	t.Chdir("..")
+	files, err := filepath.Glob("configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if _, _, err := Load(f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestConfigErrors checks that a bad config names every bad field at once.
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{"unknown key", "name: x\ntrace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nbogus: 1\n",
+			[]string{"bogus"}},
+		{"unknown nested sim key", "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim, sim: {gpu: {tflops: 3}}}\narms: [{name: baseline}]\n",
+			[]string{"tflops"}},
+		{"every problem at once", "trace: {}\nload: {rates_rps: [0, 2, 2], duration: 0s, mode: burst}\nserver: {kind: vllm}\narms: [{name: cand, sim_overrides: {rmsnorm: -1}}, {name: cand}]\nslo: {percentile: 100}\n",
+			[]string{"trace.path", "load.rates_rps[0]", "load.rates_rps[2]", "load.duration", "load.mode", "server: kind", "arms[1].name", "sim_overrides.rmsnorm", "arms[0]", "slo.percentile"}},
+		{"override on the sim", "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}, {name: c, sim_overrides: {rmsnorm: 2}}]\namdahl: {target_op: rmsnorm}\nenergy: {period: -1s}\n",
+			[]string{"energy.period"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(strings.NewReader(tc.yaml), "test.yaml", ".")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not name %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+const e2eConfig = `
+name: e2e-test
+seed: 7
+trace:
+  path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv
+  clamp_context: 7168
+load:
+  rates_rps: [1, 40]
+  warmup: 1s
+  duration: 7s
+  max_requests: 240
+server:
+  kind: sim
+arms:
+  - name: baseline
+  - name: gemm-2x
+    sim_overrides: {gate_up_proj: 2}
+amdahl:
+  target_op: gate_up_proj
+slo:
+  ttft_ms: 500
+cost:
+  price_per_gpu_hour: 3.5
+  currency: USD
+  price_date: "2026-11-29"
+  price_source: "test input, not a price"
+  gpus: 1
+  utilisation: 1
+`
+
+// TestRunEndToEnd runs a small experiment on the simulated server and checks
+// the outputs against what must hold: one record per scheduled request per
+// cell in exactly one state, queueing at overload, and at light load the
+// measured E2E speedup of a 2× GEMM override within 5 % of the Amdahl bound
+// computed from the baseline's own profile.
+func TestRunEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the simulator in real time for about a minute; skipped under -short")
+	}
+	cfg, err := Parse(strings.NewReader(e2eConfig), "e2e.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var log bytes.Buffer
+	res, err := Run(context.Background(), cfg, Options{ConfigPath: "e2e.yaml", ConfigRaw: []byte(e2eConfig), OutDir: out, Log: &log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	for _, f := range []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	if !res.Complete || !res.Simulated || res.SchemaVersion != report.SchemaVersion {
+		t.Errorf("complete=%v simulated=%v schema=%q", res.Complete, res.Simulated, res.SchemaVersion)
+	}
+
+	// Every scheduled request of every cell is in records.jsonl exactly once, in one state.
+	f, err := os.Open(filepath.Join(out, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := loadgen.ReadRecords(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		arm  string
+		load float64
+		id   int
+	}
+	seen := map[key]int{}
+	perCell := map[string]int{}
+	for _, r := range recs {
+		seen[key{r.Arm, r.OfferedLoad, r.RequestID}]++
+		perCell[r.Arm+"@"+fmtF(r.OfferedLoad)]++
+		if r.State == "" {
+			t.Errorf("request %d of %s has no state", r.RequestID, r.Arm)
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("request %+v recorded %d times", k, n)
+		}
+	}
+	r := runner{cfg: cfg.Effective()}
+	for li, rate := range cfg.Load.RatesRPS {
+		s, err := cellSchedule(mustBase(t, cfg), r.cfg.Load, rate, cfg.Seed, li)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arm := range cfg.Arms {
+			if got := perCell[arm.Name+"@"+fmtF(rate)]; got != len(s.Requests) {
+				t.Errorf("%s at %g req/s: %d records, schedule has %d", arm.Name, rate, got, len(s.Requests))
+			}
+		}
+	}
+	for _, c := range res.Cells {
+		sum := c.WarmupRecords
+		for _, n := range c.States {
+			sum += n
+		}
+		if c.States["ok"] == 0 {
+			t.Errorf("%s at %g: no ok request: %v", c.Arm, c.OfferedLoadRPS, c.States)
+		}
+		if want := perCell[c.Arm+"@"+fmtF(c.OfferedLoadRPS)]; sum != want {
+			t.Errorf("%s at %g: states+warm-up sum to %d, want %d", c.Arm, c.OfferedLoadRPS, sum, want)
+		}
+	}
+
+	// Queueing: TTFT grows with offered load (overload at 40 req/s).
+	light, heavy := cellOf(t, res, "baseline", 1), cellOf(t, res, "baseline", 40)
+	if *heavy.TTFT.P50Ms < 3**light.TTFT.P50Ms {
+		t.Errorf("no queueing: TTFT p50 %.1f ms at 40 req/s vs %.1f ms at 1 req/s", *heavy.TTFT.P50Ms, *light.TTFT.P50Ms)
+	}
+
+	// Amdahl at light load: measured E2E mean speedup within 5 % of the bound.
+	if res.Amdahl == nil || len(res.Amdahl.Loads) != 2 {
+		t.Fatalf("amdahl section: %+v", res.Amdahl)
+	}
+	l := res.Amdahl.Loads[0]
+	if l.OfferedLoadRPS != 1 || l.S != 2 {
+		t.Fatalf("amdahl row: %+v", l)
+	}
+	if !(l.Bound > 1.05) {
+		t.Fatalf("bound %.4f: the test needs an override with a visible effect", l.Bound)
+	}
+	var e2e float64
+	for _, m := range l.Measured {
+		if m.Metric == "e2e" && m.Stat == "mean" {
+			e2e = m.Value.Value
+		}
+	}
+	if rel := e2e/l.Bound - 1; rel > 0.05 || rel < -0.05 {
+		t.Errorf("light load: measured E2E speedup %.4f vs bound %.4f (f_wall %.4f): %.1f %% apart, want within 5 %%", e2e, l.Bound, l.FWall, 100*rel)
+	}
+	if res.Cost == nil || len(res.Cost.Cells) != len(res.Cells) {
+		t.Errorf("cost section: %+v", res.Cost)
+	}
+	if res.Energy == nil || len(res.Energy.Cells) != len(res.Cells) {
+		t.Errorf("energy section: %+v", res.Energy)
+	}
+
+	// results.json round-trips.
+	b, err := os.ReadFile(filepath.Join(out, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back report.Results
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if len(back.Cells) != 4 {
+		t.Errorf("results.json has %d cells, want 4", len(back.Cells))
+	}
+}

@@ -1,0 +1,207 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/report"
+)
+
+// refArm is one arm on a launched reference server (integrate).
+type refArm struct {
+	*integrate.Process
+	arm     ArmConfig
+	device  int
+	timings bool
+	// cellStart bounds the hook windows that belong to the current cell.
+	cellStart time.Time
+	// idle is the GPU memory in use before any server started (nil: unknown).
+	idle *uint64
+}
+
+var _ armServer = (*refArm)(nil)
+
+// startReference launches the reference server for one arm. A candidate's
+// override must carry a passing, current validation report (integrate.CheckValidation),
+// else the run refuses it. Between arms the GPU's memory must return to what
+// it was before the first server started.
+func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, error) {
+	cfg := *r.cfg.Server.Reference
+	var ov *integrate.Override
+	if arm.Override != nil {
+		o := *arm.Override
+		if _, err := integrate.CheckValidation(o); err != nil {
+			return nil, err
+		}
+		ov = &o
+	}
+	used := integrate.NvidiaSMIUsed(r.cfg.Energy.Device)
+	if r.gpuIdle == nil {
+		if b, err := used(ctx); err == nil {
+			r.gpuIdle = &b
+		} else {
+			fmt.Fprintf(r.log, "warning: GPU memory before the run unknown (%v): the between-arms idle check is off\n", err)
+		}
+	} else {
+		got, err := integrate.WaitGPUIdle(ctx, used, *r.gpuIdle)
+		if err != nil {
+			return nil, fmt.Errorf("GPU memory did not return to idle (%d bytes before the run) after the previous arm: %w", *r.gpuIdle, err)
+		}
+		fmt.Fprintf(r.log, "GPU memory back to idle before arm %s: %d bytes in use (%d before the run)\n", arm.Name, got, *r.gpuIdle)
+	}
+	spec, err := integrate.ReferenceSpec(cfg, ov, filepath.Join(r.opt.OutDir, "servers", arm.Name))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "launching the reference server for arm %s (log: %s)\n", arm.Name, spec.LogPath)
+	p, err := integrate.Launch(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return &refArm{Process: p, arm: arm, device: r.cfg.Energy.Device, timings: cfg.HookTimings}, nil
+}
+
+// ResetProfile closes the hook's timing window so the next one covers the cell only.
+func (a *refArm) ResetProfile(ctx context.Context) error {
+	a.cellStart = time.Now()
+	if !a.timings {
+		return nil
+	}
+	_, err := a.HookWindow(ctx, "before-cell")
+	return err
+}
+
+// Profile is f_wall from the hook's CUDA-event timings of the target over
+// the cell's windows and the cell's active time (from the requests). It
+// refuses timings that miss work: calls made during CUDA-graph capture run
+// again on every replay, which the hook cannot see.
+func (a *refArm) Profile(ctx context.Context, active []amdahl.Interval) (*amdahl.Fractions, error) {
+	if !a.timings {
+		return nil, errors.New("hook timings are off (server.reference.hook_timings: false); f needs them or a profile (transferlab profile)")
+	}
+	docs, err := a.HookWindow(ctx, "cell")
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) == 0 {
+		return nil, errors.New("the hook returned no timings")
+	}
+	h, err := amdahl.ParseHookTimings(bytes.NewReader(docs[0]), "hook/window")
+	if err != nil {
+		return nil, err
+	}
+	from := time.Duration(a.cellStart.UnixNano())
+	var keep []amdahl.HookWindow
+	for _, w := range h.Windows {
+		if time.Duration(w.EndUnixNs) > from {
+			keep = append(keep, w)
+		}
+	}
+	h.Windows = keep
+	var capture int64
+	for _, w := range keep {
+		capture += w.CaptureCalls
+	}
+	if capture > 0 {
+		return nil, fmt.Errorf("hook timings incomplete: %d calls of %s were made during CUDA-graph capture, and their replays run kernels the hook cannot time; take f from a profile (transferlab profile) or run eager", capture, h.Target)
+	}
+	fr, err := h.Fractions(active)
+	if err != nil {
+		return nil, err
+	}
+	return &fr, nil
+}
+
+// Sampler reads the GPU's energy counter, power and memory through NVML,
+// attributing process memory to the server.
+func (a *refArm) Sampler() energy.Sampler {
+	return energy.NewNVML(a.device, energy.WithPIDs(a.PID()))
+}
+
+func (a *refArm) Died() <-chan struct{} { return a.Done() }
+
+// Info is the server's pinning manifest and the hook's counters (proof that
+// the candidate ran, or that the baseline ran nothing).
+func (a *refArm) Info(ctx context.Context) map[string]any {
+	info := map[string]any{"kind": ServerReference, "log": a.LogPath()}
+	if m, err := a.Manifest(ctx); err == nil {
+		info["manifest"] = m
+	} else {
+		info["manifest_error"] = err.Error()
+	}
+	return info
+}
+
+// Close stops the server and keeps the hook's final counters.
+func (a *refArm) Close(ctx context.Context) error {
+	return a.Process.Close(ctx)
+}
+
+// validatedSpeedup is s from the candidate's validation report: the
+// frequency-weighted geometric mean over the captured shapes, with a
+// bootstrap interval over shapes.
+func (r *runner) validatedSpeedup(arm ArmConfig) (amdahl.Estimate, error) {
+	if arm.Override == nil {
+		return amdahl.Estimate{}, errors.New("no override and no sim_overrides: nothing to bound")
+	}
+	o := *arm.Override
+	rep, err := integrate.CheckValidation(o)
+	if err != nil {
+		return amdahl.Estimate{}, err
+	}
+	if rep == nil {
+		return amdahl.Estimate{}, fmt.Errorf("override mode %s swaps nothing", o.EffectiveMode())
+	}
+	var rows []amdahl.ShapeSpeedup
+	for _, s := range rep.Shapes {
+		if s.Set != "captured" || !(s.OrigUs > 0) || !(s.CandUs > 0) {
+			continue
+		}
+		rows = append(rows, amdahl.ShapeSpeedup{Shape: string(s.Signature), Count: s.Count, OriginalMedianUs: s.OrigUs, CandidateMedianUs: s.CandUs})
+	}
+	if len(rows) == 0 {
+		return amdahl.Estimate{}, fmt.Errorf("validation report %s has no timed captured shape", rep.Path)
+	}
+	return amdahl.IsolatedSpeedupEstimate(rows, amdahl.Seed(uint64(r.cfg.Seed)))
+}
+
+// Hook reads the hook's counters: install receipt and, per override, eager
+// and capture-time calls (a replayed CUDA graph calls nothing yet runs the
+// captured kernels).
+func (a *refArm) Hook(ctx context.Context) *report.HookArm {
+	h := &report.HookArm{Arm: a.arm.Name}
+	st, err := a.HookStats(ctx)
+	if err != nil {
+		h.Receipts = []string{"hook stats unavailable: " + err.Error()}
+		return h
+	}
+	if st.Receipt != nil {
+		h.Receipts = append(h.Receipts, fmt.Sprintf("hook installed in pid %d (%s), manifest %s", st.Receipt.PID, st.Receipt.Python, st.Receipt.Manifest))
+	}
+	h.Receipts = append(h.Receipts, st.Notes...)
+	for _, o := range st.Overrides {
+		h.Target = o.Target
+		if o.Mode == integrate.ModeOn || o.Mode == integrate.ModeShadow {
+			h.Candidate = o.Candidate
+		}
+		h.CallsEager += int64(o.Calls["eager"])
+		h.CallsCapture += int64(o.Calls["capture"])
+		h.Receipts = append(h.Receipts, fmt.Sprintf("override %s: target %s, mode %s, installed %v%s, served by %v, bypass suspected %v",
+			o.Name, o.Target, o.Mode, o.Installed, errSuffix(o.InstallError), o.ServedBy, o.BypassSuspected))
+	}
+	return h
+}
+
+func errSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
