@@ -67,6 +67,8 @@ func (o CellOptions) withDefaults() CellOptions {
 //     window / WindowS; GoodputRPS = ok requests ending inside the window that
 //     meet every declared SLO / WindowS (a TPOT target does not apply to a
 //     one-token output, which has no TPOT);
+//   - output-token source counts and usage mismatches are over ok requests;
+//   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist).
 func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	opts = opts.withDefaults()

@@ -161,7 +161,7 @@ func buildPage(r Results) (htmlPage, error) {
 		return p, err
 	}
 	p.Sections = append(p.Sections, am)
-	en, err := perLoadSection(r, "energy", "Energy per output token", "J per output token ("+u("GPU-reported")+")", arms, colorOf, energyPoints)
+	en, err := perLoadSection(r, "energy", "Energy per output token", energyLabel(sim), arms, colorOf, energyPoints)
 	if err != nil {
 		return p, err
 	}
@@ -339,6 +339,14 @@ func costPoints(r Results, arm string) ([]point, string) {
 		}
 	}
 	return byLoadMean(vals), ""
+}
+
+// energyLabel is the energy chart's y label: GPU-reported on a GPU, simulated otherwise.
+func energyLabel(sim bool) string {
+	if sim {
+		return "J per output token (simulated)"
+	}
+	return "J per output token (GPU-reported)"
 }
 
 func costCurrency(r Results) string {

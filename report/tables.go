@@ -93,7 +93,11 @@ func energyTable(s *EnergySection, u units) tableSection {
 	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
 		return notMeasuredSection(id, h, reason)
 	}
-	p := tablePart{Note: "Energy is the GPU board counter (GPU-reported), not facility energy.",
+	note := "Energy is the GPU board counter (GPU-reported), not facility energy."
+	if u {
+		note = "Energy is simulated (each cell's source names the model); on a GPU it is the board counter (GPU-reported), never facility energy."
+	}
+	p := tablePart{Note: note,
 		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "J/output token", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
 	for _, c := range s.Cells {
 		if !c.Available {
