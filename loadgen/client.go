@@ -28,6 +28,8 @@ const (
 	maxBody = 64 << 20
 	// maxDrain bounds what is read after [DONE] so the connection can be reused (bytes).
 	maxDrain = 64 << 10
+	// sseBufSize is the SSE reader's initial buffer (bytes); it grows for longer lines.
+	sseBufSize = 1024
 	// maxEventsPrealloc bounds the Events capacity reserved up front.
 	maxEventsPrealloc = 4096
 )
@@ -144,11 +146,11 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 	if c.cfg.stream {
 		hreq.Header.Set("Accept", "text/event-stream")
 	}
-	pre := c.since()
+	rec.DispatchedAt = c.since()
 	resp, err := c.http.Do(hreq)
 	rec.SentAt = time.Duration(wrote.Load())
 	if rec.SentAt == 0 {
-		rec.SentAt = pre
+		rec.SentAt = rec.DispatchedAt
 	}
 	if err != nil {
 		rec.State, rec.Error = failState(runCtx, rctx, StateHTTPError), err.Error()
@@ -196,7 +198,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 		rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.Header.Get("Content-Type"), clip(bytes.TrimSpace(b), 200))
 		return u
 	}
-	sr := newSSEReader(resp.Body, c.since, nil)
+	sr := newSSEReader(resp.Body, c.since, make([]byte, sseBufSize))
 	var ch chunk
 	var lastAt time.Duration
 	ended := false // finish_reason or usage seen: a stream without [DONE] may end there

@@ -46,7 +46,12 @@ type Record struct {
 	RequestedOutputTokens int `json:"requested_output_tokens"`
 
 	ScheduledAt time.Duration `json:"scheduled_at_ns"`
-	SentAt      time.Duration `json:"sent_at_ns"`
+	// DispatchedAt is when the client released the request to its HTTP
+	// transport (before any connection wait); DispatchedAt − ScheduledAt is
+	// the instrument's own lateness, SentAt − DispatchedAt the wait for a
+	// connection and the write. 0 for requests never dispatched.
+	DispatchedAt time.Duration `json:"dispatched_at_ns,omitempty"`
+	SentAt       time.Duration `json:"sent_at_ns"`
 	// FirstMessageAt is when the first SSE message of any kind arrived (0: none).
 	FirstMessageAt time.Duration `json:"first_message_at_ns,omitempty"`
 	// Events are the token-bearing events in arrival order.
@@ -182,6 +187,16 @@ func (r *Record) ScheduleLag() (time.Duration, bool) {
 		return 0, false
 	}
 	return r.SentAt - r.ScheduledAt, true
+}
+
+// DispatchLag is DispatchedAt − ScheduledAt: how late the client itself
+// released the request (its pacing and dispatch), excluding the wait for a
+// connection to the server. Defined for every dispatched request.
+func (r *Record) DispatchLag() (time.Duration, bool) {
+	if !r.sent() || r.DispatchedAt == 0 {
+		return 0, false
+	}
+	return r.DispatchedAt - r.ScheduledAt, true
 }
 
 // MultiTokenEvents counts token events that carried more than one token.

@@ -53,7 +53,7 @@ type sseReader struct {
 
 // newSSEReader reads from r, stamping with since (offset from run start).
 func newSSEReader(r io.Reader, since func() time.Duration, buf []byte) *sseReader {
-	if cap(buf) < 512 {
+	if cap(buf) < 16 {
 		buf = make([]byte, 4096)
 	}
 	return &sseReader{r: r, since: since, buf: buf[:cap(buf)]}

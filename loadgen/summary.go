@@ -39,11 +39,13 @@ type Summary struct {
 	ThroughputTokPerS float64
 	// ScheduleLagP99 is the p99 of SentAt − ScheduledAt over sent requests (HDR, µs resolution).
 	ScheduleLagP99 time.Duration
-	// DispatchLagP99 is the same p99 over requests not held by the in-flight
-	// cap: the instrument's own lateness.
+	// DispatchLagP99 is the p99 of DispatchedAt − ScheduledAt over requests
+	// not held by the in-flight cap: the instrument's own lateness, without
+	// the wait for a server connection (a server slow to accept shows in
+	// ScheduleLagP99 only).
 	DispatchLagP99 time.Duration
-	// ClientBound is true when DispatchLagP99 exceeds the lag budget (1 ms by
-	// default, issue 5): the client, not the server, limited the load.
+	// ClientBound is true when DispatchLagP99 exceeds the lag budget (1 ms
+	// by default, issue 5): the client itself, not the server, was late.
 	ClientBound bool
 	// MultiTokenEvents counts token events that carried more than one token (DESIGN.md).
 	MultiTokenEvents int
@@ -111,7 +113,7 @@ func (z *summarizer) add(r *Record) {
 	_ = s.Hist.Add(r)
 	if r.QueuedByCap {
 		s.QueuedByCap++
-	} else if lag, ok := r.ScheduleLag(); ok {
+	} else if lag, ok := r.DispatchLag(); ok {
 		recordUs(z.dispatch, lag)
 	}
 	s.MultiTokenEvents += r.MultiTokenEvents()
