@@ -79,8 +79,8 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	if rerr != nil {
 		return fmt.Errorf("arm %s at %g req/s: %w", key.arm, rate, rerr)
 	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("arm %s at %g req/s: run interrupted: %w", key.arm, rate, err)
+	if ctx.Err() != nil {
+		return fmt.Errorf("arm %s at %g req/s: run interrupted: %w", key.arm, rate, context.Cause(ctx))
 	}
 	return nil
 }

@@ -193,8 +193,8 @@ func (r *runner) runAll(ctx context.Context) error {
 	defer closeSrv()
 	for i, k := range order {
 		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("run interrupted before cell %d/%d: %w", i+1, len(order), err)
+		if ctx.Err() != nil {
+			return fmt.Errorf("run interrupted before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
 		}
 		if srv == nil || srvArm != k.Arm {
 			if err := closeSrv(); err != nil {

@@ -37,7 +37,7 @@ func (r *runner) addSections() {
 	for i := range r.res.Amdahl.Loads {
 		l := &r.res.Amdahl.Loads[i]
 		for _, m := range l.Measured {
-			if m.Metric == "e2e" && m.Stat == "mean" && !math.IsNaN(m.Value.Value) && m.Value.Value > 0 {
+			if m.Metric == "e2e" && m.Stat == "mean" && m.Value.Reps > 0 && !math.IsNaN(m.Value.Value) && m.Value.Value > 0 {
 				l.TransferEfficiency = amdahl.TransferEfficiency(m.Value.Value, l.Bound)
 				l.TransferMetric = "e2e mean"
 			}
@@ -241,14 +241,18 @@ func printAmdahl(w io.Writer, res *report.Results) {
 	for _, l := range a.Loads {
 		get := func(metric, stat string) string {
 			for _, m := range l.Measured {
-				if m.Metric == metric && m.Stat == stat && !math.IsNaN(m.Value.Value) {
+				if m.Metric == metric && m.Stat == stat && m.Value.Reps > 0 && !math.IsNaN(m.Value.Value) {
 					return fmt.Sprintf("%.4f", m.Value.Value)
 				}
 			}
 			return "-"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%.4f\t%.4f\t%.3g\t%.4f\t%s\t%s\t%s\t%s\t%.2f\t\n", l.Candidate, l.OfferedLoadRPS, l.FGPU, l.FWall, l.S, l.Bound,
-			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), l.TransferEfficiency)
+		eff := "-"
+		if l.TransferMetric != "" {
+			eff = fmt.Sprintf("%.2f", l.TransferEfficiency)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%.4f\t%.4f\t%.3g\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", l.Candidate, l.OfferedLoadRPS, l.FGPU, l.FWall, l.S, l.Bound,
+			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), eff)
 	}
 	tw.Flush()
 }

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,9 +18,11 @@ import (
 // newRunCmd builds `transferlab run CONFIG`: the main job.
 func newRunCmd() *cobra.Command {
 	var (
-		out    string
-		quiet  bool
-		asJSON bool
+		out      string
+		quiet    bool
+		asJSON   bool
+		otel     bool
+		deadline time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run CONFIG.yaml",
@@ -36,6 +40,9 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 			if err != nil {
 				return err
 			}
+			if otel {
+				cfg.Extra.OTel.Enabled = true
+			}
 			if out == "" {
 				out = cfg.Out
 			}
@@ -46,7 +53,13 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 			if quiet || asJSON {
 				log = io.Discard
 			}
-			res, runErr := experiment.Run(cmd.Context(), cfg, experiment.Options{
+			ctx := cmd.Context()
+			if deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
+				defer cancel()
+			}
+			res, runErr := experiment.Run(ctx, cfg, experiment.Options{
 				ConfigPath: args[0],
 				ConfigRaw:  raw,
 				OutDir:     out,
@@ -75,5 +88,7 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but errors")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
+	cmd.Flags().BoolVar(&otel, "otel", false, "export spans and metrics over OpenTelemetry (the config's otel section, else the OTEL_EXPORTER_OTLP_* environment)")
+	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")
 	return cmd
 }
