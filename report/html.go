@@ -319,8 +319,8 @@ func energyPoints(r Results, arm string) ([]point, string) {
 		if c.Arm != arm {
 			continue
 		}
-		if !c.Available {
-			why = append(why, c.UnavailableReason)
+		if !c.Available || !c.has("j_per_output_token") {
+			why = append(why, orText(c.UnavailableReason, "J per output token not measured"))
 			continue
 		}
 		vals[c.OfferedLoadRPS] = append(vals[c.OfferedLoadRPS], c.JPerOutputToken)

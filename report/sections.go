@@ -1,5 +1,7 @@
 package report
 
+import "slices"
+
 // The measured sections of results.json. They are plain structs: the caller
 // (cmd/transferlab) converts from the amdahl, energy, cost and integrate
 // packages. A nil section, or one with NotMeasured set, renders as
@@ -74,7 +76,14 @@ type EnergyCell struct {
 	// PeakVRAMBytes and SteadyVRAMBytes are NVML memory used (max; median over the window).
 	PeakVRAMBytes   uint64 `json:"peak_vram_bytes"`
 	SteadyVRAMBytes uint64 `json:"steady_vram_bytes"`
+	// Missing lists the JSON keys of figures above that were not measured in an
+	// available window (e.g. "idle_power_w" with no idle sample): they render as
+	// "not measured" and never decide or plot, whatever their zero value says.
+	Missing []string `json:"missing,omitempty"`
 }
+
+// has reports whether the figure with JSON key k was measured.
+func (c EnergyCell) has(k string) bool { return !slices.Contains(c.Missing, k) }
 
 // CostSection holds cost per token per cell with every input echoed.
 type CostSection struct {

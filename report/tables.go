@@ -108,8 +108,16 @@ func energyTable(s *EnergySection, u units) tableSection {
 		if bool(u) && !strings.Contains(src, "simulated") {
 			src += ", simulated"
 		}
-		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src, num(c.EnergyJ), num(c.JPerOutputToken), num(c.JPerRequest),
-			num(c.MeanPowerW), num(c.PeakPowerW), num(c.IdlePowerW), fmt.Sprint(c.PeakVRAMBytes), fmt.Sprint(c.SteadyVRAMBytes)})
+		f := func(key, v string) string {
+			if !c.has(key) {
+				return "not measured"
+			}
+			return v
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src,
+			f("energy_j", num(c.EnergyJ)), f("j_per_output_token", num(c.JPerOutputToken)), f("j_per_request", num(c.JPerRequest)),
+			f("mean_power_w", num(c.MeanPowerW)), f("peak_power_w", num(c.PeakPowerW)), f("idle_power_w", num(c.IdlePowerW)),
+			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes))})
 	}
 	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
 }

@@ -141,7 +141,7 @@ func clauseC(r Results, rule DecisionRule, cand string) ClauseResult {
 	measured := 0
 	if r.Energy != nil && r.Energy.NotMeasured == "" {
 		for _, e := range r.Energy.Cells {
-			if e.Arm == cand && e.Available {
+			if e.Arm == cand && e.Available && e.has("peak_vram_bytes") {
 				measured++
 				peak = max(peak, e.PeakVRAMBytes)
 			}

@@ -200,3 +200,25 @@ func TestCapacity(t *testing.T) {
 		t.Errorf("no SLO: capacity %+v, reason %q", r.Stats.Capacity, r.Stats.CapacityNotMeasured)
 	}
 }
+
+// TestVRAMNotMeasuredNeverDecides: a peak VRAM listed as missing (its zero
+// value is no measurement) leaves a declared budget inconclusive, and the
+// report says "not measured" instead of 0.
+func TestVRAMNotMeasuredNeverDecides(t *testing.T) {
+	t.Parallel()
+	r := twoArms([]float64{20.0, 20.4, 19.8}, []float64{15.0, 15.2, 14.9})
+	r.Energy = &EnergySection{Cells: []EnergyCell{{Arm: "candidate", OfferedLoadRPS: 4, Available: true, Source: "GPU-reported", EnergyJ: 100, Missing: []string{"peak_vram_bytes", "idle_power_w"}}}}
+	if err := Analyze(&r, DecisionRule{VRAMBudgetBytes: 80 * gib}); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Verdicts[0]; v.Outcome != "inconclusive" || v.DecidingClause != "c" {
+		t.Errorf("verdict %s by %s, want inconclusive by c: %s", v.Outcome, v.DecidingClause, v.Reason)
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| GPU-reported | 100.0 | 0 | 0 | 0 | 0 | not measured | not measured | 0 |") {
+		t.Errorf("energy row does not say not measured:\n%s", b.String()[strings.Index(b.String(), "## Energy"):][:600])
+	}
+}
