@@ -79,8 +79,14 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 		Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound", "bound interval", "transfer efficiency"}}
 	measured := tablePart{Header: []string{"candidate", "load (req/s)", "metric", "stat", "measured speedup (" + u.u("×") + ")", "interval"}}
 	for _, l := range s.Loads {
-		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound),
-			"[" + num(l.BoundLow) + ", " + num(l.BoundHigh) + "]", num(l.TransferEfficiency) + " (" + orText(l.TransferMetric, "—") + ")"})
+		bi, te := "none given", "not computed"
+		if l.BoundLow != 0 || l.BoundHigh != 0 {
+			bi = "[" + num(l.BoundLow) + ", " + num(l.BoundHigh) + "]"
+		}
+		if l.TransferMetric != "" {
+			te = num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
+		}
+		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound), bi, te})
 		for _, sp := range l.Measured {
 			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value)})
 		}
