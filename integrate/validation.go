@@ -47,8 +47,13 @@ type ValidationReport struct {
 	Speedup struct {
 		// S is the frequency-weighted geometric mean of per-signature isolated
 		// speedups (original median / candidate median, CUDA events); nil if none was timed.
-		S      *float64 `json:"s"`
-		Method string   `json:"method"`
+		S *float64 `json:"s"`
+		// SEager is the same mean with each call timed eagerly (launch gaps included).
+		SEager *float64 `json:"s_eager"`
+		// Timing is "graph" (one call captured in a CUDA graph, replayed: what a
+		// CUDA-graph server runs) or "eager".
+		Timing string `json:"timing"`
+		Method string `json:"method"`
 	} `json:"speedup"`
 	Shapes []ValidatedShape `json:"shapes"`
 	Shadow *struct {
@@ -146,6 +151,8 @@ type ValidationJob struct {
 	Warmup       int    `json:"warmup"`
 	MaxShapes    int    `json:"max_shapes"`
 	Seed         int64  `json:"seed"`
+	// Timing is "graph" (default) or "eager"; see ValidationReport.Speedup.
+	Timing string `json:"timing,omitempty"`
 }
 
 // RunValidation writes the embedded gate into workDir/python, runs it with

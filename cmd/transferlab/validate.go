@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,8 @@ var negativeControls = []struct {
 
 type validateOpts struct {
 	arm, out, captured, controlsFile string
+	shadowFile, timing               string
+	only                             []string
 	requests, concurrency, maxShapes int
 	controls, noShadow, profile      bool
 	timeout                          time.Duration
@@ -82,6 +85,9 @@ Point the arm's override at the report (validation_report) and the captured set
 	f.BoolVar(&o.controls, "controls", false, "also validate the shipped negative controls and check their verdicts")
 	f.StringVar(&o.controlsFile, "controls-file", "configs/kernels/rmsnorm_negative_controls.py", "file holding the negative controls")
 	f.BoolVar(&o.noShadow, "no-shadow", false, "skip the shadow-mode live check")
+	f.StringVar(&o.shadowFile, "shadow", "", "reuse the hook stats of an earlier shadow run (implies --no-shadow)")
+	f.StringVar(&o.timing, "timing", "graph", "isolated timing: graph (CUDA-graph replay, as the reference server runs) or eager")
+	f.StringSliceVar(&o.only, "control", nil, "with --controls, validate only these controls (repeatable)")
 	f.BoolVar(&o.profile, "profile", false, "during capture, also take torch-profiler windows at concurrency 1 and --concurrency")
 	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "timeout of one request")
 	_ = cmd.MarkFlagRequired("arm")
@@ -203,6 +209,9 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 		fmt.Fprintf(w, "capture: %d signatures, calls %v\n", len(s.Shapes), s.Calls)
 	}
 	shadowFile := ""
+	if o.shadowFile != "" {
+		shadowFile, o.noShadow = o.shadowFile, true
+	}
 	if !o.noShadow {
 		st, err := serve(integrate.ModeShadow, "shadow", func(srv *integrate.Process) error {
 			return replay(ctx, srv, "shadow", o.concurrency, o.requests, 0)
@@ -233,7 +242,7 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 		return integrate.RunValidation(ctx, ref.Effective().Python, filepath.Join(out, "gate"), integrate.ValidationJob{
 			Target: ov.Target, Candidate: abs + ":" + fn, CapturedFile: captured, ShadowFile: shadow,
 			Report: filepath.Join(out, "validation-"+name+".json"), FailingDir: filepath.Join(out, "failing", name),
-			MaxShapes: o.maxShapes, Seed: cfg.Seed,
+			MaxShapes: o.maxShapes, Seed: cfg.Seed, Timing: o.timing,
 		})
 	}
 	rep, err := gate(ov.EffectiveName(), ov.Candidate, shadowFile, "")
@@ -243,6 +252,9 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	rows = append(rows, row{name: ov.EffectiveName(), want: "pass", rep: rep, ok: rep.Verdict == "pass"})
 	if o.controls {
 		for _, c := range negativeControls {
+			if len(o.only) > 0 && !slices.Contains(o.only, c.Function) {
+				continue
+			}
 			rep, err := gate(c.Function, o.controlsFile+":"+c.Function, "", c.WantGate)
 			if err != nil {
 				return err

@@ -7,7 +7,8 @@ each, plus one that is correct but slower. All are drop-ins for LlamaRMSNorm.for
 | partial_forward          | writes only the first half of each row                   | all_written (poisoned buffer)   |
 | nan_to_finite_forward    | correct, but replaces NaN/Inf in the input by 0 first    | nan_inf                         |
 | one_hidden_size_forward  | divides by 4096 instead of the real hidden size          | values, on held-out shapes only |
-| slow_forward             | correct; one warp per row, 128-wide two-pass loop        | none: passes, reported slower   |
+| slow_forward             | correct; ONE program (one warp) walks every row in turn, | none: passes, reported slower   |
+|                          | 256 elements at a time, two passes: no parallelism | than the original (s < 1)       |
 
 Kernel names carry the prefix ``tl_neg_`` (and ``tl_slow_``) so a profile shows them.
 """
@@ -63,21 +64,23 @@ def tl_neg_one_hidden(X, W, Y, stride_x, stride_y, N, eps, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def tl_slow_rmsnorm(X, W, Y, stride_x, stride_y, N, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(X + row * stride_x + cols, mask=cols < N, other=0.0).to(tl.float32)
-        acc += x * x
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = cols < N
-        x = tl.load(X + row * stride_x + cols, mask=m, other=0.0).to(tl.float32)
-        xn = (x * rstd).to(Y.dtype.element_ty).to(tl.float32)
-        w = tl.load(W + cols, mask=m, other=0.0).to(tl.float32)
-        tl.store(Y + row * stride_y + cols, (w * xn).to(Y.dtype.element_ty), mask=m)
+def tl_slow_rmsnorm(X, W, Y, stride_x, stride_y, M, N, eps, BLOCK: tl.constexpr):
+    # One program for the whole tensor: rows one after another (correct, deliberately slow).
+    for r in range(0, M):
+        row = r.to(tl.int64)
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for start in range(0, N, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            x = tl.load(X + row * stride_x + cols, mask=cols < N, other=0.0).to(tl.float32)
+            acc += x * x
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+        for start in range(0, N, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            m = cols < N
+            x = tl.load(X + row * stride_x + cols, mask=m, other=0.0).to(tl.float32)
+            xn = (x * rstd).to(Y.dtype.element_ty).to(tl.float32)
+            w = tl.load(W + cols, mask=m, other=0.0).to(tl.float32)
+            tl.store(Y + row * stride_y + cols, (w * xn).to(Y.dtype.element_ty), mask=m)
 
 
 def _prep(self, x):
@@ -118,4 +121,7 @@ def one_hidden_size_forward(self, hidden_states):
 
 
 def slow_forward(self, hidden_states):
-    return _launch(tl_slow_rmsnorm, self, hidden_states, BLOCK=128, num_warps=1)
+    x2, y, n, _ = _prep(self, hidden_states)
+    tl_slow_rmsnorm[(1,)](x2, self.weight.contiguous(), y, x2.stride(0), y.stride(0), x2.shape[0], n,
+                          self.variance_epsilon, BLOCK=256, num_warps=1)
+    return y.reshape(hidden_states.shape)
