@@ -115,6 +115,7 @@ func Compare(measured, bound Estimate) Comparison {
 	if !measured.Value.Defined() || !bound.Value.Defined() {
 		return c
 	}
+	measured, bound = pointIfNoInterval(measured), pointIfNoInterval(bound)
 	c.GapPct = Num((float64(measured.Value)/float64(bound.Value) - 1) * 100)
 	switch {
 	case measured.Hi < bound.Lo:
@@ -138,6 +139,15 @@ func Compare(measured, bound Estimate) Comparison {
 	}
 	c.Efficiency = eff
 	return c
+}
+
+// pointIfNoInterval treats an estimate whose interval is undefined as the
+// point [Value, Value], so a verdict never rests on a comparison with NaN.
+func pointIfNoInterval(e Estimate) Estimate {
+	if !e.Lo.Defined() || !e.Hi.Defined() {
+		e.Lo, e.Hi = e.Value, e.Value
+	}
+	return e
 }
 
 // Measured holds the measured candidate-vs-baseline speedups (baseline /

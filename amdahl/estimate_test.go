@@ -208,6 +208,13 @@ func TestCompare(t *testing.T) {
 			t.Fatalf("efficiency %+v", got.Efficiency)
 		}
 	})
+	t.Run("measured without an interval is a point", func(t *testing.T) {
+		got := Compare(Estimate{Value: 1.05, Lo: NaN(), Hi: NaN(), Method: "x"}, bound)
+		if got.Verdict != VerdictBelow {
+			t.Fatalf("verdict %s, want below (1.05 < 1.15)", got.Verdict)
+		}
+		approx(t, "distance", float64(got.Distance), 0.1, 1e-12)
+	})
 	t.Run("unmeasured", func(t *testing.T) {
 		got := Compare(Undefined(), bound)
 		if got.Verdict != VerdictUnknown {
