@@ -1,6 +1,7 @@
 package amdahl
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -52,6 +53,51 @@ func TestH200Excerpt(t *testing.T) {
 			}
 			approx(t, "f_gpu", float64(fr.FGPU), float64(c.target)/float64(c.busy), exact)
 			approx(t, "f_wall", float64(fr.FWall), float64(c.target)/float64(c.end-c.start), exact)
+		})
+	}
+}
+
+// TestH200Known checks the GPU helper's real excerpts under testdata/h200/
+// (validation capture server, CUDA graphs on, hook in capture mode) with
+// RMSNorm attributed by its eager kernel sequence — the traces carry no
+// transferlab::target ranges — against testdata/h200_cg_excerpt.py (exact
+// integer ns, independent implementation). Concurrency 1 is CPU-bound:
+// f_gpu 0.142 but f_wall 0.0087, so the report must explain the gap.
+func TestH200Known(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		file                       string
+		kernels, graph             int
+		window, busy, target, excl time.Duration
+		explain                    bool
+	}{
+		{"profile-c1-excerpt.json.gz", 832, 939, 288933488, 17740081, 2525383, 2525383, true},
+		{"profile-c16-excerpt.json.gz", 800, 1692, 40961267, 28939531, 2161119, 2161119, false},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "h200", c.file)
+			if _, err := os.Stat(path); err != nil {
+				t.Skipf("%s not committed: %v", path, err)
+			}
+			p, err := ReadChrome(path, KernelSequence(rmsnormEagerSequence()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := p.Attribution; a.BySequence != c.kernels || a.GraphKernels != c.graph {
+				t.Fatalf("attribution %+v, want %d by sequence, %d graph kernels", a, c.kernels, c.graph)
+			}
+			fr, err := p.Fractions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Span.Len() != c.window || fr.Busy != c.busy || fr.TargetGPU != c.target || fr.TargetExclusive != c.excl {
+				t.Fatalf("window %d busy %d target %d excl %d ns; want %d %d %d %d",
+					p.Span.Len(), fr.Busy, fr.TargetGPU, fr.TargetExclusive, c.window, c.busy, c.target, c.excl)
+			}
+			if got := Explain(fr) != ""; got != c.explain {
+				t.Errorf("explanation present = %v, want %v (f_gpu %v, f_wall %v)", got, c.explain, fr.FGPU, fr.FWall)
+			}
 		})
 	}
 }

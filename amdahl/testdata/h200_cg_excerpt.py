@@ -5,7 +5,7 @@ Extraction (done once, from the GPU helper's exploration run on the H200, CUDA g
     python3 h200_cg_excerpt.py extract SRC.json.gz h200_cg_excerpt.json.gz
 keeps the GPU work between the first kernel of graph replay 921 (the prefill step) and the
 last kernel of graph replay 1802 (the first decode step), and the runtime calls they link to.
-Check (prints the numbers profile_test.go asserts):
+Check (prints the numbers h200excerpt_test.go asserts; also for h200/profile-c*-excerpt.json.gz):
     python3 h200_cg_excerpt.py check h200_cg_excerpt.json.gz
 """
 import gzip
@@ -108,7 +108,8 @@ def check(path):
     windows = {"whole": span}
     for c in REPLAYS:
         sel = [(k["s"], k["e"]) for k in ks if k["corr"] == c]
-        windows[f"replay {c}"] = [min(s for s, _ in sel), max(e for _, e in sel)]
+        if sel:
+            windows[f"replay {c}"] = [min(s for s, _ in sel), max(e for _, e in sel)]
     for name, w in windows.items():
         W = [w]
         busy, t = length(inter(all_iv, W)), length(inter(tgt, W))
