@@ -170,6 +170,30 @@ func (c *Cell) Sink(start time.Time) loadgen.Sink {
 	return &cellSink{c: c, start: start}
 }
 
+// AddRecords is Sink(start).Add for every record of a cell that has already
+// run (the after-the-cell path): it flushes the span queue after every half
+// queue of records, so a cell larger than the queue loses no span to a full
+// queue. Once a flush fails (collector down or slow, at most one
+// Config.ShutdownTimeout spent) it stops flushing and the rest may be dropped,
+// counted and reported by Shutdown. A non-nil error is a warning.
+func (c *Cell) AddRecords(ctx context.Context, start time.Time, recs []loadgen.Record) error {
+	if c == nil || c.e == nil {
+		return nil
+	}
+	sink := c.Sink(start)
+	chunk := max(1, c.e.queueSize/2)
+	var flushErr error
+	for i := range recs {
+		if err := sink.Add(&recs[i]); err != nil {
+			return err
+		}
+		if (i+1)%chunk == 0 && i+1 < len(recs) && flushErr == nil {
+			flushErr = c.e.flushSpans(ctx)
+		}
+	}
+	return flushErr
+}
+
 // End ends the cell's span now, with the number of records seen in each
 // final state as transferlab.requests.<state> attributes. Later calls (of End
 // or EndAt) do nothing.

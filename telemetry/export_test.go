@@ -776,3 +776,82 @@ func startHealthy(ctx context.Context, t *testing.T) (*receiver, *Exporter) {
 	}
 	return rc, e
 }
+
+// TestSpanDropsReported: when the span queue overflows (here: a queue of 16
+// behind a collector that never answers) the spans lost are counted and
+// named in Shutdown's warning; with a healthy collector every span ended is
+// handed to the exporter and received.
+func TestSpanDropsReported(t *testing.T) {
+	t.Parallel()
+	t.Run("overflow", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		srv := newHangingReceiver(t, release)
+		defer close(release)
+		ctx := context.Background()
+		e, err := Start(ctx, Config{Enabled: true, Endpoint: srv.URL, MetricInterval: time.Hour, ShutdownTimeout: time.Second},
+			RunInfo{}, WithWarnings(&syncBuffer{}), WithSpanQueueSize(16))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedCell(ctx, t, e, 2000)
+		err = e.Shutdown(ctx)
+		st := e.Stats()
+		if st.SpansEnded != 1+1+2000 {
+			t.Errorf("SpansEnded = %d, want 2002", st.SpansEnded)
+		}
+		// The processor gathers up to one batch (512) while no export runs;
+		// once that export hangs, only the queue (16) fills and the rest is
+		// dropped: at least 2002 − 512 − 16 − 16 are lost, whatever the timing.
+		if lost := st.SpansEnded - st.SpansExported; lost < 2002-512-32 {
+			t.Errorf("lost %d spans, want ≥ %d with a queue of 16 and a hung collector (stats %+v)", lost, 2002-512-32, st)
+		}
+		if err == nil || !strings.Contains(err.Error(), "spans never reached the exporter") {
+			t.Errorf("Shutdown = %v, want the lost spans reported", err)
+		}
+	})
+	t.Run("AddRecords flushes a cell larger than the queue", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		rc := newReceiver(t)
+		// 50 ms an export: a plain Add loop (~30 µs a record) would overflow
+		// the 64-span queue many times over while one export is in flight.
+		rc.delayNs.Store(int64(50 * time.Millisecond))
+		e, err := Start(ctx, Config{Enabled: true, Endpoint: rc.srv.URL, MetricInterval: time.Hour, ShutdownTimeout: 30 * time.Second},
+			RunInfo{}, WithSpanQueueSize(64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ptrs, _ := synthCell("baseline", 1, 0, 1000)
+		recs := make([]loadgen.Record, len(ptrs))
+		for i, r := range ptrs {
+			recs[i] = *r
+		}
+		c := e.StartCell(ctx, "baseline", 1, 0)
+		if err := c.AddRecords(ctx, time.Now(), recs); err != nil {
+			t.Fatal(err)
+		}
+		c.End()
+		if err := e.Shutdown(ctx); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		st := e.Stats()
+		t.Logf("stats %+v", st)
+		if st.SpansEnded != 1002 || st.SpansExported != 1002 || len(rc.spans()) != 1002 {
+			t.Errorf("stats %+v, received %d: want all 1002 spans through a queue of 64", st, len(rc.spans()))
+		}
+	})
+	t.Run("healthy", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		rc, e := startHealthy(ctx, t)
+		feedCell(ctx, t, e, 500)
+		if err := e.Shutdown(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := e.Stats()
+		if st.SpansEnded != 502 || st.SpansExported != 502 || int64(len(rc.spans())) != 502 {
+			t.Errorf("stats %+v, received %d: want 502 ended, exported and received", st, len(rc.spans()))
+		}
+	})
+}

@@ -104,6 +104,12 @@ func WithServiceName(name string) Option { return func(o *options) { o.serviceNa
 // ExportStats counts export calls made so far, by signal. A failed export
 // lost that batch from the backend only; nothing measured depends on it.
 type ExportStats struct {
+	// SpansEnded counts spans finished (run, cells, requests).
+	SpansEnded int64
+	// SpansExported counts spans handed to the exporter, delivered or not;
+	// SpansEnded − SpansExported were dropped because the queue was full or
+	// were still queued when Shutdown's bound passed.
+	SpansExported        int64
 	SpanExports          int64
 	SpanExportFailures   int64
 	MetricExports        int64
@@ -114,9 +120,10 @@ type ExportStats struct {
 // Its methods are safe for concurrent use. A disabled Exporter (Config.Enabled
 // false) does nothing and costs nothing.
 type Exporter struct {
-	enabled bool
-	cfg     Config
-	run     RunInfo
+	enabled   bool
+	cfg       Config
+	run       RunInfo
+	queueSize int
 
 	tp     *sdktrace.TracerProvider
 	mp     *sdkmetric.MeterProvider
@@ -132,6 +139,8 @@ type Exporter struct {
 	abort    context.CancelFunc
 	spans    exportCounter
 	metrics  exportCounter
+	// spansEnded counts spans given to the batching processor.
+	spansEnded atomic.Int64
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -167,7 +176,7 @@ func Start(ctx context.Context, cfg Config, run RunInfo, opts ...Option) (*Expor
 		return nil, fmt.Errorf("telemetry: resource (OTEL_RESOURCE_ATTRIBUTES?): %w", err)
 	}
 
-	e := &Exporter{enabled: true, cfg: cfg, run: run}
+	e := &Exporter{enabled: true, cfg: cfg, run: run, queueSize: o.queueSize}
 	e.abortCtx, e.abort = context.WithCancel(context.WithoutCancel(ctx))
 	warn := &lockedWriter{w: o.warn}
 	e.spans.signal, e.spans.warn = "span", warn
@@ -190,7 +199,10 @@ func Start(ctx context.Context, cfg Config, run RunInfo, opts ...Option) (*Expor
 	e.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.AlwaysSample()),
-		sdktrace.WithBatcher(&spanExporter{SpanExporter: spanExp, abort: e.abortCtx, count: &e.spans}, bspOpts...),
+		sdktrace.WithSpanProcessor(&countingProcessor{
+			SpanProcessor: sdktrace.NewBatchSpanProcessor(&spanExporter{SpanExporter: spanExp, abort: e.abortCtx, count: &e.spans}, bspOpts...),
+			ended:         &e.spansEnded,
+		}),
 	)
 	mpOpts := []sdkmetric.Option{
 		sdkmetric.WithResource(res),
@@ -322,6 +334,7 @@ func (e *Exporter) Stats() ExportStats {
 		return ExportStats{}
 	}
 	return ExportStats{
+		SpansEnded: e.spansEnded.Load(), SpansExported: e.spans.items.Load(),
 		SpanExports: e.spans.calls.Load(), SpanExportFailures: e.spans.failures.Load(),
 		MetricExports: e.metrics.calls.Load(), MetricExportFailures: e.metrics.failures.Load(),
 	}
@@ -346,6 +359,16 @@ func (e *Exporter) Flush(ctx context.Context) error {
 	wg.Wait()
 	if err := joinSignals(terr, merr); err != nil {
 		return fmt.Errorf("telemetry: flush (%s exporter, bound %v): %w", e.cfg.Exporter, e.cfg.ShutdownTimeout, err)
+	}
+	return nil
+}
+
+// flushSpans pushes the span queue out within the Flush bound.
+func (e *Exporter) flushSpans(ctx context.Context) error {
+	fctx, cancel := e.bounded(ctx)
+	defer cancel()
+	if err := e.tp.ForceFlush(fctx); err != nil {
+		return fmt.Errorf("telemetry: span flush (%s exporter, bound %v): %w", e.cfg.Exporter, e.cfg.ShutdownTimeout, err)
 	}
 	return nil
 }
@@ -399,7 +422,12 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 		wg.Go(func() { merr = e.mp.Shutdown(sctx) })
 		wg.Wait()
 
-		if err := errors.Join(joinSignals(terr, merr), e.spans.summary(), e.metrics.summary()); err != nil {
+		var lost error
+		if ended := e.spansEnded.Load(); ended > e.spans.items.Load() {
+			lost = fmt.Errorf("%d of %d spans never reached the exporter (span queue of %d full, or still queued at the bound); raise WithSpanQueueSize or Flush between cells",
+				ended-e.spans.items.Load(), ended, e.queueSize)
+		}
+		if err := errors.Join(joinSignals(terr, merr), lost, e.spans.summary(), e.metrics.summary()); err != nil {
 			e.shutdownErr = fmt.Errorf("telemetry: shutdown (%s exporter, bound %v): %w", e.cfg.Exporter, e.cfg.ShutdownTimeout, err)
 		}
 	})
@@ -419,12 +447,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// countingProcessor counts the spans that end before passing them on.
+type countingProcessor struct {
+	sdktrace.SpanProcessor
+	ended *atomic.Int64
+}
+
+func (p *countingProcessor) OnEnd(s sdktrace.ReadOnlySpan) {
+	p.ended.Add(1)
+	p.SpanProcessor.OnEnd(s)
+}
+
 // exportCounter counts exports of one signal and warns once, at the first failure.
 type exportCounter struct {
 	signal   string
 	warn     io.Writer
 	calls    atomic.Int64
 	failures atomic.Int64
+	items    atomic.Int64 // spans handed to the exporter (span signal only)
 	mu       sync.Mutex
 	firstErr error
 }
@@ -467,6 +507,7 @@ func (s *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.abort, cancel)()
+	s.count.items.Add(int64(len(spans)))
 	return s.count.observe(s.SpanExporter.ExportSpans(ctx, spans))
 }
 
@@ -485,6 +526,7 @@ func (m *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 }
 
 var (
-	_ sdktrace.SpanExporter = (*spanExporter)(nil)
-	_ sdkmetric.Exporter    = (*metricExporter)(nil)
+	_ sdktrace.SpanProcessor = (*countingProcessor)(nil)
+	_ sdktrace.SpanExporter  = (*spanExporter)(nil)
+	_ sdkmetric.Exporter     = (*metricExporter)(nil)
 )

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -29,6 +31,9 @@ type receiver struct {
 	traces  []*coltracepb.ExportTraceServiceRequest
 	metrics []*colmetricpb.ExportMetricsServiceRequest
 	headers []http.Header
+
+	// delayNs slows every answer down (a collector that keeps up badly).
+	delayNs atomic.Int64
 }
 
 func newReceiver(t *testing.T) *receiver {
@@ -40,6 +45,9 @@ func newReceiver(t *testing.T) *receiver {
 }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	if d := time.Duration(rc.delayNs.Load()); d > 0 {
+		time.Sleep(d)
+	}
 	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/x-protobuf" {
 		rc.t.Errorf("receiver: %s %s with Content-Type %q: want POST application/x-protobuf", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
 		http.Error(w, "bad request", http.StatusBadRequest)
