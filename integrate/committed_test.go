@@ -35,7 +35,7 @@ func TestCommittedH200Validation(t *testing.T) {
 		}
 		n++
 		ov := *a.Override
-		ov.BaseDir = root // config paths are relative to the repository root
+		ov.BaseDir = filepath.Join(root, "configs") // paths in a config are relative to its folder
 		rep, err := CheckValidation(ov)
 		if err != nil {
 			t.Errorf("arm %s: %v", a.Name, err)

@@ -109,9 +109,14 @@ func (o Override) EffectiveName() string {
 	return "override"
 }
 
-// Resolve returns a path relative to BaseDir (absolute paths are kept).
+// Resolve finds a path named in the override the way experiment configs do: an
+// absolute path as is; a relative one from the working folder (the repository
+// root) when it exists there, else relative to BaseDir (the config's folder).
 func (o Override) Resolve(p string) string {
 	if p == "" || filepath.IsAbs(p) || o.BaseDir == "" {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
 		return p
 	}
 	return filepath.Join(o.BaseDir, p)

@@ -112,6 +112,11 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	if ov == nil {
 		return fmt.Errorf("validate: %s: arm %q not found or has no override", cfgPath, o.arm)
 	}
+	if ov.BaseDir == "" {
+		if abs, err := filepath.Abs(cfgPath); err == nil {
+			ov.BaseDir = filepath.Dir(abs) // relative paths: from the working folder if they exist, else the config's folder
+		}
+	}
 	if err := ov.Validate(); err != nil {
 		return fmt.Errorf("validate: %s: arm %s: %w", cfgPath, o.arm, err)
 	}
@@ -231,7 +236,7 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	}
 	var rows []row
 	gate := func(name, candidate, shadow, want string) (*integrate.ValidationReport, error) {
-		file, fn, err := (integrate.Override{Candidate: candidate}).CandidateFile()
+		file, fn, err := (integrate.Override{Candidate: candidate, BaseDir: ov.BaseDir}).CandidateFile()
 		if err != nil {
 			return nil, err
 		}
