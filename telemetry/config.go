@@ -181,3 +181,38 @@ func (c Config) MarshalJSON() ([]byte, error) {
 func (c Config) MarshalYAML() (any, error) {
 	return configFields(c.redacted()), nil
 }
+
+// ApplyFlag returns base changed by the value of a --otel command-line flag,
+// validated; the flag wins over the config file:
+//
+//	on | true               enable with base's settings
+//	off | false             disable
+//	stdout                  enable, stdout exporter (no endpoint)
+//	otlp-http | otlp-grpc   enable with that exporter, base's endpoint (or the environment's)
+//	otlp-http=URL           enable with that exporter and endpoint (likewise otlp-grpc=URL)
+//	http(s)://host:port     enable otlp-http with that endpoint
+func ApplyFlag(base Config, value string) (Config, error) {
+	c := base
+	kind, endpoint, hasEndpoint := strings.Cut(value, "=")
+	switch {
+	case value == "on" || value == "true":
+		c.Enabled = true
+	case value == "off" || value == "false":
+		c.Enabled = false
+	case value == ExporterStdout:
+		c.Enabled, c.Exporter, c.Endpoint = true, ExporterStdout, ""
+	case kind == ExporterOTLPHTTP || kind == ExporterOTLPGRPC:
+		c.Enabled, c.Exporter = true, kind
+		if hasEndpoint {
+			c.Endpoint = endpoint
+		}
+	case strings.HasPrefix(value, "http://") || strings.HasPrefix(value, "https://"):
+		c.Enabled, c.Exporter, c.Endpoint = true, ExporterOTLPHTTP, value
+	default:
+		return base, fmt.Errorf("--otel %q: want on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or an http(s):// endpoint", value)
+	}
+	if err := c.Validate(); err != nil {
+		return base, fmt.Errorf("--otel %q: %w", value, err)
+	}
+	return c, nil
+}

@@ -152,3 +152,46 @@ func TestConfigEchoRedactsHeaders(t *testing.T) {
 		t.Errorf("YAML echo decoded to %+v", back)
 	}
 }
+
+func TestApplyFlag(t *testing.T) {
+	t.Parallel()
+	base := Config{Exporter: ExporterOTLPGRPC, Endpoint: "http://collector:4317", Headers: map[string]string{"k": "v"}}
+	for _, tc := range []struct {
+		value                  string
+		wantOn                 bool
+		wantExporter, wantEndp string
+		wantErr                string
+	}{
+		{"on", true, ExporterOTLPGRPC, "http://collector:4317", ""},
+		{"off", false, ExporterOTLPGRPC, "http://collector:4317", ""},
+		{"stdout", true, ExporterStdout, "", ""},
+		{"otlp-grpc", true, ExporterOTLPGRPC, "http://collector:4317", ""},
+		{"otlp-http=http://localhost:4318", true, ExporterOTLPHTTP, "http://localhost:4318", ""},
+		{"https://otlp.example.com/otlp", true, ExporterOTLPHTTP, "https://otlp.example.com/otlp", ""},
+		{"otlp-grpc=http://c:4317/v1", false, "", "", "no path"},
+		{"zipkin", false, "", "", "want on, off"},
+		{"otlp-http=localhost:4318", false, "", "", "scheme"},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Parallel()
+			got, err := ApplyFlag(base, tc.value)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--otel") {
+					t.Fatalf("ApplyFlag(%q) = %+v, %v; want an error naming --otel and %q", tc.value, got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Enabled != tc.wantOn || got.Exporter != tc.wantExporter || got.Endpoint != tc.wantEndp || got.Headers["k"] != "v" {
+				t.Errorf("ApplyFlag(%q) = %+v, want enabled=%v exporter=%s endpoint=%s, headers kept", tc.value, got, tc.wantOn, tc.wantExporter, tc.wantEndp)
+			}
+		})
+	}
+	// From a stdout base, "otlp-http" leaves the endpoint to the environment.
+	got, err := ApplyFlag(Config{Exporter: ExporterStdout}, ExporterOTLPHTTP)
+	if err != nil || got.Endpoint != "" || got.Exporter != ExporterOTLPHTTP || !got.Enabled {
+		t.Errorf("from stdout: %+v, %v", got, err)
+	}
+}

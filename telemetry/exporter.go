@@ -31,7 +31,8 @@ import (
 const (
 	// DefaultSpanQueueSize is how many finished spans may wait for export
 	// before new ones are dropped (never blocking Sink.Add): 8192 spans,
-	// about 8 MiB, several cells of a quickstart run.
+	// each holding its ~25 attributes and 2–3 events (a few KiB), more than
+	// the largest quickstart cell.
 	DefaultSpanQueueSize = 8192
 	// DefaultServiceName is service.name unless OTEL_SERVICE_NAME or
 	// OTEL_RESOURCE_ATTRIBUTES set one.
