@@ -1,6 +1,7 @@
 package amdahl
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -85,12 +86,52 @@ var hookKnownFields = []string{"format", "target", "mode", "candidate", "kernel_
 
 // ParseHookTimings decodes a transferlab.hook_timings/v1 file and makes every
 // check HOOK_TIMINGS.md lists; errors name the file, the JSON path and the
-// field (a syntax error names the line).
+// field (a syntax error names the line). A file may also hold a JSON array
+// of documents (one per override, as the server's hook endpoint returns
+// them): ParseHookTimings then needs exactly one, ParseHookTimingsAll returns all.
 func ParseHookTimings(r io.Reader, name string) (*HookTimings, error) {
+	all, err := ParseHookTimingsAll(r, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) != 1 {
+		return nil, fmt.Errorf("amdahl: hook timings %s: %d documents (one per override); pick one by target (Summarize's Target)", name, len(all))
+	}
+	return all[0], nil
+}
+
+// ParseHookTimingsAll decodes a hook timing file holding one document or a
+// JSON array of them; each is checked as ParseHookTimings says.
+func ParseHookTimingsAll(r io.Reader, name string) ([]*HookTimings, error) {
 	data, err := readMaybeGzip(r)
 	if err != nil {
 		return nil, fmt.Errorf("amdahl: hook timings %s: %w", name, err)
 	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+		var docs []json.RawMessage
+		if err := json.Unmarshal(data, &docs); err != nil {
+			return nil, fmt.Errorf("amdahl: hook timings %s%s: %w", name, jsonErrLine(data, err), err)
+		}
+		if len(docs) == 0 {
+			return nil, fmt.Errorf("amdahl: hook timings %s: empty array", name)
+		}
+		out := make([]*HookTimings, len(docs))
+		for i, d := range docs {
+			if out[i], err = parseHookDoc(d, fmt.Sprintf("%s[%d]", name, i)); err != nil {
+				return nil, err
+			}
+			out[i].Path = name
+		}
+		return out, nil
+	}
+	h, err := parseHookDoc(data, name)
+	if err != nil {
+		return nil, err
+	}
+	return []*HookTimings{h}, nil
+}
+
+func parseHookDoc(data []byte, name string) (*HookTimings, error) {
 	fail := func(path, format string, args ...any) error {
 		return fmt.Errorf("amdahl: hook timings %s: %s: %s", name, path, fmt.Sprintf(format, args...))
 	}
@@ -261,6 +302,7 @@ func (h *HookTimings) WindowSamples(active []Interval) ([]WindowSample, error) {
 		return nil, fmt.Errorf("amdahl: hook timings %s: no windows", h.Path)
 	}
 	var out []WindowSample
+	var unknown []int
 	for i, w := range h.Windows {
 		s := WindowSample{Label: w.Label, Target: w.GPUTime()}
 		if s.Label == "" {
@@ -272,7 +314,8 @@ func (h *HookTimings) WindowSamples(active []Interval) ([]WindowSample, error) {
 		case active != nil:
 			s.ActiveWall = totalLength(Intersect(active, []Interval{w.Interval()}))
 		default:
-			return nil, fmt.Errorf("amdahl: hook timings %s: windows[%d].active_wall_ms: null and no request intervals given", h.Path, i)
+			unknown = append(unknown, i)
+			continue
 		}
 		if w.GPUBusyMs != nil {
 			s.Busy = msToDur(*w.GPUBusyMs)
@@ -288,8 +331,17 @@ func (h *HookTimings) WindowSamples(active []Interval) ([]WindowSample, error) {
 		}
 		out = append(out, s)
 	}
+	if len(out) == 0 && len(unknown) > 0 {
+		return nil, fmt.Errorf("amdahl: hook timings %s: windows[%d].active_wall_ms: null and no request intervals given", h.Path, unknown[0])
+	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("amdahl: hook timings %s: no window has active wall time", h.Path)
+	}
+	if len(unknown) > 0 {
+		msg := fmt.Sprintf("windows %v have no active_wall_ms and no request intervals were given: left out of f", unknown)
+		if !slices.Contains(h.Warnings, msg) {
+			h.Warnings = append(h.Warnings, msg)
+		}
 	}
 	return out, nil
 }
@@ -313,8 +365,8 @@ func (h *HookTimings) Fractions(active []Interval) (Fractions, error) {
 		fr.ActiveWall += w.ActiveWall
 		fr.Busy += w.Busy
 	}
-	if h.Windows[0].ActiveWallMs != nil {
-		fr.ActiveFrom = "server"
+	if active == nil {
+		fr.ActiveFrom = "server" // only windows with active_wall_ms are in ws
 	}
 	fr.TargetActive = fr.TargetGPU
 	fr.FWall = ratio(float64(fr.TargetGPU), float64(fr.ActiveWall))

@@ -1,6 +1,7 @@
 package amdahl
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -166,5 +167,65 @@ func TestHookTargetWithin(t *testing.T) {
 				t.Fatalf("= %v, %d, %v; want %v, %d", got, n, err, c.want, c.n)
 			}
 		})
+	}
+}
+
+// TestH200HookFiles reads the hook timing files the GPU helper's validation
+// run wrote on the H200 (results/validation-2026-11-29/profiles, copied):
+// an array of one document per override, CUDA graphs on, so half the calls
+// were made during capture and the timings are incomplete. The f_wall of the
+// window labelled after the cell is gpu_time_ms / active_wall_ms as written.
+func TestH200HookFiles(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		file, label     string
+		gpuMs, activeMs float64
+		calls, capture  int64
+	}{
+		{"h200_hook_c1.json.gz", "c1", 48.27504006028175, 1429.832217000012, 2080, 1040},
+		{"h200_hook_c16.json.gz", "c16", 18.992959965020418, 1229.6817320000173, 2340, 1170},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", c.file)
+			h, err := ReadHookTimings(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Complete() || h.Calls != c.calls || h.CaptureCalls != c.capture {
+				t.Fatalf("complete %v calls %d capture %d", h.Complete(), h.Calls, h.CaptureCalls)
+			}
+			s, err := Summarize(context.Background(), path, FormatHook, SummaryConfig{HookWindows: []string{c.label}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			approx(t, "f_wall", float64(s.Fractions.FWall), c.gpuMs/c.activeMs, 1e-6)
+			if s.Complete || s.Fractions.ActiveFrom != "server" {
+				t.Errorf("complete %v, active from %q", s.Complete, s.Fractions.ActiveFrom)
+			}
+		})
+	}
+	if _, err := Summarize(context.Background(), filepath.Join("testdata", "h200_hook_c1.json.gz"), FormatHook,
+		SummaryConfig{HookWindows: []string{"nope"}}); err == nil {
+		t.Error("unknown window label accepted")
+	}
+}
+
+func TestHookArrayOfDocuments(t *testing.T) {
+	t.Parallel()
+	two := "[" + hookOK + "," + strings.Replace(hookOK, `"m:C.f"`, `"m:D.g"`, 1) + "]"
+	if _, err := ParseHookTimings(strings.NewReader(two), "two.json"); err == nil || !strings.Contains(err.Error(), "2 documents") {
+		t.Fatalf("two documents: err = %v", err)
+	}
+	all, err := ParseHookTimingsAll(strings.NewReader(two), "two.json")
+	if err != nil || len(all) != 2 || all[1].Target != "m:D.g" {
+		t.Fatalf("ParseHookTimingsAll = %v, %v", all, err)
+	}
+	bad := "[" + hookOK + "," + strings.Replace(hookOK, `"calls":3,`, `"calls":4,`, 1) + "]"
+	if _, err := ParseHookTimingsAll(strings.NewReader(bad), "bad.json"); err == nil || !strings.Contains(err.Error(), "bad.json[1]") {
+		t.Fatalf("bad second document: err = %v", err)
+	}
+	if _, err := ParseHookTimingsAll(strings.NewReader("[]"), "empty.json"); err == nil {
+		t.Fatal("empty array accepted")
 	}
 }

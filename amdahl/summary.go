@@ -70,6 +70,9 @@ type SummaryConfig struct {
 	// taken proportional to the window's length (an assumption stated in
 	// ActiveFrom "server (apportioned)").
 	ActiveWall time.Duration
+	// HookWindows, for hook files, keeps only the windows with these labels
+	// (e.g. the one closed around a cell); empty keeps all.
+	HookWindows []string
 	// Target, for hook files, must equal the file's target when non-empty.
 	Target string
 	// Options set attribution for chrome/nsys (TargetAnnotation, KernelPattern, PhaseAnnotation).
@@ -150,12 +153,40 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 }
 
 func summarizeHook(path string, c SummaryConfig, s Summary) (Summary, error) {
-	h, err := ReadHookTimings(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return Summary{}, fmt.Errorf("amdahl: hook timings: %w", err)
+	}
+	all, err := ParseHookTimingsAll(f, path)
+	f.Close()
 	if err != nil {
 		return Summary{}, err
 	}
-	if c.Target != "" && c.Target != h.Target {
-		return Summary{}, fmt.Errorf("amdahl: hook timings %s: field target: %q, but %q was asked for", path, h.Target, c.Target)
+	var h *HookTimings
+	for _, d := range all {
+		if c.Target == "" && len(all) == 1 || d.Target == c.Target {
+			h = d
+			break
+		}
+	}
+	if h == nil {
+		var targets []string
+		for _, d := range all {
+			targets = append(targets, d.Target)
+		}
+		return Summary{}, fmt.Errorf("amdahl: hook timings %s: field target: %q was asked for, the file has %q", path, c.Target, targets)
+	}
+	if len(c.HookWindows) > 0 {
+		var keep []HookWindow
+		for _, w := range h.Windows {
+			if slices.Contains(c.HookWindows, w.Label) {
+				keep = append(keep, w)
+			}
+		}
+		if len(keep) == 0 {
+			return Summary{}, fmt.Errorf("amdahl: hook timings %s: no window labelled %q", path, c.HookWindows)
+		}
+		h.Windows = keep
 	}
 	if s.Fractions, err = h.Fractions(c.Active); err != nil {
 		return Summary{}, err

@@ -24,7 +24,7 @@ func newProfileCmd() *cobra.Command {
 	var (
 		format, target, pattern, records string
 		serverWindow                     string
-		phases, sequence                 []string
+		phases, sequence, hookWindows    []string
 		windows                          int
 		recordsOffsetNs                  int64
 		seed                             uint64
@@ -49,7 +49,7 @@ func newProfileCmd() *cobra.Command {
 			}
 			cfg := amdahl.SummaryConfig{Windows: windows, Boot: []amdahl.BootOption{amdahl.Seed(seed)}}
 			if f == amdahl.FormatHook {
-				cfg.Target = target
+				cfg.Target, cfg.HookWindows = target, hookWindows
 			} else if target != "" {
 				cfg.Options = append(cfg.Options, amdahl.TargetAnnotation(target))
 			}
@@ -113,6 +113,7 @@ func newProfileCmd() *cobra.Command {
 	fl.StringVar(&pattern, "kernel-pattern", "", "regexp over kernel names: attributes CUDA-graph replays, and every kernel when the profile has no target range")
 	fl.StringArrayVar(&sequence, "kernel-seq", nil, "regexp for one step of a kernel sequence (repeat in order): runs of consecutive kernels on a stream matching the steps are target (graph replays, or all kernels without a target range)")
 	fl.StringArrayVar(&phases, "phase", nil, "RANGE_NAME=PHASE: a range name that marks a phase (repeatable; defaults transferlab::prefill, ::decode, ::mixed)")
+	fl.StringArrayVar(&hookWindows, "window-label", nil, "hook files: keep only windows with this label (repeatable; e.g. the cell's window)")
 	fl.IntVar(&windows, "windows", 4, "chrome/nsys: equal windows the span is cut into for f_wall's interval (hook files carry their own)")
 	fl.StringVar(&records, "records", "", "records.jsonl of the run profiled: active wall time = union of the requests' [sent, end] intervals")
 	fl.Int64Var(&recordsOffsetNs, "records-offset-ns", 0, "added to the records' offsets (ns from run start) to put them on the profile's clock (hook files: the run's start as Unix ns)")
