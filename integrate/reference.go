@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -190,6 +191,14 @@ func ReferenceSpec(cfg ReferenceConfig, ov *Override, outDir string) (Spec, erro
 		return Spec{}, fmt.Errorf("integrate: %w", err)
 	}
 	cfg = cfg.Effective()
+	if strings.ContainsRune(cfg.Python, os.PathSeparator) && !filepath.IsAbs(cfg.Python) {
+		// The server runs in outDir: a relative interpreter path means the caller's folder.
+		abs, err := filepath.Abs(cfg.Python)
+		if err != nil {
+			return Spec{}, fmt.Errorf("integrate: reference.python: %w", err)
+		}
+		cfg.Python = abs
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return Spec{}, fmt.Errorf("integrate: %w", err)
 	}

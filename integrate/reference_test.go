@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -139,5 +140,43 @@ func TestParseSMIMiB(t *testing.T) {
 	}
 	if _, err := parseSMIMiB("[N/A]"); err == nil {
 		t.Error("[N/A] accepted")
+	}
+}
+
+// TestReferenceSpecLaunchesFakeServer runs ReferenceSpec's argv and environment
+// through Launch against testdata/fake_refserver.py (a CPU stand-in with the
+// reference server's command line and endpoints), so the spec, the manifest
+// hand-over and the client calls are checked without a GPU.
+func TestReferenceSpecLaunchesFakeServer(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH")
+	}
+	fake, err := filepath.Abs(filepath.Join("testdata", "fakepython"))
+	must(t, err)
+	dir := t.TempDir()
+	k := filepath.Join(dir, "k.py")
+	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	ov := &Override{Target: "m:C.forward", Candidate: k + ":f", Mode: ModeOn}
+	spec, err := ReferenceSpec(ReferenceConfig{Python: fake, ReadyTimeout: 60 * time.Second}, ov, filepath.Join(dir, "arm"))
+	must(t, err)
+	ctx := context.Background()
+	p, err := Launch(ctx, spec)
+	must(t, err)
+	defer p.Close(ctx)
+	m, err := p.Manifest(ctx)
+	must(t, err)
+	if m["server"] != "fake-refserver" {
+		t.Errorf("manifest = %v", m)
+	}
+	st, err := p.HookStats(ctx)
+	must(t, err)
+	o := st.Override("")
+	if o == nil || o.Mode != ModeOn || o.Target != "m:C.forward" || !strings.HasSuffix(o.Candidate, "k.py:f") {
+		t.Errorf("hook stats = %+v", st)
+	}
+	must(t, p.Close(ctx))
+	if p.Err() != nil {
+		t.Errorf("Err after Close = %v", p.Err())
 	}
 }
