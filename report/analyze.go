@@ -265,35 +265,53 @@ func sloChecks(s SLO) []struct {
 	return out
 }
 
-// meetsAtPercentile reports whether one cell meets every declared SLO at the
-// SLO percentile; a refused percentile does not meet (the claim cannot be made).
-func meetsAtPercentile(c Cell, s SLO) (bool, string) {
+// SLOOutcome is how one cell stands against the declared SLOs at the SLO percentile.
+type SLOOutcome string
+
+// The SLO outcomes of CheckSLO.
+const (
+	// SLOMet: every declared target is met at the SLO percentile.
+	SLOMet SLOOutcome = "met"
+	// SLOMissed: some declared target is exceeded at the SLO percentile.
+	SLOMissed SLOOutcome = "missed"
+	// SLORefused: no target is exceeded, but the sample is too small to claim
+	// the percentile for some target (MinSamples): neither met nor missed.
+	SLORefused SLOOutcome = "refused"
+)
+
+// CheckSLO tells whether one cell meets every declared SLO target at the SLO
+// percentile (default p99), with the reason when it does not. Undeclared
+// targets never decide; a percentile refused for its sample size gives
+// SLORefused unless another target is missed.
+func CheckSLO(c Cell, s SLO) (SLOOutcome, string) {
 	p := s.Percentile
 	if p == 0 {
 		p = DefaultSLOPercentile
 	}
 	name, _, err := percentileName(p)
 	if err != nil {
-		return false, err.Error()
+		return SLOMissed, err.Error()
 	}
+	out, why := SLOMet, ""
 	for _, chk := range sloChecks(s) {
 		v, ok, err := cellValue(c, chk.metric, name)
-		if err != nil {
-			return false, err.Error()
-		}
-		if !ok {
-			return false, fmt.Sprintf("%s %s refused at load %s rep %d (too few samples)", chk.metric, name, num(c.OfferedLoadRPS), c.Repetition)
-		}
-		if v > chk.ms {
-			return false, fmt.Sprintf("%s %s %s ms > %s ms at load %s rep %d", chk.metric, name, num(v), num(chk.ms), num(c.OfferedLoadRPS), c.Repetition)
+		switch {
+		case err != nil:
+			return SLOMissed, err.Error()
+		case !ok:
+			d, _ := cellDist(c, chk.metric)
+			out, why = SLORefused, fmt.Sprintf("%s %s refused at load %s rep %d (n=%d too few samples)", chk.metric, name, num(c.OfferedLoadRPS), c.Repetition, d.N)
+		case v > chk.ms:
+			return SLOMissed, fmt.Sprintf("%s %s %s ms > %s ms at load %s rep %d", chk.metric, name, num(v), num(chk.ms), num(c.OfferedLoadRPS), c.Repetition)
 		}
 	}
-	return true, ""
+	return out, why
 }
 
 // capacity fills st.Capacity and st.CapacityGain: per repetition, the highest
-// swept load such that it and every lower load meet the SLOs (a sweep read as
-// monotone); the estimate is the mean over repetitions with its interval.
+// swept load that meets the SLOs with no lower load missing them (a sweep read
+// as monotone; a load whose sample is too small to claim the percentile is
+// unknown and skipped); the estimate is the mean over repetitions with its interval.
 func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapper, baseline string, pair bool) {
 	if len(sloChecks(r.SLO)) == 0 {
 		st.CapacityNotMeasured = "no SLO declared"
@@ -319,18 +337,22 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		}
 		slices.Sort(reps)
 		capa := Capacity{Arm: arm}
-		var firstFail []string
+		var firstFail, refused []string
 		for _, rep := range reps {
 			cells := byRep[rep]
 			slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
 			best := 0.0
+		walk:
 			for _, c := range cells {
-				ok, why := meetsAtPercentile(c, r.SLO)
-				if !ok {
+				switch out, why := CheckSLO(c, r.SLO); out {
+				case SLOMet:
+					best = c.OfferedLoadRPS
+				case SLORefused:
+					refused = append(refused, why) // unknown, not failed: the sweep goes on
+				default:
 					firstFail = append(firstFail, why)
-					break
+					break walk
 				}
-				best = c.OfferedLoadRPS
 			}
 			capa.PerRepRPS = append(capa.PerRepRPS, best)
 		}
@@ -344,9 +366,14 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 				}
 			}
 		}
+		var detail []string
 		if len(firstFail) > 0 {
-			capa.Detail = "first failure per repetition: " + strings.Join(firstFail, "; ")
+			detail = append(detail, "first failure per repetition: "+strings.Join(firstFail, "; "))
 		}
+		if len(refused) > 0 {
+			detail = append(detail, "skipped as unknown: "+strings.Join(refused, "; "))
+		}
+		capa.Detail = strings.Join(detail, ". ")
 		st.Capacity = append(st.Capacity, capa)
 		perArm[arm], perArmReps[arm] = capa.PerRepRPS, reps
 	}

@@ -5,14 +5,8 @@ import (
 	"fmt"
 )
 
-// MeetsSLO reports whether one cell meets every declared SLO target at the
-// SLO percentile (default p99), with the reason when it does not. A refused
-// percentile (too few samples) does not meet: the claim cannot be made.
-// Undeclared targets never decide. This is the test capacity uses.
-func MeetsSLO(c Cell, s SLO) (bool, string) { return meetsAtPercentile(c, s) }
-
 // Probe measures one offered load (req/s) and reports whether it met the SLOs
-// (typically: run the load, BuildCell, MeetsSLO).
+// (typically: run the load, BuildCell, CheckSLO == SLOMet).
 type Probe func(ctx context.Context, loadRPS float64) (meets bool, err error)
 
 // ProbeResult is one load that FindCapacity measured.

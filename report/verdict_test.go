@@ -222,3 +222,37 @@ func TestVRAMNotMeasuredNeverDecides(t *testing.T) {
 		t.Errorf("energy row does not say not measured:\n%s", b.String()[strings.Index(b.String(), "## Energy"):][:600])
 	}
 }
+
+func TestCheckSLOAndRefusedLoads(t *testing.T) {
+	t.Parallel()
+	slo := SLO{TTFTMs: 200, TPOTMs: 50}
+	small := Cell{OfferedLoadRPS: 1, TTFT: Dist{N: 40, MeanMs: ptr(50)}, TPOT: Dist{N: 40, MeanMs: ptr(10)}}
+	cases := []struct {
+		name string
+		c    Cell
+		want SLOOutcome
+	}{
+		{"met", mkCell("a", 2, 0, 40, 150), SLOMet},
+		{"TTFT missed", mkCell("a", 2, 0, 40, 250), SLOMissed},
+		{"TPOT missed while TTFT refused", Cell{TTFT: Dist{N: 40}, TPOT: Dist{N: 1000, P99Ms: ptr(60)}}, SLOMissed},
+		{"refused", small, SLORefused},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, why := CheckSLO(tc.c, slo); got != tc.want {
+				t.Errorf("CheckSLO = %s (%s), want %s", got, why, tc.want)
+			}
+		})
+	}
+	// A light load too small to claim p99 is skipped, not failed: capacity is 4, not 0.
+	r := Results{SLO: SLO{TTFTMs: 200}}
+	small.Arm = "baseline"
+	r.Cells = []Cell{small, mkCell("baseline", 2, 0, 1, 100), mkCell("baseline", 4, 0, 1, 150), mkCell("baseline", 8, 0, 1, 300)}
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	c := r.Stats.Capacity[0]
+	if c.CapacityRPS.Value != 4 || c.NextLoadRPS != 8 || !strings.Contains(c.Detail, "skipped as unknown: ttft p99 refused at load 1.00") {
+		t.Errorf("capacity %+v", c)
+	}
+}
