@@ -239,6 +239,7 @@ class Engine:
             q = asyncio.Queue()
             self.queues[rid] = q
         self._mark(+1)
+        finished_ok = False
         try:
             self.manager.add_request(input_ids=ids, request_id=rid, max_new_tokens=max_tokens, streaming=True,
                                      eos_token_id=-1)
@@ -255,10 +256,16 @@ class Engine:
                 if new or finished:
                     yield new, finished
                 if finished:
+                    finished_ok = True
                     return
         finally:
             with self.lock:
                 self.queues.pop(rid, None)
+            if not finished_ok:  # client gone or error: stop generating for it
+                try:
+                    self.manager.cancel_request(rid)
+                except Exception as e:
+                    sys.stderr.write(f"refserver: cancel_request({rid}) failed: {e!r}\n")
             self._mark(-1)
 
     def warmup(self, n, prompt_tokens, output_tokens):
