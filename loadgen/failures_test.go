@@ -102,9 +102,10 @@ func TestMeanTPOTAndMeanITLDiffer(t *testing.T) {
 	within(t, "mean TPOT vs truth", meanTPOT, truthTPOT/2, tolDelivery)
 	within(t, "mean ITL vs truth", meanITL, truthITL/100, tolDelivery)
 	// Nominal values are (10 + 100)/2 = 55 ms and (99·10 + 100)/100 = 10.9 ms;
-	// a loaded runner can only delay the server's wake-ups, which raises both
-	// but keeps the per-request mean (TPOT) far above the per-gap mean (ITL).
-	if meanTPOT < 3*meanITL || meanTPOT < 50*time.Millisecond {
+	// a loaded runner shifts single stamps by scheduler stalls (their match
+	// with the server's truth is checked above), but cannot bring the
+	// per-request mean (TPOT) near the per-gap mean (ITL).
+	if meanTPOT < 3*meanITL {
 		t.Errorf("mean TPOT %v vs mean ITL %v: want ≈ 55 ms vs ≈ 10.9 ms", meanTPOT, meanITL)
 	}
 	t.Logf("mean TPOT %v (nominal 55 ms), mean ITL %v (nominal 10.9 ms)", meanTPOT, meanITL)
