@@ -17,6 +17,12 @@
 //     (HOOK_TIMINGS.md), PyTorch profiler Chrome-trace JSON (ParseChrome) and
 //     Nsight Systems SQLite exports (ReadNsys), plus FromTotals for the
 //     simulated server's per-op totals;
+//   - attribution of GPU work to the target (PROFILES.md): target ranges on
+//     the GPU or CPU side (record_function / NVTX), correlation ids, and, for
+//     CUDA-graph replays that link to no op, kernel-name patterns or kernel
+//     sequences (an op made of generic kernels, like eager RMSNorm);
+//   - Summarize, what `transferlab profile` prints: one file's fractions,
+//     per-window samples and f's interval;
 //   - uncertainty: seeded bootstrap intervals for f (over profiled windows),
 //     s (over shapes), the bound (both), a measured speedup (over requests),
 //     and the verdict inside / below / above with transfer efficiency;
