@@ -33,15 +33,15 @@ func (r *runner) exportCell(ctx context.Context, key cellKey, rate float64, star
 	if r.otel == nil {
 		return
 	}
-	c := r.otel.StartCell(ctx, key.arm, rate, key.rep)
-	s := c.Sink(start)
-	for i := range recs {
-		if err := s.Add(&recs[i]); err != nil {
-			fmt.Fprintf(r.log, "warning: OpenTelemetry: %v\n", err)
-			break
-		}
+	c := r.otel.StartCell(ctx, key.arm, rate, key.rep, telemetry.CellStartedAt(start))
+	if err := c.AddRecords(ctx, start, recs); err != nil {
+		fmt.Fprintf(r.log, "warning: OpenTelemetry: %v\n", err)
 	}
 	c.End()
+	// Export now, so it does not take CPU while the next cell is measured.
+	if err := r.otel.Flush(ctx); err != nil {
+		fmt.Fprintf(r.log, "warning: OpenTelemetry flush: %v\n", err)
+	}
 }
 
 // stopExport flushes and shuts export down within the configured bound.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/telemetry"
 )
 
 // newRunCmd builds `transferlab run CONFIG`: the main job.
@@ -21,7 +22,7 @@ func newRunCmd() *cobra.Command {
 		out      string
 		quiet    bool
 		asJSON   bool
-		otel     bool
+		otel     string
 		deadline time.Duration
 	)
 	cmd := &cobra.Command{
@@ -40,8 +41,10 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 			if err != nil {
 				return err
 			}
-			if otel {
-				cfg.Extra.OTel.Enabled = true
+			if otel != "" {
+				if cfg.Extra.OTel, err = telemetry.ApplyFlag(cfg.Extra.OTel, otel); err != nil {
+					return fmt.Errorf("--otel: %w", err)
+				}
 			}
 			if out == "" {
 				out = cfg.Out
@@ -88,7 +91,7 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>)")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but errors")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
-	cmd.Flags().BoolVar(&otel, "otel", false, "export spans and metrics over OpenTelemetry (the config's otel section, else the OTEL_EXPORTER_OTLP_* environment)")
+	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")
 	return cmd
 }
