@@ -154,6 +154,9 @@ func ParseChrome(r io.Reader, name string, opts ...Option) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(tl.cpuRanges) == 0 && len(tl.cpuOps) == 0 && len(tl.launches) > 0 {
+		p.Warnings = append(p.Warnings, "the trace has runtime calls but no cpu_op or user_annotation events: CPU ops (and record_function ranges) of the launching thread were not recorded — was the profiler started from another thread?")
+	}
 	if cf.BaseTimeNs != "" {
 		if b, err := cf.BaseTimeNs.Int64(); err == nil {
 			p.UnixBaseNs, p.UnixBaseKnown = b, true
