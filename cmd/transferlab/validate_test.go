@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestValidateRefusesBadInvocations(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	cases := []struct {
+		name, config, arm, want string
+	}{
+		{"simulated server", "configs/quickstart.yaml", "rmsnorm-2.5x", "server.kind must be reference"},
+		{"unknown arm", "configs/h200-llama.yaml", "nope", `arm "nope" not found or has no override`},
+		{"baseline has no override", "configs/h200-llama.yaml", "baseline", "has no override"},
+		{"missing config", "configs/none.yaml", "x", "no such file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := runValidate(context.Background(), io.Discard, filepath.Join(root, tc.config),
+				validateOpts{arm: tc.arm, out: t.TempDir()}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateConfigReadsTheGPUConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := loadValidateConfig(filepath.Join("..", "..", "configs", "h200-llama.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Kind != "reference" || cfg.Server.Reference == nil {
+		t.Fatalf("server = %+v", cfg.Server)
+	}
+	found := false
+	for _, a := range cfg.Arms {
+		if a.Override != nil && a.Override.KernelPrefix == "tl_" {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no override arm with kernel prefix tl_")
+	}
+}
+
+func TestNegativeControlsExpectations(t *testing.T) {
+	t.Parallel()
+	// Every control but the slow one must be rejected by a named gate on a named set.
+	for _, c := range negativeControls {
+		if c.Function == "slow_forward" {
+			if c.WantGate != "" {
+				t.Errorf("slow_forward must pass")
+			}
+			continue
+		}
+		if c.WantGate == "" || (c.WantSet != "captured" && c.WantSet != "stress") {
+			t.Errorf("%s: expectation %q on %q", c.Function, c.WantGate, c.WantSet)
+		}
+	}
+}
