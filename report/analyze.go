@@ -341,22 +341,28 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		for _, rep := range reps {
 			cells := byRep[rep]
 			slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
-			best := 0.0
+			best, decided := 0.0, false
 		walk:
 			for _, c := range cells {
 				switch out, why := CheckSLO(c, r.SLO); out {
 				case SLOMet:
-					best = c.OfferedLoadRPS
+					best, decided = c.OfferedLoadRPS, true
 				case SLORefused:
 					refused = append(refused, why) // unknown, not failed: the sweep goes on
 				default:
-					firstFail = append(firstFail, why)
+					firstFail, decided = append(firstFail, why), true
 					break walk
 				}
 			}
-			capa.PerRepRPS = append(capa.PerRepRPS, best)
+			if decided { // a repetition with every load unknown says nothing about capacity
+				capa.PerRepRPS = append(capa.PerRepRPS, best)
+				perArmReps[arm] = append(perArmReps[arm], rep)
+			}
 		}
 		capa.CapacityRPS = bs.mean(key("capacity", arm), capa.PerRepRPS)
+		if len(capa.PerRepRPS) == 0 {
+			capa.CapacityRPS.Note = "unknown: no swept load had enough samples to claim the SLO percentile"
+		}
 		if len(capa.PerRepRPS) > 0 {
 			hi := slices.Max(capa.PerRepRPS)
 			for _, l := range loads {
@@ -375,14 +381,17 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		}
 		capa.Detail = strings.Join(detail, ". ")
 		st.Capacity = append(st.Capacity, capa)
-		perArm[arm], perArmReps[arm] = capa.PerRepRPS, reps
+		perArm[arm] = capa.PerRepRPS
 	}
 	for _, arm := range arms {
 		if arm == baseline {
 			continue
 		}
 		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))
-		if g.Note == "baseline mean is 0: ratio undefined" {
+		switch {
+		case len(perArm[arm]) == 0 || len(perArm[baseline]) == 0:
+			g.Note = "capacity unknown for an arm (no swept load had enough samples): gain undefined"
+		case g.Note == "baseline mean is 0: ratio undefined":
 			g.Note = "the baseline met the SLOs at no swept load: gain undefined"
 		}
 		st.CapacityGain = append(st.CapacityGain, CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})

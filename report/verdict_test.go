@@ -256,3 +256,25 @@ func TestCheckSLOAndRefusedLoads(t *testing.T) {
 		t.Errorf("capacity %+v", c)
 	}
 }
+
+func TestCapacityUnknownWhenEveryLoadIsTooSmall(t *testing.T) {
+	t.Parallel()
+	tiny := func(arm string, load float64) Cell {
+		return Cell{Arm: arm, OfferedLoadRPS: load, TTFT: Dist{N: 30, MeanMs: ptr(10)}}
+	}
+	r := Results{SLO: SLO{TTFTMs: 200}, Cells: []Cell{tiny("baseline", 1), tiny("baseline", 2), tiny("candidate", 1), tiny("candidate", 2)}}
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Stats.Capacity {
+		if c.CapacityRPS.Reps != 0 || !strings.Contains(c.CapacityRPS.Note, "unknown") || c.NextLoadRPS != 0 {
+			t.Errorf("%s: capacity %+v next %v, want unknown", c.Arm, c.CapacityRPS, c.NextLoadRPS)
+		}
+	}
+	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "capacity unknown") {
+		t.Errorf("gain %+v, want undefined", g)
+	}
+	if h := Headline(r); !strings.Contains(h, "undefined (capacity unknown") {
+		t.Errorf("headline %q", h)
+	}
+}
