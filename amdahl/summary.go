@@ -272,11 +272,17 @@ type ServerWindow struct {
 	RequestsDone int     `json:"requests_done"`
 }
 
-// ReadServerWindow reads a TRACE.window.json file; errors name the file and field.
+// ReadServerWindow reads a TRACE.window.json file (gzip-compressed or not);
+// errors name the file and field.
 func ReadServerWindow(path string) (ServerWindow, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ServerWindow{}, fmt.Errorf("amdahl: server window: %w", err)
+	}
+	data, err := readMaybeGzip(f)
+	f.Close()
+	if err != nil {
+		return ServerWindow{}, fmt.Errorf("amdahl: server window %s: %w", path, err)
 	}
 	var w ServerWindow
 	if err := json.Unmarshal(data, &w); err != nil {

@@ -169,7 +169,8 @@ func activeFromRecordsFile(path string, offset time.Duration) ([]amdahl.Interval
 // siblingWindowFile returns the reference server's TRACE.window.json beside
 // a trace (also for a trace gzipped after the fact), or "".
 func siblingWindowFile(path string) string {
-	for _, c := range []string{path + ".window.json", strings.TrimSuffix(path, ".gz") + ".window.json"} {
+	base := strings.TrimSuffix(path, ".gz")
+	for _, c := range []string{path + ".window.json", base + ".window.json", base + ".window.json.gz"} {
 		if _, err := os.Stat(c); err == nil {
 			return c
 		}
