@@ -86,10 +86,7 @@ func buildPage(r Results) (htmlPage, error) {
 		p.CapacityNote = "not measured: " + r.Stats.CapacityNotMeasured
 	default:
 		for _, c := range r.Stats.Capacity {
-			next := "none above"
-			if c.NextLoadRPS > 0 {
-				next = num(c.NextLoadRPS)
-			}
+			next := nextLoadText(c)
 			p.Capacity = append(p.Capacity, capacityRow{c.Arm, valueText(c.CapacityRPS), interval(c.CapacityRPS), next, nums(c.PerRepRPS), c.Detail})
 		}
 		for _, g := range r.Stats.CapacityGain {

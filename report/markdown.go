@@ -158,10 +158,7 @@ func (m mdWriter) capacity(r Results) {
 	m.p("Highest swept offered load meeting %s (%s).\n\n", sloText(r.SLO), m.u("req/s"))
 	m.p("| arm | capacity (%s) | interval | next load | per repetition |\n| --- | --- | --- | --- | --- |\n", m.u("req/s"))
 	for _, c := range r.Stats.Capacity {
-		next := "none above (highest load passed)"
-		if c.NextLoadRPS > 0 {
-			next = num(c.NextLoadRPS)
-		}
+		next := nextLoadText(c)
 		m.p("| %s | %s | %s | %s | %s |\n", c.Arm, valueText(c.CapacityRPS), interval(c.CapacityRPS), next, nums(c.PerRepRPS))
 	}
 	m.p("\n")

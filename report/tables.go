@@ -184,6 +184,17 @@ func hookTable(s *HookSection) tableSection {
 	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
 }
 
+// nextLoadText says where the sweep bracketed capacity from above.
+func nextLoadText(c Capacity) string {
+	switch {
+	case len(c.PerRepRPS) == 0:
+		return "—"
+	case c.NextLoadRPS > 0:
+		return num(c.NextLoadRPS)
+	}
+	return "none above (highest load passed)"
+}
+
 // tableSections are the table sections both reports carry, in order.
 func tableSections(r Results) []tableSection {
 	u := units(r.Simulated)
