@@ -145,3 +145,24 @@ func (p *Process) ProfileStop(ctx context.Context) (ProfileWindow, error) {
 	var w ProfileWindow
 	return w, p.call(ctx, http.MethodPost, "/profile/stop", struct{}{}, &w)
 }
+
+// CandidateRan says whether the hook's counters prove the candidate served
+// calls in this server, and if not, why. Calls counted during CUDA-graph capture
+// count: every replay of the captured graph then runs the candidate's kernels.
+// A candidate that was installed but never called after the server handled
+// requests was bypassed (torch.compile decomposing an op, a fused path that
+// never reaches the target): that arm's measurement is of the baseline.
+func (o *OverrideStats) CandidateRan() (bool, string) {
+	switch {
+	case o.Mode != ModeOn:
+		return false, fmt.Sprintf("mode %s: the candidate does not serve", o.Mode)
+	case !o.Installed:
+		return false, "override not installed: " + o.InstallError
+	case o.ServedBy["candidate"] == 0 && o.Calls["compiling"] > 0:
+		return false, fmt.Sprintf("bypassed: %d calls were torch.compile traces and none ran the candidate", o.Calls["compiling"])
+	case o.ServedBy["candidate"] == 0:
+		return false, "bypassed or unreached: installed, but the target was never called"
+	}
+	return true, fmt.Sprintf("candidate served %d calls (%d eager, %d during CUDA-graph capture)",
+		o.ServedBy["candidate"], o.Calls["eager"], o.Calls["capture"])
+}

@@ -195,3 +195,29 @@ func TestWriteHookManifest(t *testing.T) {
 		t.Error("invalid override accepted")
 	}
 }
+
+func TestCandidateRan(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		o    OverrideStats
+		want bool
+		text string
+	}{
+		{"graph captured", OverrideStats{Mode: ModeOn, Installed: true, Calls: map[string]int{"eager": 65, "capture": 65},
+			ServedBy: map[string]int{"candidate": 130}}, true, "65 during CUDA-graph capture"},
+		{"compiled away", OverrideStats{Mode: ModeOn, Installed: true, Calls: map[string]int{"compiling": 3},
+			ServedBy: map[string]int{}}, false, "torch.compile"},
+		{"never called", OverrideStats{Mode: ModeOn, Installed: true}, false, "never called"},
+		{"not installed", OverrideStats{Mode: ModeOn, InstallError: "no method"}, false, "no method"},
+		{"shadow", OverrideStats{Mode: ModeShadow, Installed: true}, false, "mode shadow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := tc.o.CandidateRan()
+			if got != tc.want || !strings.Contains(why, tc.text) {
+				t.Errorf("CandidateRan = %v, %q", got, why)
+			}
+		})
+	}
+}
