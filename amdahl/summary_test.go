@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSummarize(t *testing.T) {
@@ -131,6 +132,21 @@ func TestSummarizeServerActive(t *testing.T) {
 	approx(t, "w1", float64(s.Windows[1].Target)/float64(s.Windows[1].ActiveWall), 0.3, exact)
 	if s.Fractions.ActiveFrom != "server" {
 		t.Errorf("active from %q", s.Fractions.ActiveFrom)
+	}
+	var zbuf bytes.Buffer
+	zw := gzip.NewWriter(&zbuf)
+	if _, err := zw.Write([]byte(`{"window_s": 1.5, "active_s": 1.25}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	zpath := filepath.Join(dir, "trace.json.window.json.gz")
+	if err := os.WriteFile(zpath, zbuf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if zw, err := ReadServerWindow(zpath); err != nil || zw.ActiveWall() != 1250*time.Millisecond {
+		t.Fatalf("gzipped window: %+v, %v", zw, err)
 	}
 	for _, bad := range []string{`{"window_s": 0, "active_s": 0}`, `{"window_s": 1, "active_s": 2}`, `{"window_s": 1,}`} {
 		if err := os.WriteFile(wpath, []byte(bad), 0o644); err != nil {
