@@ -86,6 +86,7 @@ with --json) and with --out writes compare.json, report.md and report.html.`,
 	f.BoolVar(&opts.Rule.UseMean, "mean", false, "decide on the mean instead of a percentile")
 	f.Float64Var(&opts.Rule.RegressionMargin, "margin", 0, "tolerated slowdown as a fraction (0.02 = 2 %): pass when the ratio's interval lies below 1 + margin")
 	f.Uint64Var(&opts.Rule.VRAMBudgetBytes, "vram-budget-bytes", 0, "peak VRAM budget of the candidate in bytes (0: not declared)")
+	f.BoolVar(&opts.Rule.RequireReproducible, "require-reproducible", false, "declare clause d: both runs complete, config and trace hashes recorded")
 	f.Float64Var(&opts.Rule.IntervalLevel, "interval", report.DefaultIntervalLevel, "two-sided bootstrap interval level")
 	f.IntVar(&opts.Rule.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
 	f.Uint64Var(&opts.Rule.Seed, "seed", report.DefaultBootstrapSeed, "bootstrap seed (recorded in the output)")
