@@ -70,8 +70,8 @@ type Profile struct {
 }
 
 // ErrNoAttribution means the profile has no range named after the target and
-// no kernel-name pattern was given, so no kernel can be attributed.
-var ErrNoAttribution = errors.New("no target annotation range in the profile and no kernel-name pattern")
+// neither a kernel-name pattern nor a kernel sequence was given, so no kernel can be attributed.
+var ErrNoAttribution = errors.New("no target annotation range in the profile and no kernel-name pattern or sequence")
 
 // Option configures how a profile reader attributes kernels.
 type Option func(*attrConfig)
