@@ -105,7 +105,7 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 
 // validateSchedule checks what Replay relies on, naming the request and field.
 func validateSchedule(s traces.Schedule) error {
-	seen := make([]uint64, 0)
+	seen := newIDSet(len(s.Requests))
 	var prev time.Duration
 	for i := range s.Requests {
 		q := &s.Requests[i]
@@ -121,18 +121,45 @@ func validateSchedule(s traces.Schedule) error {
 			return fmt.Errorf("%s: field offset: %v must be ≥ 0", where, q.Offset)
 		case i > 0 && q.Offset < prev:
 			return fmt.Errorf("%s: field offset: %v is before the previous request's %v (schedules are sorted)", where, q.Offset, prev)
-		}
-		prev = q.Offset
-		w := q.ID / 64
-		for len(seen) <= w {
-			seen = append(seen, 0)
-		}
-		if seen[w]&(1<<(q.ID%64)) != 0 {
+		case !seen.add(q.ID):
 			return fmt.Errorf("%s: field id: %d appears twice", where, q.ID)
 		}
-		seen[w] |= 1 << (q.ID % 64)
+		prev = q.Offset
 	}
 	return nil
+}
+
+// idSet is a set of non-negative ids: a bitset while ids stay near the
+// schedule's length (they are its indices), a map beyond.
+type idSet struct {
+	bits  []uint64
+	limit int
+	big   map[int]struct{}
+}
+
+func newIDSet(n int) *idSet { return &idSet{limit: 16*n + 1024} }
+
+// add inserts id and reports whether it was new.
+func (s *idSet) add(id int) bool {
+	if id >= s.limit {
+		if s.big == nil {
+			s.big = map[int]struct{}{}
+		}
+		if _, dup := s.big[id]; dup {
+			return false
+		}
+		s.big[id] = struct{}{}
+		return true
+	}
+	w := id / 64
+	for len(s.bits) <= w {
+		s.bits = append(s.bits, 0)
+	}
+	if s.bits[w]&(1<<(id%64)) != 0 {
+		return false
+	}
+	s.bits[w] |= 1 << (id % 64)
+	return true
 }
 
 // replay is one run's state.

@@ -210,6 +210,11 @@ func TestReplayInstrumentFailures(t *testing.T) {
 		{name: "zero output tokens", sched: bad(func(q *traces.Request) { q.OutputTokens = 0 }), want: "field output_tokens"},
 		{name: "unsorted", sched: bad(func(q *traces.Request) { q.Offset = -1 }), want: "field offset"},
 		{name: "duplicate id", sched: bad(func(q *traces.Request) { q.ID = 0 }), want: "appears twice"},
+		{name: "duplicate huge id (map, not a 2^40-bit set)", sched: func() traces.Schedule {
+			s := schedule(3, time.Millisecond, 8, 4)
+			s.Requests[0].ID, s.Requests[2].ID = 1<<40, 1<<40
+			return s
+		}(), want: "appears twice"},
 		{name: "bad endpoint", sched: schedule(1, 0, 1, 1), opts: []Option{WithEndpoint("embeddings")}, want: "option endpoint"},
 		{name: "cap and closed loop", sched: schedule(1, 0, 1, 1), opts: []Option{WithClosedLoop(2), WithMaxInFlight(2)}, want: "exclude"},
 	}

@@ -611,4 +611,11 @@ func printBenchTable(out io.Writer, r *benchReport) {
 	if r.ReplayRequests > 0 {
 		fmt.Fprintf(out, "long replay: %d non-streaming requests, peak RSS %.0f MB, states %v\n", r.ReplayRequests, r.ReplayPeakRSSMB, r.ReplayStates)
 	}
+	met := map[bool]string{true: "met", false: "NOT met"}
+	fmt.Fprintf(out, "\ntargets (issue 5): ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: %s; ≤ 4 KiB per in-flight request: %s",
+		met[r.SustainedRPS >= 2000 && r.SustainedEventsPerS >= 250000], met[r.HeapStackPerInFlight <= 4096])
+	if r.ReplayRequests >= 1000000 {
+		fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", met[r.ReplayPeakRSSMB < 500])
+	}
+	fmt.Fprintln(out)
 }
