@@ -37,6 +37,14 @@ func newFixture(t *testing.T, edit func(r map[string]any)) fixture {
 	return f
 }
 
+// writeKernel writes a trivial candidate file k.py (function f) into dir.
+func writeKernel(t *testing.T, dir string) string {
+	t.Helper()
+	k := filepath.Join(dir, "k.py")
+	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	return k
+}
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
@@ -135,8 +143,7 @@ func TestReadValidationReportRejectsMalformed(t *testing.T) {
 func TestOverrideValidate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := filepath.Join(dir, "k.py")
-	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	k := writeKernel(t, dir)
 	cases := []struct {
 		name string
 		ov   Override
@@ -177,8 +184,7 @@ func TestOverrideValidate(t *testing.T) {
 func TestWriteHookManifest(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := filepath.Join(dir, "k.py")
-	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	k := writeKernel(t, dir)
 	p := filepath.Join(dir, "m.json")
 	must(t, WriteHookManifest(p, filepath.Join(dir, "hook"), Override{Target: "a:C.f", Candidate: "k.py:f",
 		BaseDir: dir, KernelPrefix: "tl_"}))

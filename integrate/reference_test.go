@@ -26,8 +26,7 @@ func envValue(env []string, key string) (string, bool) {
 func TestReferenceSpec(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	k := filepath.Join(dir, "k.py")
-	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	k := writeKernel(t, dir)
 	cases := []struct {
 		name         string
 		cfg          ReferenceConfig
@@ -155,8 +154,7 @@ func TestReferenceSpecLaunchesFakeServer(t *testing.T) {
 	fake, err := filepath.Abs(filepath.Join("testdata", "fakepython"))
 	must(t, err)
 	dir := t.TempDir()
-	k := filepath.Join(dir, "k.py")
-	must(t, os.WriteFile(k, []byte("def f(self,x): return x\n"), 0o644))
+	k := writeKernel(t, dir)
 	ov := &Override{Target: "m:C.forward", Candidate: k + ":f", Mode: ModeOn}
 	spec, err := ReferenceSpec(ReferenceConfig{Python: fake, ReadyTimeout: 60 * time.Second}, ov, filepath.Join(dir, "arm"))
 	must(t, err)
