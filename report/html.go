@@ -109,6 +109,7 @@ func buildPage(r Results) (htmlPage, error) {
 	}
 	groups := groupCells(r)
 
+	var undrawn []string
 	lat := htmlSection{ID: "latency", Heading: "Latency against offered load", Note: "Mean over repetitions; bars are the bootstrap interval when there are ≥ 2 repetitions."}
 	for _, m := range []struct{ metric, label string }{{"ttft", "TTFT"}, {"itl", "ITL (per gap)"}, {"tpot", "TPOT"}, {"e2e", "E2E"}} {
 		for _, stat := range []string{"p50", "p99"} {
@@ -116,10 +117,20 @@ func buildPage(r Results) (htmlPage, error) {
 			for _, a := range arms {
 				ch.series = append(ch.series, series{name: a, color: colorOf[a], points: loadPoints(r, groups, a, m.metric, stat)})
 			}
+			before := len(lat.Charts)
 			if err := addChart(&lat, ch); err != nil {
 				return p, err
 			}
+			if len(lat.Charts) == before {
+				undrawn = append(undrawn, m.label+" "+stat)
+			}
 		}
+	}
+	if len(undrawn) > 0 {
+		lat.Note += " Not drawn, no cell could support the figure (percentile refused for too few samples, or nothing measured): " + strings.Join(undrawn, ", ") + "."
+	}
+	if len(lat.Charts) == 0 {
+		lat.NotMeasured = "no latency figure in any cell"
 	}
 	p.Sections = append(p.Sections, lat)
 
