@@ -236,7 +236,7 @@ func Explain(fr Fractions) string {
 	}
 	busyPct := 100 * float64(fr.Busy) / float64(fr.ActiveWall)
 	if g > w {
-		return fmt.Sprintf("f_gpu %.3g is %s f_wall %.3g: the GPU was busy only %.0f%% of the active wall time (busy %v of %v); the rest is CPU-side work (kernel launches, scheduling, sampling, HTTP) and GPU idle time that no kernel can speed up, so the bound uses f_wall.",
+		return fmt.Sprintf("f_gpu %.3g is %s f_wall %.3g: the GPU was busy only %.0f%% of the active wall time (busy %v of %v); the rest is CPU-side work (kernel launches, scheduling, sampling, HTTP) and GPU idle time that a faster kernel does not shorten, so the bound uses f_wall (a candidate with fewer launches can also save launch time, which kernel-time f does not count).",
 			float64(g), times(float64(g), float64(w)), float64(w), busyPct, fr.Busy.Round(time.Microsecond), fr.ActiveWall.Round(time.Microsecond))
 	}
 	return fmt.Sprintf("f_wall %.3g is %s f_gpu %.3g: GPU busy time in the window (%v) is %.0f%% of the active wall time (%v), so much GPU work ran while no request was in flight (warm-up, or request intervals on a misaligned clock); check the clock offset before trusting the bound.",
