@@ -120,21 +120,13 @@ func TestH200HookVsProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !p.UnixBaseKnown {
-				t.Fatalf("%s has no baseTimeNanoseconds: cannot align it with the hook's Unix windows", trace)
-			}
-			fr, err := p.Fractions(Window(p.Extent))
+			a, err := CompareHookProfile(h, p, 50*time.Millisecond)
 			if err != nil {
 				t.Fatal(err)
 			}
-			hookT, n, err := h.TargetWithin(Shift([]Interval{p.Extent}, time.Duration(p.UnixBaseNs))[0], 50*time.Millisecond)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel := float64(hookT-fr.TargetGPU) / float64(fr.TargetGPU)
-			t.Logf("hook %v over %d windows, profile %v: %+.2f %%", hookT, n, fr.TargetGPU, 100*rel)
-			if rel < -0.02 || rel > 0.02 {
-				t.Errorf("hook and profile disagree by %+.2f %% (> 2 %%)", 100*rel)
+			t.Logf("hook %v over %d windows, profile %v: %+.2f %%", a.HookTarget, a.HookWindows, a.ProfileTarget, 100*a.RelDiff)
+			if a.RelDiff < -0.02 || a.RelDiff > 0.02 {
+				t.Errorf("hook and profile disagree by %+.2f %% (> 2 %%)", 100*a.RelDiff)
 			}
 		})
 	}

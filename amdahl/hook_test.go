@@ -3,6 +3,7 @@ package amdahl
 import (
 	"context"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,37 @@ func TestHookArrayOfDocuments(t *testing.T) {
 	}
 	if _, err := ParseHookTimingsAll(strings.NewReader("[]"), "empty.json"); err == nil {
 		t.Fatal("empty array accepted")
+	}
+}
+
+// TestCompareHookProfile builds a hook file whose one window covers the
+// chrome_overlap trace's wall window (Unix base 1764400000000000000 ns +
+// extent [0, 160) µs) and says 44.1 µs of target time; the trace's target
+// time over its extent with the rmsnorm pattern is 45 µs → −2 %.
+func TestCompareHookProfile(t *testing.T) {
+	t.Parallel()
+	p, err := ReadChrome(filepath.Join("testdata", "chrome_overlap.json"), KernelPattern(regexp.MustCompile(`^triton_rmsnorm`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"format":"transferlab.hook_timings/v1","target":"m:C.f","timing":"cuda_event",
+"calls":4,"eager_calls":4,"capture_calls":0,"timed_calls":4,"gpu_time_ms":0.0441,
+"windows":[{"label":"profile","start_unix_ns":1764400000000000000,"end_unix_ns":1764400000000160000,
+"calls":4,"eager_calls":4,"capture_calls":0,"timed_calls":4,"gpu_time_ms":0.0441,"active_wall_ms":null}]}`
+	h, err := ParseHookTimings(strings.NewReader(doc), "h.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := CompareHookProfile(h, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.HookTarget != 44100*time.Nanosecond || a.ProfileTarget != 45*time.Microsecond || a.HookWindows != 1 || !a.Complete {
+		t.Fatalf("agreement %+v", a)
+	}
+	approx(t, "rel diff", a.RelDiff, -0.02, 1e-12)
+	p.UnixBaseKnown = false
+	if _, err := CompareHookProfile(h, p, 0); err == nil {
+		t.Fatal("profile without a Unix base accepted")
 	}
 }

@@ -153,28 +153,9 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 }
 
 func summarizeHook(path string, c SummaryConfig, s Summary) (Summary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Summary{}, fmt.Errorf("amdahl: hook timings: %w", err)
-	}
-	all, err := ParseHookTimingsAll(f, path)
-	f.Close()
+	h, err := ReadHookTimingsFor(path, c.Target)
 	if err != nil {
 		return Summary{}, err
-	}
-	var h *HookTimings
-	for _, d := range all {
-		if c.Target == "" && len(all) == 1 || d.Target == c.Target {
-			h = d
-			break
-		}
-	}
-	if h == nil {
-		var targets []string
-		for _, d := range all {
-			targets = append(targets, d.Target)
-		}
-		return Summary{}, fmt.Errorf("amdahl: hook timings %s: field target: %q was asked for, the file has %q", path, c.Target, targets)
 	}
 	if len(c.HookWindows) > 0 {
 		var keep []HookWindow
@@ -324,4 +305,65 @@ func DetectFormat(path string) (Format, error) {
 		return FormatChrome, nil
 	}
 	return "", fmt.Errorf("amdahl: %s: cannot tell the profile format from the name (want .json, .json.gz, .sqlite)", path)
+}
+
+// Agreement compares the hook's CUDA-event target time with a profile's
+// kernel target time over the same wall window (issue 7: they should agree
+// within 2 % on a GPU-bound eager run).
+type Agreement struct {
+	HookTarget    time.Duration `json:"hook_target_ns"`
+	ProfileTarget time.Duration `json:"profile_target_ns"`
+	HookWindows   int           `json:"hook_windows"`
+	// RelDiff = (hook − profile) / profile.
+	RelDiff float64 `json:"rel_diff"`
+	// Complete is false when the hook saw CUDA-graph capture calls: then the
+	// hook misses replayed work and the comparison says nothing.
+	Complete bool `json:"complete"`
+}
+
+// CompareHookProfile sums the hook's target time over its windows inside the
+// profile's wall window (Profile.Extent on the Unix clock, widened by slack)
+// and compares it with the profile's target time over its Extent. The
+// profile must know its Unix base (Chrome baseTimeNanoseconds, Nsight
+// session start).
+func CompareHookProfile(h *HookTimings, p *Profile, slack time.Duration) (Agreement, error) {
+	if !p.UnixBaseKnown {
+		return Agreement{}, fmt.Errorf("amdahl: %s %s: no Unix base time (baseTimeNanoseconds / session start): cannot align with the hook's windows", p.Source, p.Path)
+	}
+	fr, err := p.Fractions(Window(p.Extent))
+	if err != nil {
+		return Agreement{}, err
+	}
+	if fr.TargetGPU == 0 {
+		return Agreement{}, fmt.Errorf("amdahl: %s %s: no target time to compare with", p.Source, p.Path)
+	}
+	ht, n, err := h.TargetWithin(Shift([]Interval{p.Extent}, time.Duration(p.UnixBaseNs))[0], slack)
+	if err != nil {
+		return Agreement{}, err
+	}
+	return Agreement{HookTarget: ht, ProfileTarget: fr.TargetGPU, HookWindows: n,
+		RelDiff: float64(ht-fr.TargetGPU) / float64(fr.TargetGPU), Complete: h.Complete()}, nil
+}
+
+// ReadHookTimingsFor reads a hook timing file (one document or an array of
+// them) and returns the document whose target is target; an empty target
+// needs a file with exactly one document.
+func ReadHookTimingsFor(path, target string) (*HookTimings, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("amdahl: hook timings: %w", err)
+	}
+	defer f.Close()
+	all, err := ParseHookTimingsAll(f, path)
+	if err != nil {
+		return nil, err
+	}
+	var targets []string
+	for _, d := range all {
+		if target == "" && len(all) == 1 || d.Target == target {
+			return d, nil
+		}
+		targets = append(targets, d.Target)
+	}
+	return nil, fmt.Errorf("amdahl: hook timings %s: field target: %q was asked for, the file has %q", path, target, targets)
 }

@@ -23,7 +23,7 @@ import (
 func newProfileCmd() *cobra.Command {
 	var (
 		format, target, pattern, records string
-		serverWindow                     string
+		serverWindow, against            string
 		phases, sequence, hookWindows    []string
 		windows                          int
 		recordsOffsetNs                  int64
@@ -94,6 +94,9 @@ func newProfileCmd() *cobra.Command {
 					fmt.Fprintf(cmd.ErrOrStderr(), "profile: active wall time %.3f s from %s (server's count)\n", w.ActiveS, sw)
 				}
 			}
+			if against != "" {
+				return printAgreement(cmd, path, f, against, cfg)
+			}
 			s, err := amdahl.Summarize(cmd.Context(), path, f, cfg)
 			if err != nil {
 				return fmt.Errorf("profile: %w", err)
@@ -118,6 +121,7 @@ func newProfileCmd() *cobra.Command {
 	fl.StringVar(&records, "records", "", "records.jsonl of the run profiled: active wall time = union of the requests' [sent, end] intervals")
 	fl.Int64Var(&recordsOffsetNs, "records-offset-ns", 0, "added to the records' offsets (ns from run start) to put them on the profile's clock (hook files: the run's start as Unix ns)")
 	fl.StringVar(&serverWindow, "server-window", "", "JSON with the server's window_s/active_s for the profiled window (default: FILE.window.json beside a trace, if present)")
+	fl.StringVar(&against, "against", "", "hook files: compare the hook's target time with this trace's (chrome or nsys) over the trace's wall window (issue 7: within 2 % on a GPU-bound eager run)")
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
 	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
@@ -176,4 +180,39 @@ func siblingWindowFile(path string) string {
 		}
 	}
 	return ""
+}
+
+// printAgreement compares a hook timing file with a profile of the same run.
+func printAgreement(cmd *cobra.Command, hookPath string, f amdahl.Format, tracePath string, cfg amdahl.SummaryConfig) error {
+	if f != amdahl.FormatHook {
+		return fmt.Errorf("profile: --against needs FILE to be a hook timing file, not %s", f)
+	}
+	h, err := amdahl.ReadHookTimingsFor(hookPath, cfg.Target)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	tf, err := amdahl.DetectFormat(tracePath)
+	if err != nil {
+		return fmt.Errorf("profile: --against: %w", err)
+	}
+	var p *amdahl.Profile
+	switch tf {
+	case amdahl.FormatChrome:
+		p, err = amdahl.ReadChrome(tracePath, cfg.Options...)
+	case amdahl.FormatNsys:
+		p, err = amdahl.ReadNsys(cmd.Context(), tracePath, cfg.Options...)
+	default:
+		err = fmt.Errorf("--against %s is a %s file, want a chrome or nsys profile", tracePath, tf)
+	}
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	a, err := amdahl.CompareHookProfile(h, p, 50*time.Millisecond)
+	if err != nil {
+		return fmt.Errorf("profile: %w", err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "hook %s (CUDA events, %d windows): %.3f ms; profile %s (kernels): %.3f ms; difference %+.2f %%%s\n",
+		hookPath, a.HookWindows, float64(a.HookTarget)/1e6, tracePath, float64(a.ProfileTarget)/1e6, 100*a.RelDiff,
+		map[bool]string{true: "", false: " (hook incomplete: CUDA-graph capture calls, replays unseen)"}[a.Complete])
+	return nil
 }
