@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +33,11 @@ func (r *runner) addCell(m measured) {
 // writeResults writes results.json atomically (temp file + rename), so a crash
 // never leaves a half-written file.
 func (r *runner) writeResults() error {
-	return writeJSONAtomic(filepath.Join(r.opt.OutDir, ResultsFile), r.res)
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, *r.res); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(r.opt.OutDir, ResultsFile), b.Bytes())
 }
 
 // finish computes the cross-cell sections and writes results.json, report.md
@@ -60,13 +63,9 @@ func (r *runner) finish() error {
 	return errors.Join(errs...)
 }
 
-func writeJSONAtomic(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
+func writeFileAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

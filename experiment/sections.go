@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -38,8 +39,10 @@ func (r *runner) addSections() {
 		l := &r.res.Amdahl.Loads[i]
 		for _, m := range l.Measured {
 			if m.Metric == "e2e" && m.Stat == "mean" && m.Value.Reps > 0 && !math.IsNaN(m.Value.Value) && m.Value.Value > 0 {
-				l.TransferEfficiency = amdahl.TransferEfficiency(m.Value.Value, l.Bound)
-				l.TransferMetric = "e2e mean"
+				if e := amdahl.TransferEfficiency(m.Value.Value, l.Bound); !math.IsNaN(e) && !math.IsInf(e, 0) {
+					l.TransferEfficiency = e
+					l.TransferMetric = "e2e mean"
+				}
 			}
 		}
 	}
@@ -124,12 +127,19 @@ func (r *runner) isolatedSpeedup(arm ArmConfig, target string) (amdahl.Estimate,
 	return r.validatedSpeedup(arm)
 }
 
-func meanOf(frs []amdahl.Fractions, get func(amdahl.Fractions) amdahl.Num) float64 {
+// meanOf is the mean of one fraction over the windows, nil when any window
+// leaves it undefined (e.g. f_gpu from hook timings, which see no other kernel).
+func meanOf(frs []amdahl.Fractions, get func(amdahl.Fractions) amdahl.Num) *float64 {
 	var sum float64
 	for _, f := range frs {
-		sum += float64(get(f))
+		v := get(f)
+		if !v.Defined() {
+			return nil
+		}
+		sum += float64(v)
 	}
-	return sum / float64(len(frs))
+	m := sum / float64(len(frs))
+	return &m
 }
 
 func toErrs(ss []string) []error {
@@ -167,26 +177,44 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			if m.eerr != nil && !errors.Is(m.eerr, energy.ErrUnavailable) && ec.UnavailableReason == "" {
 				ec.UnavailableReason = m.eerr.Error()
 			}
-			if w.EnergyJ != nil {
-				energyJ = w.EnergyJ
-				ec.EnergyJ = *w.EnergyJ
-				if v, ok := energy.JPerToken(w, c.OutputTokens); ok {
-					ec.JPerOutputToken = v
-				}
-				if v, ok := energy.JPerRequest(w, c.States["ok"]); ok {
-					ec.JPerRequest = v
-				}
-			} else if w.Available {
+			if w.EnergyJ == nil && w.Available {
 				ec.Available = false
 				ec.UnavailableReason = w.EnergyUnavailableReason
 			}
-			ec.MeanPowerW, ec.PeakPowerW, ec.IdlePowerW = deref(w.PowerMeanW), deref(w.PowerPeakW), deref(w.IdlePowerW)
-			ec.PeakVRAMBytes, ec.SteadyVRAMBytes = derefU(w.VRAMPeakBytes), derefU(w.VRAMSteadyBytes)
+			// A figure the sampler did not measure is listed in Missing, never written as 0.
+			setF := func(key string, dst *float64, v *float64) {
+				if v == nil {
+					ec.Missing = append(ec.Missing, key)
+					return
+				}
+				*dst = *v
+			}
+			setU := func(key string, dst *uint64, v *uint64) {
+				if v == nil {
+					ec.Missing = append(ec.Missing, key)
+					return
+				}
+				*dst = *v
+			}
+			energyJ = w.EnergyJ
+			setF("energy_j", &ec.EnergyJ, w.EnergyJ)
+			jt, okT := energy.JPerToken(w, c.OutputTokens)
+			setF("j_per_output_token", &ec.JPerOutputToken, optional(jt, okT))
+			jr, okR := energy.JPerRequest(w, c.States["ok"])
+			setF("j_per_request", &ec.JPerRequest, optional(jr, okR))
+			setF("mean_power_w", &ec.MeanPowerW, w.PowerMeanW)
+			setF("peak_power_w", &ec.PeakPowerW, w.PowerPeakW)
+			setF("idle_power_w", &ec.IdlePowerW, w.IdlePowerW)
+			setU("peak_vram_bytes", &ec.PeakVRAMBytes, w.VRAMPeakBytes)
+			setU("steady_vram_bytes", &ec.SteadyVRAMBytes, w.VRAMSteadyBytes)
 			es.Cells = append(es.Cells, ec)
 		}
 		if in := r.cfg.Extra.Cost; in != nil {
 			window := time.Duration(c.WindowS * float64(time.Second))
 			res, err := cost.Compute(*in, window, c.OutputTokens, c.OutputTokens+c.InputTokens, energyJ)
+			if err == nil && (res.CostPer1MOutputTokens == nil || res.CostPer1MTotalTokens == nil) {
+				err = fmt.Errorf("undefined (%s)", strings.Join(res.Notes, "; "))
+			}
 			if err != nil {
 				fmt.Fprintf(r.log, "warning: cost of %s at %g req/s: %v\n", c.Arm, c.OfferedLoadRPS, err)
 				continue
@@ -196,9 +224,9 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, GPUs: in.GPUs,
 				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
 				EnergyPricePerKWh:           in.EnergyPricePerKWh,
-				CostPer1MOutputTokens:       deref(res.CostPer1MOutputTokens),
-				CostPer1MTotalTokens:        deref(res.CostPer1MTotalTokens),
-				EnergyCostPer1MOutputTokens: deref(res.EnergyCostPer1MOutputTokens),
+				CostPer1MOutputTokens:       orZero(res.CostPer1MOutputTokens),
+				CostPer1MTotalTokens:        orZero(res.CostPer1MTotalTokens),
+				EnergyCostPer1MOutputTokens: orZero(res.EnergyCostPer1MOutputTokens),
 			})
 		}
 	}
@@ -208,16 +236,17 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 	return es, cs
 }
 
-// deref reads an optional figure; report's plain float fields cannot say
-// "not measured", so a missing figure is 0 there and Available says why.
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
+// optional turns a (value, ok) pair into a pointer (nil when not ok).
+func optional(v float64, ok bool) *float64 {
+	if !ok {
+		return nil
 	}
-	return *p
+	return &v
 }
 
-func derefU(p *uint64) uint64 {
+// orZero reads an optional cost figure that may be absent only by design
+// (no energy price given: the field is then omitted from results.json).
+func orZero(p *float64) float64 {
 	if p == nil {
 		return 0
 	}
@@ -251,7 +280,11 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		if l.TransferMetric != "" {
 			eff = fmt.Sprintf("%.2f", l.TransferEfficiency)
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%.4f\t%.4f\t%.3g\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", l.Candidate, l.OfferedLoadRPS, l.FGPU, l.FWall, l.S, l.Bound,
+		fgpu := "-"
+		if l.FGPU != nil {
+			fgpu = fmt.Sprintf("%.4f", *l.FGPU)
+		}
+		fmt.Fprintf(tw, "%s\t%g\t%s\t%.4f\t%.3g\t%.4f\t%s\t%s\t%s\t%s\t%s\t\n", l.Candidate, l.OfferedLoadRPS, fgpu, l.FWall, l.S, l.Bound,
 			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), eff)
 	}
 	tw.Flush()

@@ -148,7 +148,7 @@ func buildFixture() (Results, error) {
 	for i, l := range loads {
 		f := 0.5 + 0.05*float64(i) // busier server: more of the wall time is the target op
 		bound := 1 / ((1 - f) + f/1.6)
-		r.Amdahl.Loads = append(r.Amdahl.Loads, AmdahlLoad{Candidate: "candidate", OfferedLoadRPS: l, FGPU: f + 0.1, FWall: f, FExcl: f - 0.05, S: 1.6,
+		r.Amdahl.Loads = append(r.Amdahl.Loads, AmdahlLoad{Candidate: "candidate", OfferedLoadRPS: l, FGPU: ptr(f + 0.1), FWall: f, FExcl: ptr(f - 0.05), S: 1.6,
 			Bound: bound, BoundLow: bound - 0.03, BoundHigh: bound + 0.03, TransferEfficiency: 0.8, TransferMetric: "tpot mean"})
 	}
 	r.Energy, r.Cost = &EnergySection{}, &CostSection{}

@@ -363,6 +363,14 @@ func num(v float64) string {
 	return fmt.Sprintf("%.3g", v)
 }
 
+// optNum formats an optional figure; nil is "not measured".
+func optNum(v *float64) string {
+	if v == nil {
+		return "not measured"
+	}
+	return num(*v)
+}
+
 func nums(vs []float64) string {
 	s := make([]string, len(vs))
 	for i, v := range vs {

@@ -19,12 +19,14 @@ type AmdahlSection struct {
 type AmdahlLoad struct {
 	Candidate      string  `json:"candidate"`
 	OfferedLoadRPS float64 `json:"offered_load_rps"`
-	// FGPU is the target op's GPU time / total GPU busy time (dimensionless).
-	FGPU float64 `json:"f_gpu"`
+	// FGPU is the target op's GPU time / total GPU busy time (dimensionless);
+	// nil when the profile cannot tell (hook timings see only the target).
+	FGPU *float64 `json:"f_gpu"`
 	// FWall is the target op's GPU time / active wall time of the window; the bound uses it.
 	FWall float64 `json:"f_wall"`
 	// FExcl is the target op's exclusive (not overlapped) GPU time / active wall time.
-	FExcl float64 `json:"f_excl"`
+	// Nil when the profile has no kernel timeline (hook timings).
+	FExcl *float64 `json:"f_excl"`
 	// S is the frequency-weighted geometric mean isolated speedup on the served shapes.
 	S float64 `json:"s"`
 	// Bound is 1 / ((1 − FWall) + FWall/S); BoundLow/BoundHigh its interval (from f's and s's intervals).

@@ -86,7 +86,7 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 		if l.TransferMetric != "" {
 			te = num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
 		}
-		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), num(l.FGPU), num(l.FWall), num(l.FExcl), num(l.S), num(l.Bound), bi, te})
+		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), optNum(l.FGPU), num(l.FWall), optNum(l.FExcl), num(l.S), num(l.Bound), bi, te})
 		for _, sp := range l.Measured {
 			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value)})
 		}
