@@ -4,7 +4,16 @@
 // stamps every token event with the monotonic clock when its bytes reach the
 // reader, and emits exactly one Record per scheduled request to a Sink.
 //
-// Metric definitions follow DESIGN.md "Metric definitions" exactly.
-// It does not know which server it talks to, GPUs, or statistics beyond
-// per-request metrics and HDR histograms.
+// Metric definitions follow DESIGN.md "Metric definitions" exactly; the
+// Record methods (TTFT, TTFTIntended, TTFO, FirstMessage, E2E, ITLs, TPOT,
+// ScheduleLag, DispatchLag) implement them and Undefined says why one is not
+// defined. Files: replay.go (dispatch: open loop, in-flight cap, closed
+// loop), client.go (requests, streaming and non-streaming responses),
+// sse.go (SSE framing), chunk.go and chunk_scan.go (dialect-tolerant chunk
+// decoding), pacer_*.go, record.go, summary.go, histogram.go, jsonl.go,
+// sinks.go. loadgentest holds a fast fake server for tests and bench-client.
+//
+// It does not know which server it talks to (sim, vLLM, SGLang, TGI,
+// llama.cpp, Ollama look alike here), GPUs, energy, or statistics beyond
+// per-request metrics, the run's Summary and HDR histograms.
 package loadgen
