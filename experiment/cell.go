@@ -65,8 +65,8 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	r.cells = append(r.cells, m)
 	r.addCell(m)
 	if sum.ClientBound {
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (schedule lag p99 %s > 1 ms); figures of this cell are suspect\n",
-			key.arm, rate, sum.ScheduleLagP99)
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag p99 %s > %s); figures of this cell are suspect\n",
+			key.arm, rate, sum.DispatchLagP99, loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {
 		return err
