@@ -1,6 +1,7 @@
 package integrate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -225,5 +226,22 @@ func TestCandidateRan(t *testing.T) {
 				t.Errorf("CandidateRan = %v, %q", got, why)
 			}
 		})
+	}
+}
+
+func TestReadValidationReportCompactsSignatures(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(r map[string]any) {
+		r["shapes"] = []any{map[string]any{"set": "captured", "count": 3,
+			"signature": []any{map[string]any{"shape": []int{1, 64, 4096}, "dtype": "bfloat16"}}}}
+	})
+	b, _ := os.ReadFile(f.report)
+	var pretty bytes.Buffer
+	must(t, json.Indent(&pretty, b, "", "  "))
+	must(t, os.WriteFile(f.report, pretty.Bytes(), 0o644))
+	rep, err := ReadValidationReport(f.report)
+	must(t, err)
+	if got := string(rep.Shapes[0].Signature); got != `[{"dtype":"bfloat16","shape":[1,64,4096]}]` {
+		t.Errorf("signature = %s", got)
 	}
 }

@@ -113,6 +113,12 @@ func ReadValidationReport(path string) (*ValidationReport, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("validation report %s: %w", path, err)
 	}
+	for i := range r.Shapes {
+		var c bytes.Buffer
+		if json.Compact(&c, r.Shapes[i].Signature) == nil {
+			r.Shapes[i].Signature = c.Bytes() // one line: it is printed in report tables
+		}
+	}
 	sum, _ := FileSHA256(path)
 	r.SHA256, r.Path = sum, path
 	return &r, nil
