@@ -66,13 +66,11 @@ func fakeServer(mode string) {
 			`"calls":{"eager":3,"capture":65,"compiling":0},"calls_total":68,"served_by":{"candidate":68,"original":0},`+
 			`"shapes":[{"args":[{"shape":[1,4,8]}],"count":3}]}]}`)
 	})
-	if mode == "crash-after" {
-		go func() {
-			time.Sleep(300 * time.Millisecond)
-			fmt.Println("Segmentation fault in the generation loop")
-			os.Exit(139)
-		}()
-	}
+	// GET /crash makes the server die as a real one can mid-run (after it was ready).
+	mux.HandleFunc("/crash", func(http.ResponseWriter, *http.Request) {
+		fmt.Println("Segmentation fault in the generation loop")
+		os.Exit(139)
+	})
 	if err := http.ListenAndServe("127.0.0.1:"+port, mux); err != nil {
 		fmt.Println("listen:", err)
 		os.Exit(1)
@@ -167,7 +165,7 @@ func TestLaunchFailures(t *testing.T) {
 		// The log's tail must reach the caller, or nobody can tell why it died.
 		{name: "exits before ready", mode: "exit-early", want: ErrExited, wantText: "CUDA error: out of memory"},
 		{name: "hook refuses to start", mode: "hook-fail", want: ErrTargetNotFound, wantText: "module 'm' not found"},
-		{name: "never ready", mode: "never-ready", timeout: 1500 * time.Millisecond, want: ErrNotReady,
+		{name: "never ready", mode: "never-ready", timeout: 5 * time.Second, want: ErrNotReady,
 			wantText: "fake server starting"},
 	}
 	for _, tc := range cases {
@@ -208,11 +206,17 @@ func TestLaunchContextCancelledKillsServer(t *testing.T) {
 
 func TestCrashMidRun(t *testing.T) {
 	t.Parallel()
-	p, err := Launch(context.Background(), fakeSpec(t, "crash-after"))
+	p, err := Launch(context.Background(), fakeSpec(t, "ok"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close(context.Background())
+	if p.Err() != nil {
+		t.Fatalf("Err while running = %v", p.Err())
+	}
+	if resp, err := http.Get(p.BaseURL() + "/crash"); err == nil {
+		resp.Body.Close()
+	}
 	select {
 	case <-p.Done():
 	case <-time.After(30 * time.Second):

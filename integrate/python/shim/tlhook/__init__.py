@@ -665,11 +665,21 @@ class Hook:
         return o.mode != "off" or self.timings_path is not None
 
     def timings_file(self, o):
-        i = self.overrides.index(o)
-        if i == 0:
-            return self.timings_path
+        """The timings path; a worker process (one with a multiprocessing parent) adds .<pid>
+        before .json (HOOK_TIMINGS.md), and overrides after the first add .<name>."""
         root, ext = os.path.splitext(self.timings_path)
-        return f"{root}.{o.name}{ext or '.json'}"
+        ext = ext or ".json"
+        i = self.overrides.index(o)
+        if i > 0:
+            root = f"{root}.{o.name}"
+        try:
+            import multiprocessing
+
+            if multiprocessing.parent_process() is not None:
+                root = f"{root}.{os.getpid()}"
+        except (ImportError, AttributeError):
+            pass
+        return root + ext
 
     def set_active_clock(self, fn):
         """fn() -> cumulative seconds with >= 1 request in flight; fills windows' active_wall_ms."""
