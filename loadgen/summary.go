@@ -28,6 +28,8 @@ type Summary struct {
 	QueuedByCap int
 	// WindowStart is the first measured (non-warm-up) send; WindowEnd the
 	// last event of any measured request. Zero when nothing was measured.
+	// They, WindowOutputTokens and ThroughputTokPerS are the run's
+	// WindowFigures (see there: the one definition, also report.BuildCell's).
 	WindowStart, WindowEnd time.Duration
 	// WindowOutputTokens are output tokens whose events fell inside the
 	// window (tokens of warm-up requests that straddle its start count only
@@ -39,13 +41,13 @@ type Summary struct {
 	ThroughputTokPerS float64
 	// ScheduleLagP99 is the p99 of SentAt − ScheduledAt over sent requests (HDR, µs resolution).
 	ScheduleLagP99 time.Duration
-	// DispatchLagP99 is the p99 of DispatchedAt − ScheduledAt over requests
-	// not held by the in-flight cap: the instrument's own lateness, without
-	// the wait for a server connection (a server slow to accept shows in
-	// ScheduleLagP99 only).
+	// DispatchLagP99 is the p99 (HDR, µs resolution) of ClientLag: the
+	// DispatchedAt − ScheduledAt of measured requests not held by the
+	// in-flight cap, the instrument's own lateness without the wait for a
+	// server connection (a server slow to accept shows in ScheduleLagP99 only).
 	DispatchLagP99 time.Duration
-	// ClientBound is true when DispatchLagP99 exceeds the lag budget (1 ms
-	// by default, issue 5): the client itself, not the server, was late.
+	// ClientBound is ClientBound(DispatchLagP99, lag budget) (1 ms by
+	// default, issue 5): the client itself, not the server, was late.
 	ClientBound bool
 	// MultiTokenEvents counts token events that carried more than one token (DESIGN.md).
 	MultiTokenEvents int
@@ -66,31 +68,62 @@ type Summary struct {
 // Window is WindowEnd − WindowStart.
 func (s *Summary) Window() time.Duration { return s.WindowEnd - s.WindowStart }
 
-// summarizer folds records into a Summary as they end.
-type summarizer struct {
-	s         Summary
-	lagBudget time.Duration
-	warmup    time.Duration
-	dispatch  *hdrhistogram.Histogram
-	measured  bool
-	tokens    float64
-	// straddle holds warm-up requests' token events at or after the warm-up
-	// boundary (the window starts no earlier), weighted; filtered at the end.
-	straddle []straddleEvent
+// WindowFigures are the measured window of one run and the throughput over
+// it: DESIGN.md "Throughput = output tokens completed inside the measured
+// window / window length; the window excludes warm-up and starts at the first
+// measured send". This is the one implementation: Replay's Summary and
+// report.BuildCell both come from it, so a live run and a re-report from
+// records.jsonl give the same figure.
+type WindowFigures struct {
+	// Measured is false when no measured (non-warm-up) request was sent;
+	// every other field is then 0.
+	Measured bool
+	// Start is the first measured send (SentAt of a non-warm-up record); End
+	// the last event of any measured request (the later of its EndAt and its
+	// last token event). Monotonic offsets from run start; End ≥ Start.
+	Start, End time.Duration
+	// OutputTokens are the output tokens whose token events arrived inside
+	// [Start, End], over every sent record, whatever its final state: all of a
+	// measured request's events lie inside by construction; a warm-up request
+	// that straddles Start counts only its events at or after Start (issue 5).
+	// An event carrying k tokens counts k × usage/events when the request's
+	// usage.completion_tokens disagrees with its event token count, else k
+	// (DESIGN.md: output_tokens is usage when reported), so it can be fractional.
+	OutputTokens float64
+	// ThroughputTokPerS = OutputTokens / (End − Start) in output tokens per
+	// second; 0 when the window has no length.
+	ThroughputTokPerS float64
+}
+
+// Length is End − Start.
+func (w WindowFigures) Length() time.Duration { return w.End - w.Start }
+
+// Window computes the window figures of one cell's records (any order),
+// exactly as Replay's Summary folds them as they end.
+func Window(recs []Record) WindowFigures {
+	var f windowFold
+	for i := range recs {
+		f.add(&recs[i])
+	}
+	return f.figures()
+}
+
+// windowFold folds records, in any order, into WindowFigures. Tokens of
+// measured requests are summed at once (they lie inside the window); warm-up
+// events are kept until the window start is known. Events before from are
+// dropped early: the summarizer sets from to the warm-up boundary, which no
+// measured send precedes (measured requests are scheduled at or after it).
+type windowFold struct {
+	from       time.Duration
+	start, end time.Duration
+	measured   bool
+	tokens     float64
+	straddle   []straddleEvent
 }
 
 type straddleEvent struct {
 	at time.Duration
 	w  float64
-}
-
-func newSummarizer(lagBudget, warmup time.Duration) *summarizer {
-	return &summarizer{
-		s:         Summary{States: make(map[State]int, len(States)), Hist: NewHistograms()},
-		lagBudget: lagBudget,
-		warmup:    warmup,
-		dispatch:  hdrhistogram.New(histMinUs, histMaxUs, histSigFigs),
-	}
 }
 
 // eventWeight is the tokens one event token stands for: usage/events when
@@ -103,6 +136,90 @@ func eventWeight(r *Record) float64 {
 	return 1
 }
 
+func (f *windowFold) add(r *Record) {
+	if !r.sent() {
+		return
+	}
+	w := eventWeight(r)
+	if r.Warmup {
+		for _, e := range r.Events {
+			if e.At >= f.from {
+				f.straddle = append(f.straddle, straddleEvent{at: e.At, w: w * float64(e.Tokens)})
+			}
+		}
+		return
+	}
+	end := r.EndAt
+	if n := len(r.Events); n > 0 {
+		end = max(end, r.Events[n-1].At)
+	}
+	if !f.measured {
+		f.start, f.end, f.measured = r.SentAt, end, true
+	} else {
+		f.start, f.end = min(f.start, r.SentAt), max(f.end, end)
+	}
+	f.tokens += w * float64(r.EventTokens())
+}
+
+func (f *windowFold) figures() WindowFigures {
+	if !f.measured {
+		return WindowFigures{}
+	}
+	// An end with no event after the first send (only failures without
+	// events) leaves a zero-length window: End is never before Start.
+	wf := WindowFigures{Measured: true, Start: f.start, End: max(f.end, f.start), OutputTokens: f.tokens}
+	for _, e := range f.straddle {
+		if e.at >= wf.Start && e.at <= wf.End {
+			wf.OutputTokens += e.w
+		}
+	}
+	if win := wf.Length(); win > 0 {
+		wf.ThroughputTokPerS = wf.OutputTokens / win.Seconds()
+	}
+	return wf
+}
+
+// ClientLag is r's sample for the client-bound rule (issue 5): its
+// DispatchLag (DispatchedAt − ScheduledAt, the client's own lateness, without
+// the wait for a server connection), for measured (non-warm-up) requests that
+// were dispatched and not held back by the in-flight cap (their lateness is
+// the cap's, reported as QueuedByCap).
+func ClientLag(r *Record) (time.Duration, bool) {
+	if r.Warmup || r.QueuedByCap {
+		return 0, false
+	}
+	return r.DispatchLag()
+}
+
+// ClientBound is issue 5's rule, the one both Summary and report.BuildCell
+// apply: the client itself, not the server, was late when lagRef exceeds
+// budget. lagRef is the p99 of ClientLag over one cell's records (or their
+// max where the caller refuses a p99 for too few samples); budget ≤ 0 means
+// DefaultLagBudget (1 ms).
+func ClientBound(lagRef, budget time.Duration) bool {
+	if budget <= 0 {
+		budget = DefaultLagBudget
+	}
+	return lagRef > budget
+}
+
+// summarizer folds records into a Summary as they end.
+type summarizer struct {
+	s         Summary
+	lagBudget time.Duration
+	dispatch  *hdrhistogram.Histogram
+	window    windowFold
+}
+
+func newSummarizer(lagBudget, warmup time.Duration) *summarizer {
+	return &summarizer{
+		s:         Summary{States: make(map[State]int, len(States)), Hist: NewHistograms()},
+		lagBudget: lagBudget,
+		dispatch:  hdrhistogram.New(histMinUs, histMaxUs, histSigFigs),
+		window:    windowFold{from: warmup},
+	}
+}
+
 func (z *summarizer) add(r *Record) {
 	s := &z.s
 	s.States[r.State]++
@@ -113,7 +230,8 @@ func (z *summarizer) add(r *Record) {
 	_ = s.Hist.Add(r)
 	if r.QueuedByCap {
 		s.QueuedByCap++
-	} else if lag, ok := r.DispatchLag(); ok {
+	}
+	if lag, ok := ClientLag(r); ok {
 		recordUs(z.dispatch, lag)
 	}
 	s.MultiTokenEvents += r.MultiTokenEvents()
@@ -126,47 +244,18 @@ func (z *summarizer) add(r *Record) {
 	if r.PromptMismatch() {
 		s.PromptMismatches++
 	}
-	w := eventWeight(r)
-	if r.Warmup {
-		for _, e := range r.Events {
-			if e.At >= z.warmup {
-				z.straddle = append(z.straddle, straddleEvent{at: e.At, w: w * float64(e.Tokens)})
-			}
-		}
-		return
-	}
-	if !z.measured || r.SentAt < s.WindowStart {
-		s.WindowStart = r.SentAt
-	}
-	end := r.EndAt
-	if n := len(r.Events); n > 0 && r.Events[n-1].At > end {
-		end = r.Events[n-1].At
-	}
-	if !z.measured || end > s.WindowEnd {
-		s.WindowEnd = end
-	}
-	z.measured = true
-	z.tokens += w * float64(r.EventTokens())
+	z.window.add(r)
 }
 
-// finish computes the window figures and the client-bound flag.
+// finish computes the window figures (Window's fold) and the client-bound flag.
 func (z *summarizer) finish() Summary {
 	s := z.s
-	tok := z.tokens
-	if z.measured {
-		for _, e := range z.straddle {
-			if e.at >= s.WindowStart && e.at <= s.WindowEnd {
-				tok += e.w
-			}
-		}
-	}
-	s.WindowOutputTokens = tok
-	if win := s.Window(); win > 0 {
-		s.ThroughputTokPerS = tok / win.Seconds()
-	}
+	wf := z.window.figures()
+	s.WindowStart, s.WindowEnd = wf.Start, wf.End
+	s.WindowOutputTokens, s.ThroughputTokPerS = wf.OutputTokens, wf.ThroughputTokPerS
 	s.ScheduleLagP99 = QuantileDuration(s.Hist.ScheduleLag, 99)
 	s.DispatchLagP99 = QuantileDuration(z.dispatch, 99)
-	s.ClientBound = s.DispatchLagP99 > z.lagBudget
+	s.ClientBound = ClientBound(s.DispatchLagP99, z.lagBudget)
 	return s
 }
 

@@ -10,9 +10,10 @@ import (
 const (
 	// DefaultCDFPoints is how many points of the TTFT and ITL CDFs a Cell keeps for plots.
 	DefaultCDFPoints = 200
-	// DefaultClientBoundLag is the p99 (else max) schedule lag above which a
+	// DefaultClientBoundLag is the p99 (else max) dispatch lag above which a
 	// Cell is flagged ClientBound: the client, not the server, set the pace.
-	DefaultClientBoundLag = 10 * time.Millisecond
+	// It is loadgen's lag budget (issue 5), so a live run and a re-report agree.
+	DefaultClientBoundLag = loadgen.DefaultLagBudget
 )
 
 // CellOptions says which cell the records belong to and how to summarise them.
@@ -28,12 +29,10 @@ type CellOptions struct {
 	SLO SLO
 	// Confidence is the one-sided level of percentile claims (default DefaultConfidence).
 	Confidence float64
-	// WindowEnd ends the measured window (a monotonic offset from run start);
-	// 0 means the last response end among the measured records.
-	WindowEnd time.Duration
 	// CDFPoints is how many CDF points TTFT and ITL keep (default DefaultCDFPoints; <0: none).
 	CDFPoints int
-	// ClientBoundLag is the schedule-lag threshold of ClientBound (default DefaultClientBoundLag).
+	// ClientBoundLag is the dispatch-lag budget of ClientBound (default
+	// DefaultClientBoundLag = loadgen.DefaultLagBudget, 1 ms).
 	ClientBoundLag time.Duration
 }
 
@@ -60,14 +59,19 @@ func (o CellOptions) withDefaults() CellOptions {
 //     to the measured records;
 //   - latency distributions (TTFT, TTFT intended, TTFO, ITL per gap, TPOT for
 //     output ≥ 2, E2E) are over requests that ended ok; schedule lag is over
-//     every request that was sent;
-//   - the window starts at the first measured send and ends at opts.WindowEnd
-//     (default: the last measured response end); WindowS is its length in s;
-//   - ThroughputTokPerS = output tokens of ok requests that ended inside the
-//     window / WindowS; GoodputRPS = ok requests ending inside the window that
-//     meet every declared SLO / WindowS (a TPOT target does not apply to a
-//     one-token output, which has no TPOT);
-//   - output-token source counts and usage mismatches are over ok requests;
+//     every request that was sent; dispatch lag over loadgen.ClientLag;
+//   - the window, WindowOutputTokens and ThroughputTokPerS are loadgen.Window
+//     (the one definition, also Replay's Summary): from the first measured
+//     send to the last event of any measured request, counting token events
+//     inside it (warm-up stragglers included); WindowS is its length in s;
+//   - GoodputRPS = ok requests ending inside the window that meet every
+//     declared SLO / WindowS (a TPOT target does not apply to a one-token
+//     output, which has no TPOT);
+//   - OutputTokens, output-token source counts, usage mismatches and
+//     MissingUsage are over ok requests; QueuedByCap and PromptMismatches over
+//     sent ones;
+//   - ClientBound is loadgen.ClientBound(dispatch-lag p99, or its max when
+//     the p99 is refused, opts.ClientBoundLag);
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist).
 func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
@@ -85,11 +89,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		c.States[string(s)] = 0
 	}
 
-	var (
-		ttft, ttftInt, ttfo, itl, tpot, e2e, lag []float64
-		start, end                               time.Duration
-		haveStart, haveEnd                       bool
-	)
+	var ttft, ttftInt, ttfo, itl, tpot, e2e, lag, dispatch []float64
 	measured := make([]*loadgen.Record, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
@@ -99,25 +99,23 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		}
 		measured = append(measured, r)
 		c.States[string(r.State)]++
-		if r.State == loadgen.StateNotSent {
-			continue
-		}
-		if !haveStart || r.SentAt < start {
-			start, haveStart = r.SentAt, true
-		}
 		if d, ok := r.ScheduleLag(); ok {
 			lag = append(lag, ms(d))
 		}
-		if r.EndAt > 0 && (!haveEnd || r.EndAt > end) {
-			end, haveEnd = r.EndAt, true
+		if d, ok := loadgen.ClientLag(r); ok {
+			dispatch = append(dispatch, ms(d))
+		}
+		if r.QueuedByCap {
+			c.QueuedByCap++
+		}
+		if r.PromptMismatch() {
+			c.PromptMismatches++
 		}
 	}
-	if opts.WindowEnd > 0 {
-		end, haveEnd = opts.WindowEnd, true
-	}
-	if haveStart && haveEnd && end > start {
-		c.WindowS = (end - start).Seconds()
-	}
+	win := loadgen.Window(recs)
+	c.WindowS = win.Length().Seconds()
+	c.WindowOutputTokens = win.OutputTokens
+	c.ThroughputTokPerS = win.ThroughputTokPerS
 
 	var good int
 	claims := newClaimCounter(opts.SLO)
@@ -128,11 +126,15 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 			claims.failed(r.State)
 			continue
 		}
+		c.OutputTokens += r.OutputTokens
 		if r.OutputTokensSource != "" {
 			c.UsageSourceCounts[r.OutputTokensSource]++
 		}
 		if r.UsageMismatch {
 			c.UsageMismatches++
+		}
+		if r.MissingUsage() {
+			c.MissingUsage++
 		}
 		m := measure(r)
 		claims.add(m)
@@ -152,17 +154,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		if m.e2eOK {
 			e2e = append(e2e, ms(m.e2e))
 		}
-		inWindow := haveStart && haveEnd && r.EndAt > 0 && r.EndAt >= start && r.EndAt <= end
-		if !inWindow {
-			continue
-		}
-		c.OutputTokens += r.OutputTokens
-		if meetsSLO(m, opts.SLO) {
+		inWindow := win.Measured && r.EndAt > 0 && r.EndAt >= win.Start && r.EndAt <= win.End
+		if inWindow && meetsSLO(m, opts.SLO) {
 			good++
 		}
 	}
 	if c.WindowS > 0 {
-		c.ThroughputTokPerS = float64(c.OutputTokens) / c.WindowS
 		c.GoodputRPS = float64(good) / c.WindowS
 	}
 	c.GoodRequests = good
@@ -175,14 +172,15 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	c.TPOT = BuildDist(tpot, conf, 0)
 	c.E2E = BuildDist(e2e, conf, 0)
 	c.ScheduleLag = BuildDist(lag, conf, 0)
+	c.DispatchLag = BuildDist(dispatch, conf, 0)
 
 	c.SLOClaims = claims.claims(opts.Confidence)
 
-	lagRef := c.ScheduleLag.P99Ms
-	if lagRef == nil {
-		lagRef = c.ScheduleLag.MaxMs
+	if ref := c.DispatchLag.P99Ms; ref != nil {
+		c.ClientBound = loadgen.ClientBound(fromMs(*ref), opts.ClientBoundLag)
+	} else if ref := c.DispatchLag.MaxMs; ref != nil {
+		c.ClientBound = loadgen.ClientBound(fromMs(*ref), opts.ClientBoundLag)
 	}
-	c.ClientBound = lagRef != nil && *lagRef > ms(opts.ClientBoundLag)
 	return c
 }
 

@@ -1,10 +1,18 @@
 package report
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/traces"
 )
 
 const msD = time.Millisecond
@@ -127,16 +135,95 @@ func TestBuildCellSLOClauses(t *testing.T) {
 	}
 }
 
-func TestBuildCellWindowEnd(t *testing.T) {
-	t.Parallel()
-	// A window ending at 100 ms leaves request 2 (ends 155 ms) outside.
-	c := BuildCell(handRecords(), CellOptions{WindowEnd: 100 * msD})
-	near(t, "WindowS", c.WindowS, 0.099, 1e-12)
-	if c.OutputTokens != 4 {
-		t.Errorf("OutputTokens = %d, want 4", c.OutputTokens)
+// windowRecords exercise the one throughput definition (loadgen.Window):
+// warm-up requests straddling the window start and ending after its end, a
+// usage/event mismatch, a timeout that delivered tokens, a request the
+// in-flight cap held back, missing usage and a prompt mismatch.
+func windowRecords() []loadgen.Record {
+	return []loadgen.Record{
+		{ // W: warm-up straddling the start (10 ms); usage 8 vs 4 event tokens: weight 2
+			RequestID: 0, Warmup: true, State: loadgen.StateOK, SentAt: 0, InputTokens: 5,
+			Events: []loadgen.TokenEvent{{At: 5 * msD, Tokens: 1}, {At: 20 * msD, Tokens: 1}, {At: 40 * msD, Tokens: 2}},
+			EndAt:  41 * msD, OutputTokens: 8, OutputTokensSource: loadgen.SourceUsage, UsageMismatch: true,
+		},
+		{ // A: ok, dispatch lag 0.5 ms
+			RequestID: 1, State: loadgen.StateOK, ScheduledAt: 9 * msD, DispatchedAt: 9*msD + msD/2, SentAt: 10 * msD, InputTokens: 5,
+			Events: []loadgen.TokenEvent{{At: 30 * msD, Tokens: 1}, {At: 50 * msD, Tokens: 1}},
+			EndAt:  52 * msD, OutputTokens: 2, OutputTokensSource: loadgen.SourceUsage,
+		},
+		{ // B: timeout after delivering one 3-token event; dispatch lag 2 ms
+			RequestID: 2, State: loadgen.StateTimeout, ScheduledAt: 13 * msD, DispatchedAt: 15 * msD, SentAt: 15 * msD, InputTokens: 5,
+			Events: []loadgen.TokenEvent{{At: 35 * msD, Tokens: 3}}, OutputTokens: 3, OutputTokensSource: loadgen.SourceEvents,
+		},
+		{ // C: held by the cap (its 7 ms dispatch lag is the cap's), no usage, prompt mismatch
+			RequestID: 3, State: loadgen.StateOK, QueuedByCap: true, ScheduledAt: 12 * msD, DispatchedAt: 19 * msD, SentAt: 20 * msD,
+			InputTokens: 5, PromptTokens: 7,
+			Events: []loadgen.TokenEvent{{At: 60 * msD, Tokens: 1}}, EndAt: 70 * msD, OutputTokens: 1, OutputTokensSource: loadgen.SourceEvents,
+		},
+		{ // D: warm-up whose only event falls after the window end (70 ms)
+			RequestID: 4, Warmup: true, State: loadgen.StateOK, SentAt: 1 * msD, InputTokens: 5,
+			Events: []loadgen.TokenEvent{{At: 80 * msD, Tokens: 1}}, EndAt: 81 * msD, OutputTokens: 1, OutputTokensSource: loadgen.SourceUsage,
+		},
 	}
+}
+
+func TestBuildCellWindow(t *testing.T) {
+	t.Parallel()
+	// Window: first measured send 10 ms (A) → last event of a measured
+	// request 70 ms (C's end; B's last event is 35 ms) = 60 ms.
+	// Tokens inside: W 20 ms (1×2) + 40 ms (2×2) = 6; A 2; B 3 (delivered
+	// before its timeout); C 1; W's 5 ms and D's 80 ms events are outside = 12.
+	// Ending ok requests only (the old report rule) would give A+C = 3.
+	const windowS, tokens = 0.060, 12.0
+	recs := windowRecords()
+	c := BuildCell(recs, CellOptions{Confidence: 0.5})
+	near(t, "WindowS", c.WindowS, windowS, 1e-12)
+	near(t, "WindowOutputTokens", c.WindowOutputTokens, tokens, 1e-12)
+	near(t, "ThroughputTokPerS", c.ThroughputTokPerS, tokens/windowS, 1e-9)
+	wf := loadgen.Window(recs)
+	if !wf.Measured || wf.Start != 10*msD || wf.End != 70*msD || wf.OutputTokens != c.WindowOutputTokens || wf.ThroughputTokPerS != c.ThroughputTokPerS {
+		t.Errorf("loadgen.Window = %+v; BuildCell window %g s, %g tokens, %g tok/s", wf, c.WindowS, c.WindowOutputTokens, c.ThroughputTokPerS)
+	}
+	if c.OutputTokens != 3 || c.MissingUsage != 1 || c.PromptMismatches != 1 || c.QueuedByCap != 1 || c.WarmupRecords != 2 {
+		t.Errorf("OutputTokens %d MissingUsage %d PromptMismatches %d QueuedByCap %d WarmupRecords %d; want 3 1 1 1 2",
+			c.OutputTokens, c.MissingUsage, c.PromptMismatches, c.QueuedByCap, c.WarmupRecords)
+	}
+	// Dispatch lag over A (0.5 ms) and B (2 ms); C was held by the cap.
+	if c.DispatchLag.N != 2 || c.DispatchLag.MaxMs == nil || *c.DispatchLag.MaxMs != 2 {
+		t.Fatalf("DispatchLag = %+v, want n=2, max 2 ms", c.DispatchLag)
+	}
+
+	t.Run("client-bound", func(t *testing.T) {
+		// n = 2 cannot support a p99 at the default confidence: the max (2 ms) decides.
+		cases := []struct {
+			name   string
+			budget time.Duration
+			want   bool
+		}{
+			{"default budget 1 ms (loadgen.DefaultLagBudget)", 0, true},
+			{"budget 3 ms", 3 * msD, false},
+			{"budget exactly the max: not above", 2 * msD, false},
+		}
+		for _, tc := range cases {
+			got := BuildCell(recs, CellOptions{ClientBoundLag: tc.budget})
+			if got.DispatchLag.P99Ms != nil {
+				t.Fatalf("p99 given with n=2: %+v", got.DispatchLag)
+			}
+			if got.ClientBound != tc.want {
+				t.Errorf("%s: ClientBound = %t, want %t", tc.name, got.ClientBound, tc.want)
+			}
+		}
+		// A 5 ms schedule lag with a punctual dispatch (a server slow to
+		// accept) is not the client's fault.
+		slow := windowRecords()[:2]
+		slow[1].SentAt = slow[1].ScheduledAt + 5*msD
+		if got := BuildCell(slow, CellOptions{}); got.ClientBound || *got.ScheduleLag.MaxMs != 5 {
+			t.Errorf("schedule lag 5 ms, dispatch lag 0.5 ms: ClientBound %t, schedule lag max %v", got.ClientBound, *got.ScheduleLag.MaxMs)
+		}
+	})
+
 	empty := BuildCell(nil, CellOptions{})
-	if empty.WindowS != 0 || empty.ThroughputTokPerS != 0 || empty.TTFT.MeanMs != nil || len(empty.States) != len(loadgen.States) {
+	if empty.WindowS != 0 || empty.ThroughputTokPerS != 0 || empty.TTFT.MeanMs != nil || empty.ClientBound || len(empty.States) != len(loadgen.States) {
 		t.Errorf("empty cell: %+v", empty)
 	}
 }
@@ -205,5 +292,189 @@ func TestBuildCellSLOClaims(t *testing.T) {
 	c := BuildCell(recs[:1000], CellOptions{SLO: SLO{TTFTMs: 2000}})
 	if cl := c.SLOClaims[0]; !cl.Holds || cl.Over != 0 || cl.N != 1000 {
 		t.Errorf("claim %+v, want holds with 0 over of 1000", cl)
+	}
+}
+
+// TestCellNotesInMarkdown checks report.md says what the cell's counters
+// found: the cap's queue (issue 5's wording), missing usage, prompt
+// mismatches, and the client-bound flag with its dispatch-lag rule.
+func TestCellNotesInMarkdown(t *testing.T) {
+	t.Parallel()
+	c := BuildCell(windowRecords(), CellOptions{Arm: "baseline", OfferedLoadRPS: 2})
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{c}}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"the in-flight cap queued 1 requests",
+		"missing usage: 1 ok requests carried no usage",
+		"prompt mismatches: 1 requests",
+		"**client-bound**: the client's own dispatch lag",
+		"| dispatch lag | 2 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	recs := handRecords()
+	recs[2].OutputTokensSource = loadgen.SourceUsage // hand record 2 is the one without usage
+	quiet := BuildCell(recs, CellOptions{})
+	b.Reset()
+	if err := WriteMarkdown(&b, Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{quiet}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{"in-flight cap", "missing usage", "prompt mismatches", "client-bound"} {
+		if strings.Contains(b.String(), absent) {
+			t.Errorf("report.md mentions %q for a cell where it is zero", absent)
+		}
+	}
+}
+
+// scriptedSSE serves per-request scripted streams (X-Request-Id picks the
+// script): n token events gap apart from arrival, then a usage chunk
+// claiming usageOut completion tokens (none when usageOut < 0) and
+// prompt_tokens prompt, then [DONE].
+type sseScript struct {
+	n, usageOut, prompt int
+	gap                 time.Duration
+}
+
+func scriptedSSE(t *testing.T, scripts map[string]sseScript) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		sc, ok := scripts[r.Header.Get(loadgen.RequestIDHeader)]
+		if !ok {
+			http.Error(w, "no script", http.StatusNotFound)
+			return
+		}
+		arrived := time.Now()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for k := range sc.n {
+			time.Sleep(time.Until(arrived.Add(time.Duration(k) * sc.gap))) // absolute deadlines: no drift
+			_, _ = io.WriteString(w, `data: {"choices":[{"index":0,"text":"t","finish_reason":null}]}`+"\n\n")
+			fl.Flush()
+		}
+		if sc.usageOut >= 0 {
+			fmt.Fprintf(w, `data: {"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", sc.prompt, sc.usageOut, sc.prompt+sc.usageOut)
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		fl.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type urlServer string
+
+func (u urlServer) BaseURL() string                 { return string(u) }
+func (u urlServer) Ready(ctx context.Context) error { return ctx.Err() }
+
+// TestSummaryAndBuildCellAgree runs a scripted open-loop replay and checks
+// that the live Summary and BuildCell over the same records (what a
+// re-report from records.jsonl does) give one throughput, one window and one
+// client-bound verdict. The run has two warm-up requests straddling the
+// window start, a usage/event mismatch, a stream without usage and a
+// prompt-length mismatch; the expected window tokens are also recomputed
+// from the raw events, independently of loadgen.Window.
+func TestSummaryAndBuildCellAgree(t *testing.T) {
+	t.Parallel()
+	const warmup = 50 * time.Millisecond
+	// Due at 0 and 25 ms (warm-up: before 50 ms), then 50, 75, 100, 125 ms.
+	// Warm-ups stream 10 events 20 ms apart, so they straddle the window start.
+	scripts := map[string]sseScript{
+		"0": {n: 10, gap: 20 * time.Millisecond, usageOut: 10, prompt: 4},
+		"1": {n: 10, gap: 20 * time.Millisecond, usageOut: 20, prompt: 4}, // usage 2× events
+		"2": {n: 4, gap: 20 * time.Millisecond, usageOut: 8, prompt: 4},   // usage 2× events
+		"3": {n: 5, gap: 20 * time.Millisecond, usageOut: -1},             // no usage
+		"4": {n: 5, gap: 20 * time.Millisecond, usageOut: 5, prompt: 99},  // prompt mismatch
+		"5": {n: 5, gap: 20 * time.Millisecond, usageOut: 5, prompt: 4},
+	}
+	srv := scriptedSSE(t, scripts)
+	sched := traces.Schedule{Source: "test", Format: "synthetic"}
+	for i := range 6 {
+		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * 25 * time.Millisecond, InputTokens: 4, OutputTokens: 10})
+	}
+	var sink loadgen.SliceSink
+	sum, err := loadgen.Replay(context.Background(), urlServer(srv.URL), sched, nil, &sink, loadgen.WithWarmup(warmup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.States[loadgen.StateOK] != 6 {
+		t.Fatalf("states %v: the scripted run needs 6 ok requests", sum.States)
+	}
+
+	// Ground truth from the raw records: every token event inside
+	// [first measured send, last measured event], weighted by usage/events.
+	var start, end time.Duration
+	first := true
+	for _, r := range sink.Records {
+		if r.Warmup {
+			continue
+		}
+		if first || r.SentAt < start {
+			start = r.SentAt
+		}
+		end = max(end, r.EndAt, r.Events[len(r.Events)-1].At)
+		first = false
+	}
+	var want float64
+	var warmIn, warmOut int
+	for _, r := range sink.Records {
+		w := 1.0
+		if r.OutputTokensSource == loadgen.SourceUsage {
+			w = float64(r.OutputTokens) / float64(r.EventTokens())
+		}
+		for _, e := range r.Events {
+			if e.At >= start && e.At <= end {
+				want += w * float64(e.Tokens)
+				if r.Warmup {
+					warmIn++
+				}
+			} else if r.Warmup {
+				warmOut++
+			}
+		}
+	}
+	if warmIn == 0 || warmOut == 0 {
+		t.Fatalf("scripted straddle failed: warm-up events inside %d, outside %d (window %v–%v)", warmIn, warmOut, start, end)
+	}
+
+	c := BuildCell(sink.Records, CellOptions{})
+	if sum.WindowStart != start || sum.WindowEnd != end {
+		t.Errorf("Summary window [%v, %v], want [%v, %v]", sum.WindowStart, sum.WindowEnd, start, end)
+	}
+	near(t, "Summary.WindowOutputTokens", sum.WindowOutputTokens, want, 1e-9)
+	near(t, "Cell.WindowOutputTokens", c.WindowOutputTokens, want, 1e-9)
+	near(t, "Cell.WindowS", c.WindowS, (end - start).Seconds(), 1e-12)
+	if sum.ThroughputTokPerS <= 0 {
+		t.Fatalf("Summary throughput %g", sum.ThroughputTokPerS)
+	}
+	near(t, "Cell/Summary throughput", c.ThroughputTokPerS/sum.ThroughputTokPerS, 1, 1e-12)
+	if sum.MissingUsage != c.MissingUsage || c.MissingUsage != 1 || sum.PromptMismatches != c.PromptMismatches || c.PromptMismatches != 1 {
+		t.Errorf("missing usage %d/%d, prompt mismatches %d/%d (Summary/Cell); want 1 each", sum.MissingUsage, c.MissingUsage, sum.PromptMismatches, c.PromptMismatches)
+	}
+
+	// Client-bound: both apply loadgen.ClientBound to the dispatch lag of
+	// the 4 measured requests; with n = 4 BuildCell refuses the p99 and uses
+	// the max, which is what the HDR p99 of 4 samples is, to HDR's resolution
+	// (1 µs, 3 significant digits). Only a reference within that resolution
+	// of the budget could legitimately split them.
+	if c.DispatchLag.N != 4 || c.DispatchLag.MaxMs == nil {
+		t.Fatalf("DispatchLag %+v, want 4 samples", c.DispatchLag)
+	}
+	ref := fromMs(*c.DispatchLag.MaxMs)
+	tol := ref/500 + 2*time.Microsecond
+	if d := sum.DispatchLagP99 - ref; d < -tol || d > tol {
+		t.Errorf("Summary dispatch-lag p99 %v, Cell max %v: differ by more than HDR's resolution %v", sum.DispatchLagP99, ref, tol)
+	}
+	if b := loadgen.DefaultLagBudget; ref < b-tol || ref > b+tol {
+		if sum.ClientBound != c.ClientBound {
+			t.Errorf("ClientBound: Summary %t, Cell %t (dispatch lag %v, budget %v)", sum.ClientBound, c.ClientBound, ref, b)
+		}
+	} else {
+		t.Logf("dispatch lag %v within %v of the budget: client-bound agreement not decidable at HDR resolution", ref, tol)
 	}
 }

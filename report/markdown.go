@@ -231,7 +231,7 @@ func (m mdWriter) cells(r Results) {
 		for _, d := range []struct {
 			name string
 			d    Dist
-		}{{"TTFT", c.TTFT}, {"TTFT (intended)", c.TTFTIntended}, {"TTFO", c.TTFO}, {"ITL (per gap)", c.ITL}, {"TPOT", c.TPOT}, {"E2E", c.E2E}, {"schedule lag", c.ScheduleLag}} {
+		}{{"TTFT", c.TTFT}, {"TTFT (intended)", c.TTFTIntended}, {"TTFO", c.TTFO}, {"ITL (per gap)", c.ITL}, {"TPOT", c.TPOT}, {"E2E", c.E2E}, {"schedule lag", c.ScheduleLag}, {"dispatch lag", c.DispatchLag}} {
 			m.p("| %s | %d | %s | %s | %s | %s |\n", d.name, d.d.N, figure(d.d.P50Ms, d.d.N), figure(d.d.P90Ms, d.d.N), figure(d.d.P99Ms, d.d.N), figure(d.d.MeanMs, d.d.N))
 		}
 		m.p("\n")
@@ -244,8 +244,17 @@ func (m mdWriter) cells(r Results) {
 			m.p("- SLO claim %s p%s ≤ %s %s: %s (%d of %d over target; at %s confidence at most %d may be; early-stopping p-value %.3g)\n",
 				cl.Metric, strconv.FormatFloat(cl.Quantile*100, 'f', -1, 64), num(cl.TargetMs), m.u("ms"), claimWord(cl.Holds), cl.Over, cl.N, pct(cl.Confidence), cl.MaxOver, cl.PValue)
 		}
+		if c.QueuedByCap > 0 {
+			m.p("- the in-flight cap queued %d requests (sent late, in order; their schedule lag includes the wait)\n", c.QueuedByCap)
+		}
+		if c.MissingUsage > 0 {
+			m.p("- missing usage: %d ok requests carried no usage (their output tokens count token events)\n", c.MissingUsage)
+		}
+		if c.PromptMismatches > 0 {
+			m.p("- prompt mismatches: %d requests whose usage.prompt_tokens differed from the scheduled input length\n", c.PromptMismatches)
+		}
 		if c.ClientBound {
-			m.p("- **client-bound**: schedule lag was high; the client, not the server, may have set the pace\n")
+			m.p("- **client-bound**: the client's own dispatch lag (p99, else max) exceeded its budget; the client, not the server, may have set the pace\n")
 		}
 		m.p("- percentile method: %s\n\n", c.TTFT.Method)
 	}

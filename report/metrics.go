@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
@@ -27,3 +28,7 @@ func measure(r *loadgen.Record) requestMetrics {
 	m.itls = r.ITLs()
 	return m
 }
+
+// fromMs is ms's inverse, rounded to the ns: for a nearest-rank percentile
+// (one of the samples ms converted) it gives back the sample's exact Duration.
+func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }

@@ -90,7 +90,7 @@ func TestBuildCellInvariants(t *testing.T) {
 			}
 		}
 		if c.WindowS > 0 {
-			near(t, "throughput × window", c.ThroughputTokPerS*c.WindowS, float64(c.OutputTokens), 1e-6*float64(c.OutputTokens+1))
+			near(t, "throughput × window", c.ThroughputTokPerS*c.WindowS, c.WindowOutputTokens, 1e-6*(c.WindowOutputTokens+1))
 		}
 	}
 }

@@ -87,17 +87,36 @@ type Cell struct {
 	Order       int            `json:"order"`
 	RecordsFile string         `json:"records_file"`
 	States      map[string]int `json:"states"`
-	// WindowS is the measured window length in seconds (from the first measured send).
-	WindowS           float64        `json:"window_s"`
-	ThroughputTokPerS float64        `json:"throughput_tok_per_s"`
-	GoodputRPS        float64        `json:"goodput_rps"`
-	MultiTokenEvents  int            `json:"multi_token_events"`
-	OutputTokens      int            `json:"output_tokens"`
-	InputTokens       int            `json:"input_tokens"`
-	UsageSourceCounts map[string]int `json:"output_tokens_source"`
-	UsageMismatches   int            `json:"usage_mismatches"`
-	ClientBound       bool           `json:"client_bound"`
-	// WarmupRecords counts warm-up records, left out of every other figure.
+	// WindowS is the measured window length in seconds: from the first
+	// measured send to the last event of any measured request (loadgen.Window).
+	WindowS           float64 `json:"window_s"`
+	ThroughputTokPerS float64 `json:"throughput_tok_per_s"`
+	// WindowOutputTokens is throughput's numerator: output tokens whose token
+	// events fell inside the window, warm-up stragglers and failed requests'
+	// delivered tokens included, weighted by usage/events on a mismatch
+	// (loadgen.WindowFigures; may be fractional). OutputTokens is different:
+	// the per-request output_tokens of ok measured requests.
+	WindowOutputTokens float64        `json:"window_output_tokens"`
+	GoodputRPS         float64        `json:"goodput_rps"`
+	MultiTokenEvents   int            `json:"multi_token_events"`
+	OutputTokens       int            `json:"output_tokens"`
+	InputTokens        int            `json:"input_tokens"`
+	UsageSourceCounts  map[string]int `json:"output_tokens_source"`
+	UsageMismatches    int            `json:"usage_mismatches"`
+	// ClientBound is loadgen.ClientBound(DispatchLag p99, else max when the
+	// p99 is refused; CellOptions.ClientBoundLag): the client's own lateness,
+	// not the server, may have set the pace.
+	ClientBound bool `json:"client_bound"`
+	// QueuedByCap counts measured requests the in-flight cap held back (sent late, in order).
+	QueuedByCap int `json:"queued_by_cap"`
+	// MissingUsage counts ok measured requests whose stream carried no usage
+	// (their output_tokens count token events).
+	MissingUsage int `json:"missing_usage"`
+	// PromptMismatches counts measured requests whose usage.prompt_tokens
+	// differed from the scheduled input length.
+	PromptMismatches int `json:"prompt_mismatches"`
+	// WarmupRecords counts warm-up records, left out of every other figure
+	// except WindowOutputTokens (their token events inside the window).
 	WarmupRecords int `json:"warmup_records"`
 	// GoodRequests counts ok requests inside the window meeting every declared SLO.
 	GoodRequests int `json:"good_requests"`
@@ -112,6 +131,9 @@ type Cell struct {
 	TPOT         Dist `json:"tpot"`
 	E2E          Dist `json:"e2e"`
 	ScheduleLag  Dist `json:"schedule_lag"`
+	// DispatchLag is over loadgen.ClientLag: DispatchedAt − ScheduledAt of
+	// measured requests not held by the in-flight cap (the client's own lateness).
+	DispatchLag Dist `json:"dispatch_lag"`
 }
 
 // Dist summarises one latency metric exactly from raw samples, in ms.

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+)
+
+// runCLI runs the transferlab command tree with args, capturing stdout and
+// stderr, and returns the process exit status main would return.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(args)
+	err = root.ExecuteContext(context.Background())
+	switch {
+	case err == nil:
+		code = 0
+	default:
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+	}
+	return out.String(), errb.String(), code, err
+}
+
+// cellRecords are n ok requests sent 100 ms apart, each with 5 token events
+// and an E2E of e2e + i µs (i = 0..n−1: distinct values, known mean).
+func cellRecords(n int, e2e time.Duration) []loadgen.Record {
+	recs := make([]loadgen.Record, n)
+	for i := range recs {
+		sent := time.Duration(i) * 100 * time.Millisecond
+		end := sent + e2e + time.Duration(i)*time.Microsecond
+		r := loadgen.Record{RequestID: i, State: loadgen.StateOK, ScheduledAt: sent, DispatchedAt: sent, SentAt: sent,
+			InputTokens: 8, OutputTokens: 5, OutputTokensSource: loadgen.SourceUsage, EndAt: end}
+		for k := range 5 {
+			r.Events = append(r.Events, loadgen.TokenEvent{At: sent + time.Duration(k+1)*(end-sent)/6, Tokens: 1})
+		}
+		recs[i] = r
+	}
+	return recs
+}
+
+// writeResults writes a results.json of arm "baseline" at two offered loads
+// and four repetitions, every request's E2E near e2e, made from trace sha.
+func writeResults(t *testing.T, dir, name, sha string, e2e time.Duration) string {
+	t.Helper()
+	r := report.Results{
+		SchemaVersion: report.SchemaVersion, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Complete: true,
+		Manifest: report.Manifest{ConfigSHA256: "cfg", Seed: 7, ArmOrder: []string{"baseline"}},
+		Trace:    report.TraceInfo{Source: "test.jsonl", Format: "jsonl", SHA256: sha, Rows: 40},
+		SLO:      report.SLO{E2EMs: 1000},
+	}
+	for _, load := range []float64{1, 2} {
+		for rep := range 4 {
+			d := e2e + time.Duration(rep)*time.Millisecond // repetitions differ a little
+			r.Cells = append(r.Cells, report.BuildCell(cellRecords(40, d), report.CellOptions{
+				Arm: "baseline", OfferedLoadRPS: load, Repetition: rep, Order: len(r.Cells), RecordsFile: "records.jsonl", SLO: r.SLO}))
+		}
+	}
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCompareCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := writeResults(t, dir, "a.json", "trace-1", 100*time.Millisecond)
+	faster := writeResults(t, dir, "b.json", "trace-1", 50*time.Millisecond)
+	slower := writeResults(t, dir, "slow.json", "trace-1", 200*time.Millisecond)
+	otherTrace := writeResults(t, dir, "other.json", "trace-2", 50*time.Millisecond)
+	rule := []string{"--metric", "e2e", "--mean", "--resamples", "500"}
+
+	t.Run("different traces refused without --force, naming what differs", func(t *testing.T) {
+		_, _, code, err := runCLI(t, append([]string{"compare", base, otherTrace}, rule...)...)
+		if err == nil || code != 1 {
+			t.Fatalf("code %d, err %v; want a refusal (exit 1)", code, err)
+		}
+		for _, want := range []string{"trace.sha256: A=trace-1, B=trace-2", "--force"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
+	})
+	t.Run("--force compares and lists the differences on stderr", func(t *testing.T) {
+		out, errOut, code, err := runCLI(t, append([]string{"compare", base, otherTrace, "--force"}, rule...)...)
+		if err != nil || code != 0 {
+			t.Fatalf("code %d, err %v", code, err)
+		}
+		if !strings.Contains(errOut, "comparing despite 1 differences") || !strings.Contains(errOut, "trace.sha256") {
+			t.Errorf("stderr does not list the difference: %q", errOut)
+		}
+		if !strings.Contains(out, "A:baseline") || !strings.Contains(out, "B:baseline") {
+			t.Errorf("report.md on stdout lacks the two arms:\n%.1500s", out)
+		}
+	})
+	t.Run("--json parses and carries the verdict", func(t *testing.T) {
+		out, _, code, err := runCLI(t, append([]string{"compare", base, faster, "--json"}, rule...)...)
+		if err != nil || code != 0 {
+			t.Fatalf("code %d, err %v", code, err)
+		}
+		var c report.Comparison
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("--json output does not parse: %v\n%.500s", err, out)
+		}
+		if len(c.Differences) != 0 || c.Forced || len(c.Results.Cells) != 16 {
+			t.Errorf("differences %v forced %t cells %d; want none, false, 16", c.Differences, c.Forced, len(c.Results.Cells))
+		}
+		// E2E halves: the mean ratio's interval lies far below 1.
+		if len(c.Results.Verdicts) != 1 || c.Results.Verdicts[0].Outcome != "pass" || c.Results.Verdicts[0].Candidate != "B:baseline" {
+			t.Errorf("verdicts %+v, want B:baseline pass", c.Results.Verdicts)
+		}
+	})
+	t.Run("--exit-code", func(t *testing.T) {
+		cases := []struct {
+			name  string
+			b     string
+			extra []string
+			code  int
+			want  string
+		}{
+			{"pass: 0", faster, nil, 0, ""},
+			{"fail (E2E doubled): 3", slower, nil, compareExitFail, "verdict fail (clause b)"},
+			// B is faster, but a declared VRAM budget that neither run measured leaves clause c inconclusive.
+			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, compareExitInconclusive, "verdict inconclusive (clause c)"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append(append([]string{"compare", base, tc.b, "--exit-code"}, rule...), tc.extra...)
+				_, _, code, err := runCLI(t, args...)
+				if code != tc.code {
+					t.Fatalf("exit %d (err %v), want %d", code, err, tc.code)
+				}
+				if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+					t.Errorf("err %v, want it to say %q", err, tc.want)
+				}
+			})
+		}
+		// Without --exit-code a failing verdict still exits 0 (the report says fail).
+		if _, _, code, err := runCLI(t, append([]string{"compare", base, slower}, rule...)...); code != 0 || err != nil {
+			t.Errorf("fail without --exit-code: exit %d, err %v; want 0", code, err)
+		}
+	})
+	t.Run("--out writes compare.json, report.md and report.html", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "cmp")
+		if _, _, code, err := runCLI(t, append([]string{"compare", base, faster, "--out", out}, rule...)...); code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		r, err := report.ReadResults(filepath.Join(out, "compare.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Verdicts) != 1 || r.Verdicts[0].Outcome != "pass" {
+			t.Errorf("compare.json verdicts %+v", r.Verdicts)
+		}
+		for _, f := range []string{"report.md", "report.html"} {
+			if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+				t.Errorf("%s: %v (size %v)", f, err, st)
+			}
+		}
+	})
+	t.Run("bad input names the file", func(t *testing.T) {
+		missing := filepath.Join(dir, "none.json")
+		_, _, code, err := runCLI(t, "compare", base, missing)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), missing) {
+			t.Errorf("exit %d, err %v; want 1 naming %s", code, err, missing)
+		}
+		if _, _, code, _ := runCLI(t, "compare", base); code != 1 {
+			t.Errorf("one argument: exit %d, want 1", code)
+		}
+	})
+}
