@@ -1,0 +1,110 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain lets this test binary stand in for transferlab when bench-client
+// starts its fast-server child from os.Executable() (the default mode).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "bench-client" {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// smallBench are bench-client's smallest useful settings: one 20 req/s
+// streaming run of 0.2 s (4 requests of 2 tokens), 8 streams held open, a
+// 0.2 s vegeta comparison at 20 req/s.
+var smallBench = []string{"bench-client", "--rates", "20", "--duration", "200ms", "--tokens", "2", "--in-flight", "8", "--vegeta-rate", "20"}
+
+// TestBenchClientJSON is a smoke run (in-process server) checking the JSON
+// has every documented field with consistent counts. No speed is asserted:
+// the figures describe the machine, and CI's is shared.
+func TestBenchClientJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench-client smoke run: skipped under -short")
+	}
+	t.Parallel()
+	out, errOut, code, err := runCLI(t, append(smallBench, "--in-process", "--json")...)
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON does not parse: %v\n%.1000s", err, out)
+	}
+	for _, k := range []string{"note", "server", "go_version", "num_cpu", "tokens_per_stream", "server_itl_ms", "stream",
+		"sustained_rps", "sustained_events_per_s", "in_flight", "heap_stack_bytes_per_in_flight", "rss_bytes_per_in_flight", "pacing", "vegeta"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if s, _ := rep["server"].(string); !strings.HasPrefix(s, "in-process") {
+		t.Errorf("server = %q, want the in-process label (figures include the server)", s)
+	}
+	// Decode the typed report for the counts.
+	var typed benchReport
+	if err := json.Unmarshal([]byte(out), &typed); err != nil {
+		t.Fatal(err)
+	}
+	if len(typed.Stream) != 1 {
+		t.Fatalf("%d stream rows, want one per --rates entry (1)", len(typed.Stream))
+	}
+	row := typed.Stream[0]
+	if row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
+		t.Errorf("stream row %+v: want offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row)
+	}
+	if row.LagP99Ms < 0 || row.DispatchLagP99Ms < 0 || row.EventsPerS <= 0 {
+		t.Errorf("stream row %+v: lags must be ≥ 0 and events must have arrived", row)
+	}
+	if typed.Tokens != 2 || typed.InFlight != 8 || typed.Pacing.OfferedRPS != 20 || typed.Vegeta.RateRPS != 20 || typed.Pacing.BinMs != 10 {
+		t.Errorf("settings not echoed: tokens %d in-flight %d pacing %d vegeta %d bin %d", typed.Tokens, typed.InFlight, typed.Pacing.OfferedRPS, typed.Vegeta.RateRPS, typed.Pacing.BinMs)
+	}
+	for _, k := range []string{"offered_rps", "achieved_send_rps", "events_per_s", "ok", "scheduled", "schedule_lag_p99_ms",
+		"dispatch_lag_p99_ms", "client_bound", "cpu_ms_per_1k_events", "cpu_cores_used", "sustained"} {
+		if _, ok := rep["stream"].([]any)[0].(map[string]any)[k]; !ok {
+			t.Errorf("stream row lacks %q", k)
+		}
+	}
+}
+
+// TestBenchClientTable runs the default mode (the fast server in a child
+// process: this test binary, through TestMain) and checks the table's
+// documented columns and summary lines.
+func TestBenchClientTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench-client smoke run: skipped under -short")
+	}
+	t.Parallel()
+	out, errOut, code, err := runCLI(t, smallBench...)
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
+	}
+	lines := strings.Split(out, "\n")
+	var header string
+	for _, l := range lines {
+		if strings.Contains(l, "offered req/s") {
+			header = l
+		}
+	}
+	if header == "" {
+		t.Fatalf("no table header in:\n%s", out)
+	}
+	for _, col := range []string{"offered req/s", "sent req/s", "events/s", "ok", "lag p99 ms", "dispatch lag p99 ms",
+		"client-bound", "CPU ms/1k events", "cores used", "lag ≤ 1 ms & all ok"} {
+		if !strings.Contains(header, col) {
+			t.Errorf("header lacks column %q: %s", col, header)
+		}
+	}
+	for _, want := range []string{"not a lab result", "server: child process (client measured alone)", " 4/4 ",
+		"sustained (lag p99 ≤ 1 ms, all ok):", "memory per in-flight stream (8 held open)", "pacing at 20 req/s (non-streaming)",
+		"vegeta vs ours at 20 req/s", "targets (issue 5):"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table output lacks %q:\n%s", want, out)
+		}
+	}
+}
