@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -82,9 +83,27 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// gitCommit returns the working tree's commit (with "-dirty" when it has
-// changes), or "" outside a git checkout.
+// gitCommit returns the commit the binary was built from (Go's VCS stamp,
+// with "-dirty" for uncommitted changes), else the working tree's commit from
+// git, else "" (a copy without .git, run with `go run`).
 func gitCommit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			if modified == "true" {
+				rev += "-dirty"
+			}
+			return rev
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()

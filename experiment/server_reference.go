@@ -42,7 +42,7 @@ func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, 
 		}
 		ov = &o
 	}
-	used := integrate.NvidiaSMIUsed(r.cfg.Energy.Device)
+	used := integrate.UsedMemoryFunc(energy.UsedMemory(r.cfg.Energy.Device))
 	if r.gpuIdle == nil {
 		if b, err := used(ctx); err == nil {
 			r.gpuIdle = &b
@@ -193,8 +193,9 @@ func (a *refArm) Hook(ctx context.Context) *report.HookArm {
 		}
 		h.CallsEager += int64(o.Calls["eager"])
 		h.CallsCapture += int64(o.Calls["capture"])
-		h.Receipts = append(h.Receipts, fmt.Sprintf("override %s: target %s, mode %s, installed %v%s, served by %v, bypass suspected %v",
-			o.Name, o.Target, o.Mode, o.Installed, errSuffix(o.InstallError), o.ServedBy, o.BypassSuspected))
+		ran, why := o.CandidateRan()
+		h.Receipts = append(h.Receipts, fmt.Sprintf("override %s: target %s, mode %s, installed %v%s, served by %v; candidate ran: %v (%s)",
+			o.Name, o.Target, o.Mode, o.Installed, errSuffix(o.InstallError), o.ServedBy, ran, why))
 	}
 	return h
 }
