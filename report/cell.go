@@ -54,7 +54,8 @@ func (o CellOptions) withDefaults() CellOptions {
 
 // BuildCell summarises the raw records of one arm × offered load × repetition
 // with DESIGN.md's metric definitions:
-//   - warm-up records are counted in WarmupRecords and left out of everything else;
+//   - warm-up records are counted in WarmupRecords and left out of everything
+//     else but WindowOutputTokens (their token events inside the window);
 //   - every State key is present in States (zeros included) and the counts sum
 //     to the measured records;
 //   - latency distributions (TTFT, TTFT intended, TTFO, ITL per gap, TPOT for

@@ -453,6 +453,8 @@ func TestSummaryAndBuildCellAgree(t *testing.T) {
 		t.Fatalf("Summary throughput %g", sum.ThroughputTokPerS)
 	}
 	near(t, "Cell/Summary throughput", c.ThroughputTokPerS/sum.ThroughputTokPerS, 1, 1e-12)
+	t.Logf("window %v–%v: %g tokens (warm-up events inside %d, outside %d); throughput Summary %.4f, Cell %.4f tok/s; dispatch-lag p99 Summary %v, Cell max %v ms",
+		start, end, want, warmIn, warmOut, sum.ThroughputTokPerS, c.ThroughputTokPerS, sum.DispatchLagP99, *c.DispatchLag.MaxMs)
 	if sum.MissingUsage != c.MissingUsage || c.MissingUsage != 1 || sum.PromptMismatches != c.PromptMismatches || c.PromptMismatches != 1 {
 		t.Errorf("missing usage %d/%d, prompt mismatches %d/%d (Summary/Cell); want 1 each", sum.MissingUsage, c.MissingUsage, sum.PromptMismatches, c.PromptMismatches)
 	}
