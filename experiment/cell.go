@@ -28,6 +28,11 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	}
 	keep := &loadgen.SliceSink{}
 	sinks := []loadgen.Sink{r.jsonl, keep}
+	if r.opt.Progress != nil {
+		p := newProgressSink(r.opt.Progress, key.arm, rate, len(sched.Requests))
+		defer p.Close()
+		sinks = append(sinks, p)
+	}
 	opts := []loadgen.Option{
 		loadgen.WithArm(key.arm),
 		loadgen.WithOfferedLoad(rate),

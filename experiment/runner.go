@@ -28,8 +28,10 @@ type Options struct {
 	OutDir string
 	// Command is the command line, echoed in the manifest.
 	Command []string
-	// Log receives progress and warnings (os.Stderr when nil).
+	// Log receives progress lines and warnings (os.Stderr when nil).
 	Log io.Writer
+	// Progress, when set (a terminal), receives a progress bar per cell.
+	Progress io.Writer
 }
 
 // File names inside the output folder.

@@ -53,8 +53,11 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])))
 			}
 			var log io.Writer = cmd.ErrOrStderr()
+			var progress io.Writer
 			if quiet || asJSON {
 				log = io.Discard
+			} else if isTerminal(cmd.ErrOrStderr()) {
+				progress = cmd.ErrOrStderr()
 			}
 			ctx := cmd.Context()
 			if deadline > 0 {
@@ -68,6 +71,7 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				OutDir:     out,
 				Command:    append([]string{"transferlab"}, os.Args[1:]...),
 				Log:        log,
+				Progress:   progress,
 			})
 			if res != nil {
 				if asJSON {
@@ -94,4 +98,15 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")
 	return cmd
+}
+
+// isTerminal reports whether w is a character device (a terminal): progress
+// bars are drawn only there, never into logs or pipes.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
