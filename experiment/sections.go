@@ -207,6 +207,13 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			setF("idle_power_w", &ec.IdlePowerW, w.IdlePowerW)
 			setU("peak_vram_bytes", &ec.PeakVRAMBytes, w.VRAMPeakBytes)
 			setU("steady_vram_bytes", &ec.SteadyVRAMBytes, w.VRAMSteadyBytes)
+			ec.EnergyHeadline, ec.PowerIntegralJ = w.EnergyHeadline, w.PowerIntegralJ
+			ec.DisagreementPct, ec.DisagreementFlagged = w.DisagreementPct, w.DisagreementFlagged
+			ec.QuantisationPct, ec.BelowResolution = w.QuantisationPct, w.BelowResolution
+			ec.Throttled, ec.ProcessVRAMPeakBytes, ec.Warnings = w.Throttled, w.ProcessVRAMPeakBytes, w.Warnings
+			for _, t := range w.ThrottleReasons {
+				ec.ThrottleReasons = append(ec.ThrottleReasons, fmt.Sprintf("%s (%d samples)", t.Reason, t.Samples))
+			}
 			es.Cells = append(es.Cells, ec)
 		}
 		if in := r.cfg.Extra.Cost; in != nil {

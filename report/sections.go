@@ -82,6 +82,24 @@ type EnergyCell struct {
 	// available window (e.g. "idle_power_w" with no idle sample): they render as
 	// "not measured" and never decide or plot, whatever their zero value says.
 	Missing []string `json:"missing,omitempty"`
+
+	// The energy figure's checks (energy.Window): which reading the headline
+	// uses ("counter_delta" or "none"), the power-integral cross-check in J and
+	// its disagreement with the counter in %, whether the disagreement exceeds
+	// the flag threshold, the counter's quantisation error in % of the window's
+	// energy, whether the window was shorter than the counter's resolution,
+	// whether the GPU throttled (and why), and the sampler's warnings.
+	EnergyHeadline      string   `json:"energy_headline,omitempty"`
+	PowerIntegralJ      *float64 `json:"power_integral_j,omitempty"`
+	DisagreementPct     *float64 `json:"disagreement_pct,omitempty"`
+	DisagreementFlagged bool     `json:"disagreement_flagged,omitempty"`
+	QuantisationPct     *float64 `json:"quantisation_pct,omitempty"`
+	BelowResolution     bool     `json:"below_resolution,omitempty"`
+	Throttled           bool     `json:"throttled,omitempty"`
+	ThrottleReasons     []string `json:"throttle_reasons,omitempty"`
+	// ProcessVRAMPeakBytes is the server processes' own peak VRAM (NVML per-process), bytes.
+	ProcessVRAMPeakBytes *uint64  `json:"process_vram_peak_bytes,omitempty"`
+	Warnings             []string `json:"warnings,omitempty"`
 }
 
 // has reports whether the figure with JSON key k was measured.
