@@ -40,6 +40,10 @@ type AmdahlLoad struct {
 	// (the amdahl package's definition): the share of the possible gain that arrived.
 	TransferEfficiency float64 `json:"transfer_efficiency"`
 	TransferMetric     string  `json:"transfer_metric,omitempty"`
+	// Verdict places the TransferMetric speedup against the bound's interval:
+	// inside, below, above or unknown (amdahl.Compare); Note explains it.
+	Verdict string `json:"verdict,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // Speedup is baseline/candidate of one metric statistic with its interval.

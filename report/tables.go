@@ -91,7 +91,17 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value)})
 		}
 	}
-	return tableSection{ID: id, Heading: h, Parts: []tablePart{bound, measured}}
+	parts := []tablePart{bound, measured}
+	notes := tablePart{Header: []string{"candidate", "load (req/s)", "measured vs bound", "why"}}
+	for _, l := range s.Loads {
+		if l.Verdict != "" {
+			notes.Rows = append(notes.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), l.Verdict, l.Note})
+		}
+	}
+	if len(notes.Rows) > 0 {
+		parts = append(parts, notes)
+	}
+	return tableSection{ID: id, Heading: h, Parts: parts}
 }
 
 func energyTable(s *EnergySection, u units) tableSection {

@@ -39,7 +39,8 @@ differs), and compares arm --arm-a of A (the baseline) with arm --arm-b of B
 intervals over repetitions (resampled independently: the runs were not
 interleaved), candidate/baseline ratios, capacity at SLO and a verdict naming
 its deciding clause. It prints report.md to stdout (or the comparison as JSON
-with --json) and with --out writes compare.json, report.md and report.html.`,
+with --json) and with --out writes compare.json, report.md and report.html.
+Decision-rule flags not given default to the rule recorded in A.json.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := report.ReadResults(args[0])
@@ -50,6 +51,7 @@ with --json) and with --out writes compare.json, report.md and report.html.`,
 			if err != nil {
 				return err
 			}
+			useRecordedRule(cmd, &opts.Rule, a.Rule)
 			c, err := report.Compare(a, b, opts)
 			if err != nil {
 				return fmt.Errorf("compare %s %s: %w", args[0], args[1], err)
@@ -147,4 +149,28 @@ func verdictExit(vs []report.Verdict, enabled bool) error {
 		}
 	}
 	return nil
+}
+
+// useRecordedRule takes every decision-rule setting not given on the command
+// line from the rule recorded in A.json (the run's own config), so a compare
+// decides as the run did unless told otherwise.
+func useRecordedRule(cmd *cobra.Command, r *report.DecisionRule, rec *report.DecisionRule) {
+	if rec == nil {
+		return
+	}
+	f := cmd.Flags()
+	take := func(flag string, apply func()) {
+		if !f.Changed(flag) {
+			apply()
+		}
+	}
+	take("metric", func() { r.Metric = rec.Metric })
+	take("percentile", func() { r.Percentile = rec.Percentile })
+	take("mean", func() { r.UseMean = rec.UseMean })
+	take("margin", func() { r.RegressionMargin = rec.RegressionMargin })
+	take("vram-budget-bytes", func() { r.VRAMBudgetBytes = rec.VRAMBudgetBytes })
+	take("require-reproducible", func() { r.RequireReproducible = rec.RequireReproducible })
+	take("interval", func() { r.IntervalLevel = rec.IntervalLevel })
+	take("resamples", func() { r.Resamples = rec.Resamples })
+	take("seed", func() { r.Seed = rec.Seed })
 }
