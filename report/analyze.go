@@ -66,9 +66,14 @@ type group struct {
 	cells []Cell
 }
 
+// groupCells groups the complete cells by arm and load (incomplete cells are
+// left out: see Cell.Incomplete).
 func groupCells(r Results) []group {
 	var out []group
 	for _, c := range sortedCells(r) {
+		if c.Incomplete != "" {
+			continue
+		}
 		if n := len(out); n > 0 && out[n-1].arm == c.Arm && out[n-1].load == c.OfferedLoadRPS {
 			out[n-1].cells = append(out[n-1].cells, c)
 			continue

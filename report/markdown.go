@@ -227,6 +227,9 @@ func (m mdWriter) cells(r Results) {
 	}
 	for _, c := range sortedCells(r) {
 		m.p("### %s at %s req/s offered, repetition %d (run order %d)\n\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, c.Order)
+		if c.Incomplete != "" {
+			m.p("> **Incomplete cell, left out of statistics, ratios and verdicts:** %s\n\n", c.Incomplete)
+		}
 		m.p("| metric | n | p50 (%[1]s) | p90 (%[1]s) | p99 (%[1]s) | mean (%[1]s) |\n| --- | --- | --- | --- | --- | --- |\n", m.u("ms"))
 		for _, d := range []struct {
 			name string

@@ -115,6 +115,11 @@ type Cell struct {
 	// PromptMismatches counts measured requests whose usage.prompt_tokens
 	// differed from the scheduled input length.
 	PromptMismatches int `json:"prompt_mismatches"`
+	// Incomplete is why the cell did not run to its end (interrupt, deadline,
+	// server death); "" when it did. Analyze leaves incomplete cells out of
+	// statistics, ratios, capacity and verdicts: their surviving requests are
+	// biased toward the short ones.
+	Incomplete string `json:"incomplete,omitempty"`
 	// WarmupRecords counts warm-up records, left out of every other figure
 	// except WindowOutputTokens (their token events inside the window).
 	WarmupRecords int `json:"warmup_records"`
