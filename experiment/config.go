@@ -106,10 +106,17 @@ type RequestConfig struct {
 	Timeout time.Duration `yaml:"timeout,omitempty"`
 }
 
-// AmdahlConfig names the op the candidate replaces.
+// AmdahlConfig names the op the candidate replaces and, optionally, how the
+// run measures its addressable fraction on a launched server.
 type AmdahlConfig struct {
 	// TargetOp is the op whose time is the addressable fraction (e.g. "rmsnorm").
 	TargetOp string `yaml:"target_op"`
+	// Profile, when set (reference server only), measures f in the run: after
+	// each measured baseline cell an unmeasured profiling replay of the same
+	// schedule is profiled with the torch profiler for Profile.Window, and f is
+	// taken from that Chrome trace instead of the hook's CUDA-event timings
+	// (which miss CUDA-graph replays). See ProfileConfig (profile.go).
+	Profile *ProfileConfig `yaml:"profile,omitempty"`
 }
 
 // SLOConfig holds the service-level objectives (ms). Zero means not declared.

@@ -7,6 +7,18 @@ Token timing: first token after 20 ms + 0.02 ms per prompt token, then one token
 FAKE_ITL_MS (default 5) ms. /hook/stats reports the override manifest it was given, with
 calls counted as the real hook would count them under CUDA graphs (one eager + one capture
 call per new batch size) so a report can be checked end to end.
+
+POST /profile/start {"trace_path"} and POST /profile/stop answer as the real server does
+(ProfileWindow: trace_path, window_s, active_s, requests_done, trace_bytes; TRACE.window.json
+beside the trace). The trace is synthetic, with a share known by construction: over every
+interval of the window during which >= 1 request was in flight (their union is active_s), one
+stream runs back-to-back steps of STEP_S (the interval split into equal steps), each step
+  fake_rms_pow (TARGET_SHARE/2) fake_rms_mul (TARGET_SHARE/2) fake_rms_pow (DECOY_SHARE)
+  fake_gemm (GEMM_SHARE) idle (the rest),
+so the sequence [fake_rms_pow, fake_rms_mul] covers exactly TARGET_SHARE of the active wall
+time (f_wall = TARGET_SHARE) and TARGET_SHARE / BUSY_SHARE of GPU busy time (f_gpu); the lone
+fake_rms_pow is a decoy that only a sequence match, not a name match, leaves out. No
+record_function ranges and no CUDA-graph ids: attribution is by kernel sequence or pattern.
 """
 import argparse
 import json
@@ -17,7 +29,47 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 state = {"lock": threading.Lock(), "sizes": set(), "calls": {"eager": 0, "capture": 0, "compiling": 0},
-         "in_flight": 0}
+         "in_flight": 0, "open": {}, "closed": [], "done": 0, "next_id": 0, "prof": None}
+
+STEP_S = 0.001
+TARGET_SHARE = 0.25
+DECOY_SHARE = 0.05
+GEMM_SHARE = 0.60
+BUSY_SHARE = TARGET_SHARE + DECOY_SHARE + GEMM_SHARE
+
+
+def union_within(ivs, t0, t1):
+    """The union of intervals clipped to [t0, t1], as sorted disjoint (start, end) pairs."""
+    out = []
+    for a, b in sorted((max(a, t0), min(b, t1)) for a, b in ivs):
+        if b <= a:
+            continue
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def synthetic_trace(active, t0):
+    """Kernel events (Chrome trace, µs from t0) covering each active interval in equal steps."""
+    ev = []
+
+    def kernel(name, a, b):
+        ev.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7,
+                   "ts": round((a - t0) * 1e6, 3), "dur": round((b - a) * 1e6, 3),
+                   "args": {"device": 0, "stream": 7}})
+
+    for a, b in active:
+        n = max(1, int(round((b - a) / STEP_S)))
+        step = (b - a) / n
+        for i in range(n):
+            s = a + i * step
+            marks = [s, s + step * TARGET_SHARE / 2, s + step * TARGET_SHARE,
+                     s + step * (TARGET_SHARE + DECOY_SHARE), s + step * BUSY_SHARE]
+            for name, x, y in zip(["fake_rms_pow", "fake_rms_mul", "fake_rms_pow", "fake_gemm"], marks, marks[1:]):
+                kernel(name, x, y)
+    return {"traceEvents": ev, "displayTimeUnit": "ms"}
 
 
 def manifest_override():
@@ -73,6 +125,10 @@ class H(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(n) or b"{}")
         if self.path == "/hook/window":
             return self.send_json(200, [])
+        if self.path == "/profile/start":
+            return self.profile_start(body)
+        if self.path == "/profile/stop":
+            return self.profile_stop()
         if self.path != "/v1/completions":
             return self.send_json(404, {"error": "not found"})
         prompt = body.get("prompt")
@@ -81,6 +137,9 @@ class H(BaseHTTPRequestHandler):
         with state["lock"]:
             state["in_flight"] += 1
             b = state["in_flight"]
+            rid = state["next_id"]
+            state["next_id"] += 1
+            state["open"][rid] = time.monotonic()
             if b not in state["sizes"]:
                 state["sizes"].add(b)
                 state["calls"]["eager"] += 65
@@ -108,7 +167,40 @@ class H(BaseHTTPRequestHandler):
         finally:
             with state["lock"]:
                 state["in_flight"] -= 1
+                state["closed"].append((state["open"].pop(rid), time.monotonic()))
+                state["done"] += 1
         self.close_connection = True
+
+    def profile_start(self, body):
+        path = body.get("trace_path")
+        if not path:
+            return self.send_json(400, {"error": "trace_path: required"})
+        with state["lock"]:
+            if state["prof"] is not None:
+                return self.send_json(409, {"error": "a profile window is already open"})
+            t0 = time.monotonic()
+            # Requests that ended before the window carry nothing into it.
+            state["closed"] = [iv for iv in state["closed"] if iv[1] > t0]
+            state["prof"] = {"path": path, "t0": t0, "done0": state["done"]}
+        return self.send_json(200, {"status": "started", "trace_path": path})
+
+    def profile_stop(self):
+        with state["lock"]:
+            p = state["prof"]
+            if p is None:
+                return self.send_json(409, {"error": "no profile window is open"})
+            t1 = time.monotonic()
+            state["prof"] = None
+            ivs = list(state["closed"]) + [(a, t1) for a in state["open"].values()]
+            done = state["done"] - p["done0"]
+        active = union_within(ivs, p["t0"], t1)
+        with open(p["path"], "w") as f:
+            json.dump(synthetic_trace(active, p["t0"]), f)
+        out = {"trace_path": p["path"], "window_s": t1 - p["t0"], "active_s": sum(b - a for a, b in active),
+               "requests_done": done, "trace_bytes": os.path.getsize(p["path"])}
+        with open(p["path"] + ".window.json", "w") as f:
+            json.dump(out, f)
+        return self.send_json(200, out)
 
 
 def main():

@@ -1,0 +1,485 @@
+package experiment
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// Defaults of ProfileConfig.
+const (
+	// DefaultProfileWindow keeps a Chrome trace small: the H200 reference
+	// server writes ~58 MB per 1.3 s of torch-profiler window
+	// (results/h200-2026-11-29/README.md).
+	DefaultProfileWindow = 2 * time.Second
+	// MaxProfileWindow caps the window (a 30 s trace would be ~1.3 GB).
+	MaxProfileWindow = 30 * time.Second
+)
+
+// s timings: which isolated speedup of the validation report the bound pairs with f.
+const (
+	// STimingGraph is ValidationReport.Speedup.S measured with one call
+	// captured in a CUDA graph and replayed: what a CUDA-graph server runs, no
+	// launch gaps, but the gaps between the original's kernels inside a replay
+	// are in it.
+	STimingGraph = "graph"
+	// STimingEager is Speedup.SEager: each Python call timed eagerly with CUDA
+	// events, launch gaps included (what an eager server runs).
+	STimingEager = "eager"
+)
+
+// ProfileConfig is `amdahl.profile`: in-run measurement of f from a torch
+// profiler window on the baseline arm (reference server only).
+//
+// Pairing f with s: f is kernel time (the attributed kernels' CUPTI
+// durations) over the server's active wall time, whichever s is chosen. s
+// from a graph-timed validation report (s_timing: graph, the default) is
+// the CUDA-graph replay span of one call, which also removes the idle gaps
+// between the original's kernels inside a replay; s_timing: eager times the
+// Python call, launch gaps included, and suits an eager server. Neither is a
+// pure kernel-time ratio: the bound with graph-timed s on a CUDA-graph server
+// is the closest pair the run can make (results/h200-2026-11-29/README.md,
+// "Addressable fraction, offline").
+type ProfileConfig struct {
+	// Window is the torch-profiler window per profiled cell (default
+	// DefaultProfileWindow, at most MaxProfileWindow). It opens after the
+	// cell's load.warmup.
+	Window time.Duration `yaml:"window,omitempty"`
+	// KernelSequence attributes runs of consecutive kernels matching these
+	// regular expressions in order (amdahl.KernelSequence): how an op made of
+	// generic kernels is found in CUDA-graph replays.
+	KernelSequence []string `yaml:"kernel_sequence,omitempty"`
+	// KernelPattern attributes kernels by name (amdahl.KernelPattern).
+	KernelPattern string `yaml:"kernel_pattern,omitempty"`
+	// Annotation is the record_function range name around the target's calls
+	// (default amdahl.DefaultTargetAnnotation, "transferlab::target").
+	Annotation string `yaml:"annotation,omitempty"`
+	// STiming picks s from the validation report: graph (default,
+	// Speedup.S, CUDA-graph timed) or eager (Speedup.SEager).
+	STiming string `yaml:"s_timing,omitempty"`
+}
+
+// profileKeys are ProfileConfig's YAML keys (unknown keys are rejected).
+var profileKeys = []string{"window", "kernel_sequence", "kernel_pattern", "annotation", "s_timing"}
+
+// UnmarshalYAML decodes and validates `amdahl.profile`, rejecting unknown
+// keys; errors name the field and the line.
+func (p *ProfileConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("amdahl.profile (line %d): want a mapping with keys %v", n.Line, profileKeys)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(profileKeys, k.Value) {
+			return fmt.Errorf("amdahl.profile.%s (line %d): unknown key (want one of %v)", k.Value, k.Line, profileKeys)
+		}
+	}
+	type plain ProfileConfig
+	var v plain
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("amdahl.profile (line %d): %w", n.Line, err)
+	}
+	*p = ProfileConfig(v)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	return nil
+}
+
+// Validate reports every problem at once, each naming its field.
+func (p *ProfileConfig) Validate() error {
+	var errs []error
+	if p.Window < 0 || p.Window > MaxProfileWindow {
+		errs = append(errs, fmt.Errorf("amdahl.profile.window: %s, want in (0, %s] (0 or unset: %s)", p.Window, MaxProfileWindow, DefaultProfileWindow))
+	}
+	for i, s := range p.KernelSequence {
+		if s == "" {
+			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: empty", i))
+		} else if _, err := regexp.Compile(s); err != nil {
+			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: %w", i, err))
+		}
+	}
+	if p.KernelPattern != "" {
+		if _, err := regexp.Compile(p.KernelPattern); err != nil {
+			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_pattern: %w", err))
+		}
+	}
+	switch p.STiming {
+	case "", STimingGraph, STimingEager:
+	default:
+		errs = append(errs, fmt.Errorf("amdahl.profile.s_timing: %q, want graph or eager", p.STiming))
+	}
+	return errors.Join(errs...)
+}
+
+// effective returns a copy with the defaults filled in.
+func (p ProfileConfig) effective() ProfileConfig {
+	if p.Window == 0 {
+		p.Window = DefaultProfileWindow
+	}
+	if p.Annotation == "" {
+		p.Annotation = amdahl.DefaultTargetAnnotation
+	}
+	if p.STiming == "" {
+		p.STiming = STimingGraph
+	}
+	return p
+}
+
+// options are the attribution options of amdahl's Chrome reader.
+func (p ProfileConfig) options() ([]amdahl.Option, error) {
+	opts := []amdahl.Option{amdahl.TargetAnnotation(p.Annotation)}
+	if len(p.KernelSequence) > 0 {
+		steps := make([]*regexp.Regexp, len(p.KernelSequence))
+		for i, s := range p.KernelSequence {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: %w", i, err)
+			}
+			steps[i] = re
+		}
+		opts = append(opts, amdahl.KernelSequence(steps))
+	}
+	if p.KernelPattern != "" {
+		re, err := regexp.Compile(p.KernelPattern)
+		if err != nil {
+			return nil, fmt.Errorf("amdahl.profile.kernel_pattern: %w", err)
+		}
+		opts = append(opts, amdahl.KernelPattern(re))
+	}
+	return opts, nil
+}
+
+// stopPacer releases requests as its inner pacer says until stop is called,
+// then releases no more: the requests it never released end not_sent, and
+// those in flight finish normally (nothing is cancelled inside the server).
+type stopPacer struct {
+	loadgen.Pacer
+	stopped atomic.Bool
+}
+
+func (p *stopPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if p.stopped.Load() {
+		return 0, true
+	}
+	return p.Pacer.Pace(elapsed, hits)
+}
+
+func (p *stopPacer) stop() { p.stopped.Store(true) }
+
+// replayOptions are loadgen's options for one replay of a cell's schedule
+// as the config asks (request shape, timeout, warm-up, in-flight cap),
+// labelled with arm, offered load (req/s) and repetition.
+func (r *runner) replayOptions(arm string, rateRPS float64, rep int) []loadgen.Option {
+	opts := []loadgen.Option{
+		loadgen.WithArm(arm),
+		loadgen.WithOfferedLoad(rateRPS),
+		loadgen.WithRepetition(rep),
+		loadgen.WithModel(r.cfg.Request.Model),
+		loadgen.WithTimeout(r.cfg.Request.Timeout),
+		loadgen.WithWarmup(r.cfg.Load.Warmup),
+		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
+	}
+	if r.cfg.Load.MaxInFlight > 0 {
+		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
+	}
+	return opts
+}
+
+// profileStopTimeout bounds ProfileStop: the server exports the trace
+// (~90 MB for 2 s on the H200) before it answers.
+const profileStopTimeout = 5 * time.Minute
+
+// ProfileRecord is what one profiling pass left, kept in the results
+// manifest (manifest.server.<baseline>.amdahl_profiles) beside the trace.
+type ProfileRecord struct {
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+	// Trace is the Chrome trace (gzip) relative to the output folder; Summary
+	// the amdahl.Summary written beside it.
+	Trace   string `json:"trace"`
+	Summary string `json:"summary"`
+	// WindowS and ActiveS are the server's profiler window and the time in it
+	// with ≥ 1 request in flight (s, the server's monotonic clock): ActiveS is
+	// f_wall's denominator.
+	WindowS float64 `json:"window_s"`
+	ActiveS float64 `json:"active_s"`
+	// ClientActiveS is the same active time from the profiling replay's
+	// requests ([sent, end] on the client's clock, clipped to the span from
+	// ProfileStart's answer to the ProfileStop call): a cross-check only.
+	ClientActiveS float64 `json:"client_active_s"`
+	RequestsDone  int     `json:"requests_done"`
+	TraceBytes    int64   `json:"trace_bytes"`
+	// Replay counts the profiling replay's requests by state; none of them is
+	// in records.jsonl or in any cell.
+	Replay map[string]int `json:"replay_states"`
+	FGPU   amdahl.Num     `json:"f_gpu"`
+	FWall  amdahl.Num     `json:"f_wall"`
+	FExcl  amdahl.Num     `json:"f_excl"`
+	// FMeasures says what f counts; STiming which s the bound pairs it with.
+	FMeasures string              `json:"f_measures"`
+	STiming   string              `json:"s_timing"`
+	Attr      *amdahl.Attribution `json:"attribution,omitempty"`
+	Kernels   []string            `json:"target_kernels,omitempty"`
+	Warnings  []string            `json:"warnings,omitempty"`
+}
+
+// fMeasures describes f from a profile, for the manifest.
+const fMeasures = "kernel time: |∪ attributed target kernels| (CUPTI durations in the torch-profiler Chrome trace) / server active wall time (active_s over the profiler window)"
+
+// profilePass runs the unmeasured profiling replay of the cell that just
+// ended on this (baseline) server and returns f from its trace. The cell is
+// the runner's next one in RunOrder (runCell appends it after Profile
+// returns). Its records go to a slice that is dropped: never to
+// records.jsonl, never to a cell.
+func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
+	r := a.run
+	idx := len(r.cells)
+	if idx >= len(r.res.RunOrder) {
+		return nil, fmt.Errorf("profiling pass: cell %d is not in the run order (%d cells)", idx, len(r.res.RunOrder))
+	}
+	k := r.res.RunOrder[idx]
+	if k.Arm != a.arm.Name {
+		return nil, fmt.Errorf("profiling pass: cell %d of the run order is arm %s, this server is %s", idx, k.Arm, a.arm.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("profiling pass skipped: %w", context.Cause(ctx))
+	}
+	li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
+	sched := r.scheds[li]
+	pc := a.prof
+	dir := filepath.Join(r.opt.OutDir, "servers", a.arm.Name, "profiles")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	stem := fmt.Sprintf("load%srps-rep%d", strconv.FormatFloat(k.OfferedLoadRPS, 'g', -1, 64), k.Repetition)
+	tracePath, err := filepath.Abs(filepath.Join(dir, stem+".trace.json"))
+	if err != nil {
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	fmt.Fprintf(r.log, "profiling pass (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s, repetition %d: replaying the cell's %d requests, torch-profiler window %s after the %s warm-up → %s\n",
+		RecordsFile, a.arm.Name, k.OfferedLoadRPS, k.Repetition, len(sched.Requests), pc.Window, r.cfg.Load.Warmup, tracePath)
+
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-a.Died():
+			cancel()
+		case <-pctx.Done():
+		}
+	}()
+	pacer := &stopPacer{Pacer: loadgen.NewTracePacer(sched)}
+	keep := &loadgen.SliceSink{}
+	opts := r.replayOptions(a.arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition)
+	type replayed struct {
+		sum loadgen.Summary
+		err error
+	}
+	done := make(chan replayed, 1)
+	go func() {
+		sum, err := loadgen.Replay(pctx, a, sched, pacer, keep, opts...)
+		done <- replayed{sum, err}
+	}()
+	var rep *replayed
+	wait := func(d time.Duration) {
+		if rep != nil {
+			return
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-pctx.Done():
+		case x := <-done:
+			rep = &x
+		}
+	}
+	finish := func() replayed {
+		pacer.stop()
+		if rep == nil {
+			x := <-done
+			rep = &x
+		}
+		return *rep
+	}
+
+	wait(r.cfg.Load.Warmup)
+	if rep != nil || pctx.Err() != nil {
+		got := finish()
+		why := errors.Join(context.Cause(pctx), got.err)
+		if why == nil {
+			why = fmt.Errorf("its %d requests were all sent and answered", len(sched.Requests))
+		}
+		return nil, fmt.Errorf("profiling pass: the replay ended before the %s warm-up was over: %w", r.cfg.Load.Warmup, why)
+	}
+	if err := a.ProfileStart(pctx, tracePath); err != nil {
+		finish()
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	from := time.Now()
+	wait(pc.Window)
+	to := time.Now()
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(pctx), profileStopTimeout)
+	win, stopErr := a.ProfileStop(sctx)
+	scancel()
+	got := finish()
+	if stopErr != nil {
+		return nil, fmt.Errorf("profiling pass: %w", stopErr)
+	}
+	if got.err != nil {
+		return nil, fmt.Errorf("profiling pass: replay: %w", got.err)
+	}
+	if !(win.ActiveS > 0) {
+		return nil, fmt.Errorf("profiling pass: server %s: no request was in flight during the %.3f s profiler window (active_s %v)", a.BaseURL(), win.WindowS, win.ActiveS)
+	}
+	opt, err := pc.options()
+	if err != nil {
+		return nil, err
+	}
+	activeWall := time.Duration(math.Round(win.ActiveS * 1e9))
+	sum, err := amdahl.Summarize(ctx, win.TracePath, amdahl.FormatChrome, amdahl.SummaryConfig{
+		ActiveWall: activeWall, Options: opt, Boot: []amdahl.BootOption{amdahl.Seed(uint64(r.cfg.Seed))},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	if !sum.Complete {
+		return nil, fmt.Errorf("profiling pass: %s: %d CUDA-graph-replayed kernels were not attributed (target work missed, f would be an underestimate): set amdahl.profile.kernel_sequence or kernel_pattern to the target's kernels",
+			win.TracePath, sum.Attribution.GraphUnattributed)
+	}
+	if sum.Fractions.TargetGPU == 0 {
+		return nil, fmt.Errorf("profiling pass: %s: no kernel was attributed to the target (annotation %q, kernel_sequence %q, kernel_pattern %q)",
+			win.TracePath, pc.Annotation, pc.KernelSequence, pc.KernelPattern)
+	}
+	gz, err := gzipFile(win.TracePath)
+	if err != nil {
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	sum.File = gz
+	rec := ProfileRecord{
+		OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition,
+		Trace: relTo(r.opt.OutDir, gz), Summary: relTo(r.opt.OutDir, filepath.Join(dir, stem+".summary.json")),
+		WindowS: win.WindowS, ActiveS: win.ActiveS, RequestsDone: win.RequestsDone, TraceBytes: win.TraceBytes,
+		ClientActiveS: clientActive(got.sum.Start, keep.Records, from, to).Seconds(),
+		Replay:        replayStates(keep.Records),
+		FGPU:          sum.Fractions.FGPU, FWall: sum.Fractions.FWall, FExcl: sum.Fractions.FExcl,
+		FMeasures: fMeasures, STiming: pc.STiming, Attr: sum.Attribution, Kernels: sum.TargetKernels, Warnings: sum.Warnings,
+	}
+	if err := writeSummary(filepath.Join(dir, stem), sum); err != nil {
+		return nil, fmt.Errorf("profiling pass: %w", err)
+	}
+	a.addProfileRecord(rec)
+	fmt.Fprintf(r.log, "profiling pass for arm %s at %g req/s, repetition %d: f_wall %s, f_gpu %s (kernel time / server active %.3f s of a %.3f s window; client saw %.3f s active); trace %s\n",
+		a.arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace)
+	fr := sum.Fractions
+	fr.Source = string(amdahl.FormatChrome)
+	return &fr, nil
+}
+
+// addProfileRecord keeps rec in the results manifest under this arm's server.
+func (a *refArm) addProfileRecord(rec ProfileRecord) {
+	m := a.run.res.Manifest.Server
+	if m == nil {
+		m = map[string]any{}
+		a.run.res.Manifest.Server = m
+	}
+	info, _ := m[a.arm.Name].(map[string]any)
+	if info == nil {
+		info = map[string]any{}
+		m[a.arm.Name] = info
+	}
+	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	info["amdahl_profiles"] = append(recs, rec)
+}
+
+// clientActive is |∪ requests' [sent, end] ∩ [from, to]| from the replay's
+// records (offsets from start on the client's monotonic clock).
+func clientActive(start time.Time, recs []loadgen.Record, from, to time.Time) time.Duration {
+	ivs := activeIntervals(start, recs)
+	w := []amdahl.Interval{{Start: time.Duration(from.UnixNano()), End: time.Duration(to.UnixNano())}}
+	return amdahl.UnionLength(amdahl.Intersect(amdahl.Union(ivs), w))
+}
+
+func replayStates(recs []loadgen.Record) map[string]int {
+	out := map[string]int{}
+	for i := range recs {
+		out[string(recs[i].State)]++
+	}
+	return out
+}
+
+// writeSummary writes stem.summary.json and stem.summary.txt.
+func writeSummary(stem string, sum amdahl.Summary) error {
+	b, err := json.MarshalIndent(sum, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(stem+".summary.json", append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	f, err := os.Create(stem + ".summary.txt")
+	if err != nil {
+		return err
+	}
+	if err := sum.WriteText(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// gzipFile compresses path to path.gz and removes path (a Chrome trace
+// shrinks ~10×; amdahl reads either). It returns the new path.
+func gzipFile(path string) (string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	out, err := os.Create(path + ".gz")
+	if err != nil {
+		return "", err
+	}
+	zw := gzip.NewWriter(out)
+	_, err = io.Copy(zw, in)
+	err = errors.Join(err, zw.Close(), out.Close())
+	if err != nil {
+		os.Remove(path + ".gz")
+		return "", fmt.Errorf("compressing %s: %w", path, err)
+	}
+	in.Close()
+	if err := os.Remove(path); err != nil {
+		return "", err
+	}
+	return path + ".gz", nil
+}
+
+// relTo is p relative to dir when it can be expressed so, else p.
+func relTo(dir, p string) string {
+	ad, err1 := filepath.Abs(dir)
+	ap, err2 := filepath.Abs(p)
+	if err1 != nil || err2 != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(ad, ap); err == nil {
+		return rel
+	}
+	return p
+}

@@ -1,0 +1,425 @@
+package experiment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/integrate"
+)
+
+// TestProfileConfigYAML checks amdahl.profile's decoding: defaults, and
+// errors that name the field (and line) for each bad value.
+func TestProfileConfigYAML(t *testing.T) {
+	t.Parallel()
+	const head = "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\n"
+	cases := []struct {
+		name string
+		prof string
+		want []string // substrings of the error; none: must parse
+		eff  ProfileConfig
+	}{
+		{name: "defaults", prof: "{kernel_pattern: '^tl_'}",
+			eff: ProfileConfig{Window: 2 * time.Second, KernelPattern: "^tl_", Annotation: "transferlab::target", STiming: "graph"}},
+		{name: "everything", prof: "{window: 1500ms, kernel_sequence: [a, 'b.*c'], annotation: my::range, s_timing: eager}",
+			eff: ProfileConfig{Window: 1500 * time.Millisecond, KernelSequence: []string{"a", "b.*c"}, Annotation: "my::range", STiming: "eager"}},
+		{name: "unknown key", prof: "{windo: 1s}", want: []string{"amdahl.profile.windo", "unknown key", "line 6"}},
+		{name: "bad values at once", prof: "{window: 40s, kernel_sequence: ['(', ''], kernel_pattern: '[', s_timing: cuda}",
+			want: []string{"amdahl.profile.window", "amdahl.profile.kernel_sequence[0]", "amdahl.profile.kernel_sequence[1]: empty", "amdahl.profile.kernel_pattern", "amdahl.profile.s_timing"}},
+		{name: "negative window", prof: "{window: -1s}", want: []string{"amdahl.profile.window"}},
+		{name: "not a mapping", prof: "[1]", want: []string{"amdahl.profile", "mapping"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse(strings.NewReader(head+"amdahl:\n  profile: "+tc.prof+"\n"), "test.yaml", ".")
+			if len(tc.want) > 0 {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error does not name %q:\n%v", w, err)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := cfg.Amdahl.Profile.effective()
+			if fmt.Sprint(got) != fmt.Sprint(tc.eff) {
+				t.Errorf("effective = %+v, want %+v", got, tc.eff)
+			}
+		})
+	}
+}
+
+// valShape is one captured row of a fake validation report (µs).
+type valShape struct {
+	count                    int
+	orig, cand, origE, candE float64
+}
+
+// geoMean is the count-weighted geometric mean of orig/cand (or the eager pair).
+func geoMean(rows []valShape, eager bool) float64 {
+	var num, den float64
+	for _, r := range rows {
+		s := r.orig / r.cand
+		if eager {
+			s = r.origE / r.candE
+		}
+		num += float64(r.count) * math.Log(s)
+		den += float64(r.count)
+	}
+	return math.Exp(num / den)
+}
+
+// writeValidation writes a candidate kernel file and a passing validation
+// report for it (the fields integrate.ReadValidationReport and
+// CheckValidation read, with the candidate's sha256), and returns the
+// override. timing "" writes a report from before graph timing (no timing,
+// no s_eager, no eager columns). sOverride, when > 0, replaces speedup.s
+// (an inconsistent report).
+func writeValidation(t *testing.T, dir, timing string, rows []valShape, sOverride float64) ArmConfig {
+	t.Helper()
+	k := filepath.Join(dir, "k.py")
+	src := []byte("def f(self, x):\n    return x\n")
+	if err := os.WriteFile(k, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(src)
+	var shapes []map[string]any
+	for i, r := range rows {
+		sh := map[string]any{"set": "captured", "signature": []any{[]int{i + 1, 4096}, "bfloat16"}, "count": r.count,
+			"orig_us": r.orig, "cand_us": r.cand, "speedup": r.orig / r.cand, "first_failing_gate": nil}
+		if timing != "" {
+			sh["orig_eager_us"], sh["cand_eager_us"] = r.origE, r.candE
+		}
+		shapes = append(shapes, sh)
+	}
+	shapes = append(shapes, map[string]any{"set": "stress", "name": "odd", "signature": []any{[]int{3, 7}}, "count": 0,
+		"orig_us": 1.0, "cand_us": 100.0, "speedup": 0.01}) // stress rows never enter s
+	sp := map[string]any{"s": geoMean(rows, false), "method": "test"}
+	if timing != "" {
+		sp["timing"], sp["s_eager"] = timing, geoMean(rows, true)
+	}
+	if sOverride > 0 {
+		sp["s"] = sOverride
+	}
+	rep := map[string]any{"format": integrate.ValidationFormat, "verdict": "pass", "reason": "every gate passed",
+		"target": "m:C.forward", "candidate": k + ":f", "candidate_file": k, "candidate_sha256": hex.EncodeToString(sum[:]),
+		"captured_signatures": len(rows), "validated_signatures": len(rows), "coverage": 1.0,
+		"speedup": sp, "shapes": shapes}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vp := filepath.Join(dir, "validation.json")
+	if err := os.WriteFile(vp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ArmConfig{Name: "cand", Override: &integrate.Override{Target: "m:C.forward", Candidate: "k.py:f", Mode: integrate.ModeOn,
+		ValidationReport: "validation.json", BaseDir: dir}}
+}
+
+var testShapes = []valShape{
+	{count: 300, orig: 28, cand: 5, origE: 74, candE: 9},
+	{count: 100, orig: 12, cand: 4, origE: 60, candE: 8},
+	{count: 10, orig: 90, cand: 30, origE: 150, candE: 40},
+}
+
+// TestValidatedSpeedupTiming checks that s is read from the validation
+// report with the timing amdahl.profile.s_timing asks for, reproduces the
+// report's own aggregate, and that mismatches are refused with the field named.
+func TestValidatedSpeedupTiming(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		report    string // timing written into the report
+		sOverride float64
+		profile   *ProfileConfig
+		want      float64 // 0: an error is expected
+		wantErr   string
+	}{
+		{name: "no profile: report's own timing", report: "graph", want: geoMean(testShapes, false)},
+		{name: "graph", report: "graph", profile: &ProfileConfig{STiming: "graph"}, want: geoMean(testShapes, false)},
+		{name: "default is graph", report: "graph", profile: &ProfileConfig{}, want: geoMean(testShapes, false)},
+		{name: "eager", report: "graph", profile: &ProfileConfig{STiming: "eager"}, want: geoMean(testShapes, true)},
+		{name: "eager from an eager-timed report", report: "eager", profile: &ProfileConfig{STiming: "eager"}, want: geoMean(testShapes, true)},
+		{name: "graph from an eager-timed report", report: "eager", profile: &ProfileConfig{STiming: "graph"}, wantErr: "speedup.timing"},
+		{name: "legacy report is eager", report: "", profile: &ProfileConfig{STiming: "eager"}, want: geoMean(testShapes, false)},
+		{name: "legacy report refuses graph", report: "", profile: &ProfileConfig{STiming: "graph"}, wantErr: "speedup.timing"},
+		{name: "inconsistent s", report: "graph", sOverride: 2, profile: &ProfileConfig{}, wantErr: "field speedup.s is 2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			arm := writeValidation(t, t.TempDir(), tc.report, testShapes, tc.sOverride)
+			r := &runner{cfg: Config{Seed: 1, Amdahl: AmdahlConfig{TargetOp: "rmsnorm", Profile: tc.profile}}}
+			est, err := r.validatedSpeedup(arm)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The report's aggregate and ours are the same formula on the same
+			// numbers: only float rounding separates them.
+			if got := float64(est.Value); math.Abs(got-tc.want) > 1e-9*tc.want {
+				t.Errorf("s = %.12g, want %.12g", got, tc.want)
+			}
+			if !(float64(est.Lo) <= float64(est.Value) && float64(est.Value) <= float64(est.Hi)) || est.N != len(testShapes) {
+				t.Errorf("interval = [%v, %v] around %v, n %d", est.Lo, est.Value, est.Hi, est.N)
+			}
+		})
+	}
+}
+
+// TestCommittedValidationReports reads s from the H200 validation reports the
+// shipped configs name, with both timings, and checks the values the H200
+// notes quote (amdahl/H200.md: 4.302 eager; results README: 6.47 graph).
+func TestCommittedValidationReports(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		report, timing string
+		want           float64
+	}{
+		{"validation-2026-11-29/validation-llama_rmsnorm_forward.json", "eager", 4.302},
+		{"validation-2026-11-29/rerun-graph-timing/validation-llama_rmsnorm_forward.json", "graph", 6.468},
+		{"validation-2026-11-29/rerun-graph-timing/validation-llama_rmsnorm_forward.json", "eager", 7.899},
+	}
+	for _, tc := range cases {
+		t.Run(tc.report+"/"+tc.timing, func(t *testing.T) {
+			t.Parallel()
+			rep, err := integrate.ReadValidationReport(filepath.Join("..", "results", tc.report))
+			if err != nil {
+				t.Skipf("committed report not readable: %v", err)
+			}
+			rows, want, field, err := speedupRows(rep, tc.timing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := amdahl.IsolatedSpeedup(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(s-*want) > 1e-6**want || math.Abs(s-tc.want) > 1e-3 {
+				t.Errorf("s = %.6g, report's %s = %.6g, notes say %.4g", s, field, *want, tc.want)
+			}
+		})
+	}
+}
+
+// fakeShare* are integrate/testdata/fake_refserver.py's constants: the target
+// sequence [fake_rms_pow, fake_rms_mul] covers fakeTargetShare of the active
+// wall time, all kernels fakeBusyShare of it, and a lone fake_rms_pow decoy
+// fakeDecoyShare.
+const (
+	fakeTargetShare = 0.25
+	fakeDecoyShare  = 0.05
+	fakeBusyShare   = 0.90
+)
+
+const refProfileConfig = `
+name: ref-profile-test
+seed: 3
+trace: {path: trace.csv}
+load: {mode: constant, rates_rps: [40], warmup: 1s, duration: 2s}
+server:
+  kind: reference
+  reference:
+    python: %s
+    ready_timeout: 60s
+    env: [FAKE_ITL_MS=5]
+arms:
+  - name: baseline
+  - name: cand
+    override: {target: 'm:C.forward', candidate: 'k.py:f', mode: 'on', validation_report: validation.json}
+amdahl:
+  target_op: rmsnorm
+  profile:
+    window: 1s
+    kernel_sequence: ['^fake_rms_pow$', '^fake_rms_mul$']
+energy: {disabled: true}
+`
+
+// TestReferenceProfilePass runs a reference-kind experiment against the
+// CPU fake server (integrate/testdata/fake_refserver.py) with amdahl.profile
+// set, and checks: f in the Amdahl section equals the share the fake's
+// synthetic trace has by construction; the profiling replay added nothing to
+// records.jsonl or the cells; the trace is kept and named in the manifest;
+// s comes from the validation report; the bound is Amdahl's formula of both.
+func TestReferenceProfilePass(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: the fake reference server cannot run")
+	}
+	fake, err := filepath.Abs(filepath.Join("..", "integrate", "testdata", "fakepython"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	for i := range 40 {
+		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,%d,%d\n", 10+i, 24+i%16, 6+i%5)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeValidation(t, dir, "graph", testShapes, 0)
+	cfg, err := Parse(strings.NewReader(fmt.Sprintf(refProfileConfig, fake)), "ref.yaml", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg, Options{OutDir: out, Log: &log})
+	if err != nil {
+		t.Fatalf("run: %v\nlog:\n%s", err, log.String())
+	}
+	t.Logf("log:\n%s", log.String())
+
+	// f: the fake's trace gives the target sequence exactly fakeTargetShare
+	// of the server's active time (steps split each active interval evenly)
+	// and fakeTargetShare/fakeBusyShare of the busy time. Timestamps are
+	// written to the ns (µs with 3 decimals), so only rounding separates f
+	// from the share: 1e-4 absolute is far above that and far below the 0.05
+	// a decoy kernel counted by mistake would add.
+	a := res.Amdahl
+	if a == nil || a.NotMeasured != "" || len(a.Loads) != 1 {
+		t.Fatalf("amdahl section = %+v", a)
+	}
+	l := a.Loads[0]
+	if math.Abs(l.FWall-fakeTargetShare) > 1e-4 {
+		t.Errorf("f_wall = %.6f, want %.2f (the constructed share)", l.FWall, fakeTargetShare)
+	}
+	if l.FGPU == nil || math.Abs(*l.FGPU-fakeTargetShare/fakeBusyShare) > 1e-4 {
+		t.Errorf("f_gpu = %v, want %.6f", l.FGPU, fakeTargetShare/fakeBusyShare)
+	}
+	wantS := geoMean(testShapes, false)
+	if math.Abs(l.S-wantS) > 1e-9*wantS {
+		t.Errorf("s = %.9g, want %.9g (the fake report's graph-timed s)", l.S, wantS)
+	}
+	if b := 1 / ((1 - l.FWall) + l.FWall/l.S); math.Abs(l.Bound-b) > 1e-9 {
+		t.Errorf("bound = %.9g, want 1/((1-f)+f/s) = %.9g", l.Bound, b)
+	}
+
+	// The profiling pass left nothing in the measured data.
+	var n int
+	f, err := os.Open(filepath.Join(out, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var rec struct {
+			Arm string `json:"arm"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Arm != "baseline" && rec.Arm != "cand" {
+			t.Errorf("records.jsonl holds a record of arm %q", rec.Arm)
+		}
+		n++
+	}
+	eff := cfg.Effective()
+	cs, err := cellSchedule(mustBase(t, &eff), eff.Load, 40, eff.Seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := 2 * len(cs.Requests) // baseline and candidate cells replay the same schedule
+	if len(res.Cells) != 2 || n != sched {
+		t.Errorf("records.jsonl has %d records for %d cells scheduling %d requests: the profiling pass must add none", n, len(res.Cells), sched)
+	}
+
+	// The trace is kept, named in the manifest, and says what f measures.
+	info, _ := res.Manifest.Server["baseline"].(map[string]any)
+	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	if len(recs) != 1 {
+		t.Fatalf("manifest.server.baseline.amdahl_profiles = %v", info["amdahl_profiles"])
+	}
+	pr := recs[0]
+	if pr.Trace != filepath.Join("servers", "baseline", "profiles", "load40rps-rep0.trace.json.gz") || pr.STiming != "graph" || pr.FMeasures == "" {
+		t.Errorf("profile record = %+v", pr)
+	}
+	if pr.Replay["not_sent"] == 0 || pr.Replay["ok"] == 0 {
+		t.Errorf("profiling replay states = %v: want requests answered, and the rest never sent once the window closed", pr.Replay)
+	}
+	if !(pr.ActiveS > 0.5 && pr.ActiveS <= pr.WindowS) {
+		t.Errorf("active_s = %v of window_s %v", pr.ActiveS, pr.WindowS)
+	}
+	trace := filepath.Join(out, pr.Trace)
+	raw, err := os.ReadFile(filepath.Join(out, ResultsFile))
+	if err != nil || !bytes.Contains(raw, []byte(`"amdahl_profiles"`)) {
+		t.Errorf("results.json does not carry the profile record (%v)", err)
+	}
+	if !strings.Contains(log.String(), "profiling pass (unmeasured") {
+		t.Errorf("log does not label the profiling pass")
+	}
+
+	// The decoy is real: a name pattern (instead of the sequence) counts it.
+	s, err := amdahl.Summarize(ctx, trace, amdahl.FormatChrome, amdahl.SummaryConfig{
+		ActiveWall: time.Duration(pr.ActiveS * 1e9), Options: []amdahl.Option{amdahl.KernelPattern(regexp.MustCompile("^fake_rms_"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := float64(s.Fractions.FWall); math.Abs(got-(fakeTargetShare+fakeDecoyShare)) > 1e-4 {
+		t.Errorf("f_wall by name pattern = %.6f, want %.2f", got, fakeTargetShare+fakeDecoyShare)
+	}
+}
+
+// TestShippedConfigsPairS loads every shipped config that sets amdahl.profile
+// and reads each candidate's s with its s_timing, as the run's Amdahl section
+// will: a config whose validation report cannot give that timing (or is
+// stale for its kernel file and captured set) fails here, not on the GPU.
+func TestShippedConfigsPairS(t *testing.T) {
+	t.Chdir("..")
+	files, err := filepath.Glob("configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs found: %v", err)
+	}
+	for _, f := range files {
+		cfg, _, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Amdahl.Profile == nil {
+			continue
+		}
+		for _, arm := range cfg.Arms[1:] {
+			t.Run(filepath.Base(f)+"/"+arm.Name, func(t *testing.T) {
+				if arm.Override == nil {
+					t.Skip("no kernel override")
+				}
+				r := &runner{cfg: cfg.Effective()}
+				est, err := r.validatedSpeedup(arm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("s = %.4f [%.4f, %.4f] (%s)", est.Value, est.Lo, est.Hi, est.Method)
+			})
+		}
+	}
+}
