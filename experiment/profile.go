@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -346,6 +347,9 @@ func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
 	if got.err != nil {
 		return nil, fmt.Errorf("profiling pass: replay: %w", got.err)
 	}
+	if win.ActiveS > win.WindowS*(1+1e-6) {
+		return nil, fmt.Errorf("profiling pass: server %s: field active_s %v exceeds window_s %v", a.BaseURL(), win.ActiveS, win.WindowS)
+	}
 	if !(win.ActiveS > 0) {
 		return nil, fmt.Errorf("profiling pass: server %s: no request was in flight during the %.3f s profiler window (active_s %v)", a.BaseURL(), win.WindowS, win.ActiveS)
 	}
@@ -385,6 +389,10 @@ func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
 	if err := writeSummary(filepath.Join(dir, stem), sum); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
+	if d := math.Abs(rec.ClientActiveS - win.ActiveS); d > 0.1*win.ActiveS && d > 0.05 {
+		fmt.Fprintf(r.log, "warning: profiling pass for arm %s at %g req/s: the server counted %.3f s active in its window, the client %.3f s between ProfileStart's answer and the ProfileStop call; f_wall uses the server's\n",
+			a.arm.Name, k.OfferedLoadRPS, win.ActiveS, rec.ClientActiveS)
+	}
 	a.addProfileRecord(rec)
 	fmt.Fprintf(r.log, "profiling pass for arm %s at %g req/s, repetition %d: f_wall %s, f_gpu %s (kernel time / server active %.3f s of a %.3f s window; client saw %.3f s active); trace %s\n",
 		a.arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace)
@@ -407,6 +415,31 @@ func (a *refArm) addProfileRecord(rec ProfileRecord) {
 	}
 	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
 	info["amdahl_profiles"] = append(recs, rec)
+}
+
+// profileSource says where the baseline's f at offered load rateRPS came
+// from when amdahl.profile measured it: the Chrome traces (relative to the
+// output folder), what f counts and which s it is paired with. It is ""
+// when no profiling pass at that load succeeded. Meant for the Amdahl
+// section's per-load source.
+func (r *runner) profileSource(rateRPS float64) string {
+	if len(r.cfg.Arms) == 0 || r.cfg.Amdahl.Profile == nil {
+		return ""
+	}
+	info, _ := r.res.Manifest.Server[r.cfg.Arms[0].Name].(map[string]any)
+	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	var traces []string
+	timing := ""
+	for _, p := range recs {
+		if p.OfferedLoadRPS == rateRPS {
+			traces = append(traces, p.Trace)
+			timing = p.STiming
+		}
+	}
+	if len(traces) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("torch-profiler Chrome trace %s of unmeasured profiling replays; f = %s; s timing %s", strings.Join(traces, ", "), fMeasures, timing)
 }
 
 // clientActive is |∪ requests' [sent, end] ∩ [from, to]| from the replay's

@@ -371,6 +371,19 @@ func TestReferenceProfilePass(t *testing.T) {
 		t.Errorf("active_s = %v of window_s %v", pr.ActiveS, pr.WindowS)
 	}
 	trace := filepath.Join(out, pr.Trace)
+	if _, err := os.Stat(trace); err != nil {
+		t.Errorf("trace not kept: %v", err)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(trace, ".trace.json.gz") + ".summary.json"); err != nil {
+		t.Errorf("summary not kept: %v", err)
+	}
+	r := &runner{cfg: eff, res: res}
+	if src := r.profileSource(40); !strings.Contains(src, pr.Trace) || !strings.Contains(src, "s timing graph") {
+		t.Errorf("profileSource(40) = %q", src)
+	}
+	if src := r.profileSource(41); src != "" {
+		t.Errorf("profileSource(41) = %q, want empty (no such load)", src)
+	}
 	raw, err := os.ReadFile(filepath.Join(out, ResultsFile))
 	if err != nil || !bytes.Contains(raw, []byte(`"amdahl_profiles"`)) {
 		t.Errorf("results.json does not carry the profile record (%v)", err)
