@@ -267,6 +267,7 @@ energy: {disabled: true}
 // records.jsonl or the cells; the trace is kept and named in the manifest;
 // s comes from the validation report; the bound is Amdahl's formula of both.
 func TestReferenceProfilePass(t *testing.T) {
+	t.Parallel() // mostly real-time waits (open-loop replays): overlaps the package's other tests
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH: the fake reference server cannot run")
 	}
@@ -408,8 +409,8 @@ func TestReferenceProfilePass(t *testing.T) {
 // will: a config whose validation report cannot give that timing (or is
 // stale for its kernel file and captured set) fails here, not on the GPU.
 func TestShippedConfigsPairS(t *testing.T) {
-	t.Chdir("..")
-	files, err := filepath.Glob("configs/*.yaml")
+	t.Parallel()
+	files, err := filepath.Glob(filepath.Join("..", "configs", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs found: %v", err)
 	}
@@ -432,6 +433,56 @@ func TestShippedConfigsPairS(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Logf("s = %.4f [%.4f, %.4f] (%s)", est.Value, est.Lo, est.Hi, est.Method)
+			})
+		}
+	}
+}
+
+// TestH200ConfigKernelSequence applies the shipped H200 configs'
+// amdahl.profile attribution to the committed H200 profile excerpts and
+// checks the exact kernel counts and target times that amdahl's TestH200Known
+// holds (from an independent implementation, amdahl/testdata/h200_cg_excerpt.py):
+// the YAML's regular expressions find eager RMSNorm's 8 kernels in the
+// CUDA-graph replays exactly as the offline analysis did.
+func TestH200ConfigKernelSequence(t *testing.T) {
+	t.Parallel()
+	for _, cfgFile := range []string{"../configs/h200-llama.yaml", "../configs/h200-llama-short.yaml"} {
+		cfg, _, err := Load(cfgFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Amdahl.Profile == nil {
+			t.Fatalf("%s: no amdahl.profile block", cfgFile)
+		}
+		opts, err := cfg.Amdahl.Profile.effective().options()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			file    string
+			kernels int
+			target  time.Duration
+		}{
+			{"profile-c1-excerpt.json.gz", 832, 2525383},
+			{"profile-c16-excerpt.json.gz", 800, 2161119},
+		} {
+			t.Run(filepath.Base(cfgFile)+"/"+c.file, func(t *testing.T) {
+				path := filepath.Join("..", "amdahl", "testdata", "h200", c.file)
+				if _, err := os.Stat(path); err != nil {
+					t.Skipf("%s not committed: %v", path, err)
+				}
+				p, err := amdahl.ReadChrome(path, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fr, err := p.Fractions()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Attribution.BySequence != c.kernels || fr.TargetGPU != c.target || p.Attribution.GraphUnattributed != 0 {
+					t.Errorf("attribution %+v, target %d ns; want %d kernels by sequence, %d ns, none unattributed",
+						p.Attribution, fr.TargetGPU, c.kernels, c.target)
+				}
 			})
 		}
 	}
