@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -24,7 +25,8 @@ type Config struct {
 	// Seed seeds every source of randomness (synthetic arrivals, sampling,
 	// bootstrap); it is echoed in the report.
 	Seed int64 `yaml:"seed"`
-	// Out is the default output folder (the CLI's --out overrides it).
+	// Out is the default output folder, relative to the working folder (the
+	// CLI's --out overrides it; without either, runs/<config name>-<UTC time>).
 	Out string `yaml:"out,omitempty"`
 
 	Trace       TraceConfig   `yaml:"trace"`
@@ -155,11 +157,28 @@ func Load(path string) (*Config, []byte, error) {
 // Parse decodes a config from r (name labels errors), rejecting unknown keys,
 // and validates it. Relative paths inside it are relative to baseDir.
 func Parse(r io.Reader, name, baseDir string) (*Config, error) {
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	var cfg Config
-	if err := dec.Decode(&cfg); err != nil {
+	var root yaml.Node
+	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the file is empty")
+		}
 		return nil, fmt.Errorf("config %s: %w", name, err)
+	}
+	// Every problem at once: unknown keys (with their lines), values of the
+	// wrong type, then the checks of Validate on what did decode.
+	var problems []error
+	for _, u := range unknownKeys(&root, reflect.TypeOf(Config{})) {
+		problems = append(problems, errors.New(u))
+	}
+	var cfg Config
+	if err := root.Decode(&cfg); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return nil, fmt.Errorf("config %s: %w", name, err)
+		}
+		for _, e := range te.Errors {
+			problems = append(problems, errors.New(e))
+		}
 	}
 	cfg.baseDir = baseDir
 	for i := range cfg.Arms {
@@ -168,7 +187,10 @@ func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", name, err)
+		problems = append(problems, err)
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("config %s: %w", name, errors.Join(problems...))
 	}
 	return &cfg, nil
 }

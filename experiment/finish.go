@@ -27,7 +27,12 @@ func (r *runner) addCell(m measured) {
 		RecordsFile:    RecordsFile,
 		SLO:            r.res.SLO,
 	})
-	c.ClientBound = c.ClientBound || m.summary.ClientBound
+	if !m.summary.Complete {
+		c.Incomplete = m.summary.IncompleteReason
+		if c.Incomplete == "" {
+			c.Incomplete = "the cell did not run to its end"
+		}
+	}
 	r.res.Cells = append(r.res.Cells, c)
 }
 
@@ -83,9 +88,12 @@ func sha256Hex(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
+// modulePath is this module's path, to recognise its own checkout.
+const modulePath = "github.com/transferlab/transferlab"
+
 // gitCommit returns the commit the binary was built from (Go's VCS stamp,
 // with "-dirty" for uncommitted changes), else the working tree's commit from
-// git, else "" (a copy without .git, run with `go run`).
+// git when the working folder is a checkout of transferlab, else "".
 func gitCommit() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, modified string
@@ -106,6 +114,16 @@ func gitCommit() string {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	// Only a checkout of transferlab itself (`go run` from its root): the
+	// working folder of another repository says nothing about this binary.
+	top, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return ""
+	}
+	mod, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(top)), "go.mod"))
+	if err != nil || !bytes.HasPrefix(mod, []byte("module "+modulePath+"\n")) {
+		return ""
+	}
 	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return ""

@@ -62,16 +62,15 @@ type measured struct {
 // Run executes the experiment and writes its outputs. It returns the results
 // written (also on error, when some cells were measured: records and reports
 // are on disk before the error returns) and an error when the run did not
-// complete (interrupt, deadline, server death, instrument failure).
+// complete (interrupt, deadline, server death, instrument failure). Bad input
+// found before anything is measured (trace, schedules, output folder) returns
+// nil results and creates no output.
 func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error) {
 	log := opt.Log
 	if log == nil {
 		log = os.Stderr
 	}
 	eff := cfg.Effective()
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output folder: %w", err)
-	}
 	tracePath := eff.path(eff.Trace.Path)
 	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
 	if err != nil {
@@ -90,7 +89,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		}
 	}
 
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
 	res := &report.Results{
+		Cells:         []report.Cell{},
 		SchemaVersion: report.SchemaVersion,
 		CreatedAt:     time.Now().UTC(),
 		Simulated:     eff.Server.Kind == ServerSim,

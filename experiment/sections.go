@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -43,9 +44,39 @@ func (r *runner) addSections() {
 					l.TransferEfficiency = e
 					l.TransferMetric = "e2e mean"
 				}
+				l.Verdict, l.Note = boundVerdict(m.Value, *l, r.cfg.Load.RatesRPS)
 			}
 		}
 	}
+}
+
+// boundVerdict places a measured speedup against the bound's interval
+// (amdahl.Compare) and says what it means for this load.
+func boundVerdict(m report.Estimate, l report.AmdahlLoad, rates []float64) (string, string) {
+	me := amdahl.Exact(m.Value)
+	if m.Interval {
+		me = amdahl.Estimate{Value: amdahl.Num(m.Value), Lo: amdahl.Num(m.Low), Hi: amdahl.Num(m.High), N: m.Reps, Method: "bootstrap over repetitions"}
+	}
+	be := amdahl.Estimate{Value: amdahl.Num(l.Bound), Lo: amdahl.Num(l.BoundLow), Hi: amdahl.Num(l.BoundHigh), N: 1, Method: "bound"}
+	c := amdahl.Compare(me, be)
+	noise := ""
+	if !m.Interval {
+		noise = " One repetition: the measured value has no interval, so run-to-run noise (often ±1–2 % on a shared machine) is not excluded."
+	}
+	highest := l.OfferedLoadRPS >= slices.Max(rates)
+	switch c.Verdict {
+	case amdahl.VerdictAbove:
+		why := "At light load this means f or s is underestimated (e.g. f counts kernel time while the kernel also removes launch gaps)."
+		if highest || l.OfferedLoadRPS > rates[0] {
+			why = "The bound is on service time at a fixed load; near or past saturation a faster server also drains its queue faster, which cuts waiting time by more than the service time it saves (queueing amplification), so the end-to-end gain can exceed the bound. At light load it would instead mean f or s is underestimated."
+		}
+		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f is above the bound %.4f (%+.1f %%). %s%s", m.Value, l.Bound, float64(c.GapPct), why, noise)
+	case amdahl.VerdictBelow:
+		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f is below the bound %.4f (%+.1f %%): part of the isolated gain did not reach the service (host-side overhead, launches, other work overlapping the op), or the difference is noise.%s", m.Value, l.Bound, float64(c.GapPct), noise)
+	case amdahl.VerdictInside:
+		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f is within the bound's interval [%.4f, %.4f].%s", m.Value, l.BoundLow, l.BoundHigh, noise)
+	}
+	return string(c.Verdict), "the measured or bound value is undefined"
 }
 
 // amdahlSection computes, per candidate and offered load, f from the
@@ -70,7 +101,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			var ws []amdahl.WindowSample
 			var frs []amdahl.Fractions
 			for _, m := range r.cells {
-				if m.key.arm != baseline || m.key.load != li || m.profile == nil {
+				if m.key.arm != baseline || m.key.load != li || m.profile == nil || !m.summary.Complete {
 					continue
 				}
 				frs = append(frs, *m.profile)

@@ -1,9 +1,6 @@
 package experiment
 
 import (
-	"bytes"
-	"fmt"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/sim"
@@ -13,15 +10,12 @@ import (
 // sim.DefaultConfig's values. Unknown keys are rejected.
 type SimSection struct{ sim.Config }
 
-// UnmarshalYAML decodes the block on top of sim.DefaultConfig with unknown
-// keys rejected (yaml's Node.Decode would not reject them).
+// UnmarshalYAML decodes the block on top of sim.DefaultConfig. Unknown keys
+// are reported by Parse (with their lines, all at once) and the sim's own
+// checks by Config.Validate.
 func (s *SimSection) UnmarshalYAML(n *yaml.Node) error {
-	raw, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	cfg, err := sim.DecodeConfig(bytes.NewReader(raw), fmt.Sprintf("server.sim (line %d)", n.Line))
-	if err != nil {
+	cfg := sim.DefaultConfig()
+	if err := n.Decode(&cfg); err != nil {
 		return err
 	}
 	s.Config = cfg

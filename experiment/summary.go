@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/transferlab/transferlab/report"
@@ -22,13 +24,17 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
-	for _, c := range res.Cells {
+	for _, c := range byArmAndLoad(res.Cells) {
 		n := 0
 		for _, v := range c.States {
 			n += v
 		}
+		arm := c.Arm
+		if c.Incomplete != "" {
+			arm += " (incomplete)"
+		}
 		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n",
-			c.Arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
+			arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
 			ms(c.TTFT.P50Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P99Ms),
 			c.ThroughputTokPerS, c.GoodputRPS)
 	}
@@ -42,4 +48,20 @@ func ms(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", *v)
+}
+
+// byArmAndLoad orders cells by arm (config order of first appearance), then
+// offered load, then repetition, for reading; results.json keeps run order.
+func byArmAndLoad(cells []report.Cell) []report.Cell {
+	rank := map[string]int{}
+	for _, c := range cells {
+		if _, ok := rank[c.Arm]; !ok {
+			rank[c.Arm] = len(rank)
+		}
+	}
+	out := slices.Clone(cells)
+	slices.SortStableFunc(out, func(a, b report.Cell) int {
+		return cmp.Or(cmp.Compare(rank[a.Arm], rank[b.Arm]), cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS), cmp.Compare(a.Repetition, b.Repetition))
+	})
+	return out
 }

@@ -39,7 +39,7 @@ func run(args []string) int {
 		if _, ok := <-sigs; !ok {
 			return
 		}
-		fmt.Fprintln(os.Stderr, "transferlab: interrupt: stopping, flushing records and writing the report (interrupt again to exit now)")
+		fmt.Fprintln(os.Stderr, "transferlab: interrupt: stopping and keeping what was measured (interrupt again to exit now)")
 		cancel()
 		if _, ok := <-sigs; ok {
 			os.Exit(130)

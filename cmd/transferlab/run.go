@@ -19,11 +19,12 @@ import (
 // newRunCmd builds `transferlab run CONFIG`: the main job.
 func newRunCmd() *cobra.Command {
 	var (
-		out      string
-		quiet    bool
-		asJSON   bool
-		otel     string
-		deadline time.Duration
+		out       string
+		quiet     bool
+		asJSON    bool
+		otel      string
+		overwrite bool
+		deadline  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run CONFIG.yaml",
@@ -50,7 +51,10 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				out = cfg.Out
 			}
 			if out == "" {
-				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])))
+				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))+"-"+time.Now().UTC().Format("20060102-150405"))
+			}
+			if _, err := os.Stat(filepath.Join(out, experiment.ResultsFile)); err == nil && !overwrite {
+				return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, experiment.ResultsFile)
 			}
 			var log io.Writer = cmd.ErrOrStderr()
 			var progress io.Writer
@@ -60,6 +64,9 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				progress = cmd.ErrOrStderr()
 			}
 			ctx := cmd.Context()
+			if deadline < 0 {
+				return fmt.Errorf("--deadline %s: must be ≥ 0 (0: none)", deadline)
+			}
 			if deadline > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
@@ -86,13 +93,17 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 						experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile)
 				}
 			}
+			if runErr != nil && res == nil {
+				return runErr // bad input found before anything was measured: exit status 1
+			}
 			if runErr != nil {
 				return &exitError{code: 2, err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>)")
+	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>-<UTC time>); relative to the working folder")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace a run already in the output folder")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but errors")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
