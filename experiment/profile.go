@@ -277,6 +277,7 @@ func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
 	fmt.Fprintf(r.log, "profiling pass (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s, repetition %d: replaying the cell's %d requests, torch-profiler window %s after the %s warm-up → %s\n",
 		RecordsFile, a.arm.Name, k.OfferedLoadRPS, k.Repetition, len(sched.Requests), pc.Window, r.cfg.Load.Warmup, tracePath)
 
+	began := time.Now()
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -337,6 +338,9 @@ func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
 	from := time.Now()
 	wait(pc.Window)
 	to := time.Now()
+	// No arrivals after the window: the server exports the trace (seconds
+	// for a 2 s window) while the requests in flight drain normally.
+	pacer.stop()
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(pctx), profileStopTimeout)
 	win, stopErr := a.ProfileStop(sctx)
 	scancel()
@@ -394,8 +398,8 @@ func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
 			a.arm.Name, k.OfferedLoadRPS, win.ActiveS, rec.ClientActiveS)
 	}
 	a.addProfileRecord(rec)
-	fmt.Fprintf(r.log, "profiling pass for arm %s at %g req/s, repetition %d: f_wall %s, f_gpu %s (kernel time / server active %.3f s of a %.3f s window; client saw %.3f s active); trace %s\n",
-		a.arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace)
+	fmt.Fprintf(r.log, "profiling pass for arm %s at %g req/s, repetition %d: f_wall %s, f_gpu %s (kernel time / server active %.3f s of a %.3f s window; client saw %.3f s active); trace %s; the pass took %s\n",
+		a.arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace, time.Since(began).Round(time.Millisecond))
 	fr := sum.Fractions
 	fr.Source = string(amdahl.FormatChrome)
 	return &fr, nil
