@@ -63,6 +63,9 @@ func boundVerdict(m report.Estimate, l report.AmdahlLoad, rates []float64) (stri
 	if !m.Interval {
 		noise = " One repetition: the measured value has no interval, so run-to-run noise (often ±1–2 % on a shared machine) is not excluded."
 	}
+	if !m.Interval && c.GapPct.Defined() && math.Abs(float64(c.GapPct)) <= 2 {
+		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f vs bound %.4f (%+.1f %%): within the ±2 %% run-to-run noise of a single repetition, so not evidence either way; run repetitions ≥ 3 for an interval.", m.Value, l.Bound, float64(c.GapPct))
+	}
 	highest := l.OfferedLoadRPS >= slices.Max(rates)
 	switch c.Verdict {
 	case amdahl.VerdictAbove:
