@@ -85,22 +85,23 @@ func (p *ProfileConfig) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("amdahl.profile (line %d): want a mapping with keys %v", n.Line, profileKeys)
 	}
+	var errs []error
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if !slices.Contains(profileKeys, k.Value) {
-			return fmt.Errorf("amdahl.profile.%s (line %d): unknown key (want one of %v)", k.Value, k.Line, profileKeys)
+			errs = append(errs, fmt.Errorf("amdahl.profile.%s (line %d): unknown key (want one of %v)", k.Value, k.Line, profileKeys))
 		}
 	}
 	type plain ProfileConfig
 	var v plain
 	if err := n.Decode(&v); err != nil {
-		return fmt.Errorf("amdahl.profile (line %d): %w", n.Line, err)
+		return errors.Join(append(errs, fmt.Errorf("amdahl.profile (line %d): %w", n.Line, err))...)
 	}
 	*p = ProfileConfig(v)
 	if err := p.Validate(); err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
+		errs = append(errs, fmt.Errorf("line %d: %w", n.Line, err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Validate reports every problem at once, each naming its field.

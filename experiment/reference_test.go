@@ -36,7 +36,7 @@ func TestProfileConfigYAML(t *testing.T) {
 			eff: ProfileConfig{Window: 2 * time.Second, KernelPattern: "^tl_", Annotation: "transferlab::target", STiming: "graph"}},
 		{name: "everything", prof: "{window: 1500ms, kernel_sequence: [a, 'b.*c'], annotation: my::range, s_timing: eager}",
 			eff: ProfileConfig{Window: 1500 * time.Millisecond, KernelSequence: []string{"a", "b.*c"}, Annotation: "my::range", STiming: "eager"}},
-		{name: "unknown key", prof: "{windo: 1s}", want: []string{"amdahl.profile.windo", "unknown key", "line 6"}},
+		{name: "unknown key", prof: "{windo: 1s, s_timing: cuda}", want: []string{"amdahl.profile.windo", "unknown key", "line 6", "amdahl.profile.s_timing"}},
 		{name: "bad values at once", prof: "{window: 40s, kernel_sequence: ['(', ''], kernel_pattern: '[', s_timing: cuda}",
 			want: []string{"amdahl.profile.window", "amdahl.profile.kernel_sequence[0]", "amdahl.profile.kernel_sequence[1]: empty", "amdahl.profile.kernel_pattern", "amdahl.profile.s_timing"}},
 		{name: "negative window", prof: "{window: -1s}", want: []string{"amdahl.profile.window"}},
