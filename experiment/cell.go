@@ -33,18 +33,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		defer p.Close()
 		sinks = append(sinks, p)
 	}
-	opts := []loadgen.Option{
-		loadgen.WithArm(key.arm),
-		loadgen.WithOfferedLoad(rate),
-		loadgen.WithRepetition(key.rep),
-		loadgen.WithModel(r.cfg.Request.Model),
-		loadgen.WithTimeout(r.cfg.Request.Timeout),
-		loadgen.WithWarmup(r.cfg.Load.Warmup),
-		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
-	}
-	if r.cfg.Load.MaxInFlight > 0 {
-		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
-	}
+	opts := r.replayOptions(key.arm, rate, key.rep)
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -62,7 +51,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		w, err := sampler.Stop()
 		m.energy, m.eerr = &w, err
 	}
-	if prof, err := srv.Profile(context.WithoutCancel(ctx), activeIntervals(sum.Start, keep.Records)); err == nil {
+	if prof, err := srv.Profile(context.WithoutCancel(ctx), key, activeIntervals(sum.Start, keep.Records)); err == nil {
 		m.profile = prof
 	} else {
 		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)

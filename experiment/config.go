@@ -292,6 +292,9 @@ func (c *Config) Validate() error {
 	if c.Energy.Period < 0 {
 		bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)
 	}
+	if c.Amdahl.Profile != nil && c.Server.Kind != ServerReference {
+		bad("amdahl.profile", "profiling passes need a launched server (server.kind: reference); the simulator's profile is exact")
+	}
 	if err := c.Extra.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -323,6 +326,10 @@ func (c Config) Effective() Config {
 	}
 	if c.Request.Model == "" {
 		c.Request.Model = c.Server.defaultModel()
+	}
+	if c.Amdahl.Profile != nil {
+		p := c.Amdahl.Profile.effective()
+		c.Amdahl.Profile = &p
 	}
 	return c
 }

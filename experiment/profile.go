@@ -21,6 +21,7 @@ import (
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
 )
 
 // Defaults of ProfileConfig.
@@ -250,21 +251,16 @@ const fMeasures = "kernel time: |∪ attributed target kernels| (CUPTI durations
 // the runner's next one in RunOrder (runCell appends it after Profile
 // returns). Its records go to a slice that is dropped: never to
 // records.jsonl, never to a cell.
-func (a *refArm) profilePass(ctx context.Context) (*amdahl.Fractions, error) {
+func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fractions, error) {
 	r := a.run
-	idx := len(r.cells)
-	if idx >= len(r.res.RunOrder) {
-		return nil, fmt.Errorf("profiling pass: cell %d is not in the run order (%d cells)", idx, len(r.res.RunOrder))
+	if key.arm != a.arm.Name {
+		return nil, fmt.Errorf("profiling pass: cell of arm %s on the server of arm %s", key.arm, a.arm.Name)
 	}
-	k := r.res.RunOrder[idx]
-	if k.Arm != a.arm.Name {
-		return nil, fmt.Errorf("profiling pass: cell %d of the run order is arm %s, this server is %s", idx, k.Arm, a.arm.Name)
-	}
+	k := report.CellKey{Arm: key.arm, OfferedLoadRPS: r.cfg.Load.RatesRPS[key.load], Repetition: key.rep}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("profiling pass skipped: %w", context.Cause(ctx))
 	}
-	li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
-	sched := r.scheds[li]
+	sched := r.scheds[key.load]
 	pc := a.prof
 	dir := filepath.Join(r.opt.OutDir, "servers", a.arm.Name, "profiles")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -25,7 +25,7 @@ import (
 // errors that name the field (and line) for each bad value.
 func TestProfileConfigYAML(t *testing.T) {
 	t.Parallel()
-	const head = "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\n"
+	const head = "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: reference, reference: {}}\narms: [{name: baseline}]\n"
 	cases := []struct {
 		name string
 		prof string

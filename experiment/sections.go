@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -134,6 +135,8 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 				Bound:          float64(b.Value),
 				BoundLow:       float64(b.Lo),
 				BoundHigh:      float64(b.Hi),
+				FSource:        cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+				STiming:        s.Method,
 			})
 		}
 	}

@@ -31,7 +31,7 @@ type armServer interface {
 	// since the last reset. active holds the cell's requests' [sent, end]
 	// intervals on the Unix clock (ns since the epoch), for servers that do not
 	// track their own active time.
-	Profile(ctx context.Context, active []amdahl.Interval) (*amdahl.Fractions, error)
+	Profile(ctx context.Context, key cellKey, active []amdahl.Interval) (*amdahl.Fractions, error)
 	// Sampler returns a fresh energy sampler for one measured window.
 	Sampler() energy.Sampler
 	// Died is closed if the server exits on its own; Err then says why.

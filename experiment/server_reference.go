@@ -108,12 +108,12 @@ func (a *refArm) ResetProfile(ctx context.Context) error {
 // over the cell's windows and the cell's active time (from the requests),
 // refusing timings that miss work: calls made during CUDA-graph capture run
 // again on every replay, which the hook cannot see.
-func (a *refArm) Profile(ctx context.Context, active []amdahl.Interval) (*amdahl.Fractions, error) {
+func (a *refArm) Profile(ctx context.Context, key cellKey, active []amdahl.Interval) (*amdahl.Fractions, error) {
 	if a.prof != nil {
 		if !a.baseline {
 			return nil, nil
 		}
-		return a.profilePass(a.runCtx)
+		return a.profilePass(a.runCtx, key)
 	}
 	if !a.timings {
 		return nil, errors.New("hook timings are off (server.reference.hook_timings: false); f needs them or a profile (transferlab profile)")

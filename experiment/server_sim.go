@@ -53,7 +53,7 @@ func (a *simArm) ResetProfile(context.Context) error {
 
 // Profile is exact: the simulator knows every op's modelled GPU time and its
 // own active wall time (time with ≥ 1 request in flight).
-func (a *simArm) Profile(context.Context, []amdahl.Interval) (*amdahl.Fractions, error) {
+func (a *simArm) Profile(context.Context, cellKey, []amdahl.Interval) (*amdahl.Fractions, error) {
 	p := a.Server.Profile()
 	op, ok := p.Op(a.target)
 	if !ok {

@@ -40,6 +40,11 @@ type AmdahlLoad struct {
 	// (the amdahl package's definition): the share of the possible gain that arrived.
 	TransferEfficiency float64 `json:"transfer_efficiency"`
 	TransferMetric     string  `json:"transfer_metric,omitempty"`
+	// FSource says where f came from (the simulator's cost model, hook timings,
+	// or the profiler traces of unmeasured profiling replays, by path) and what
+	// it counts; STiming how s was timed (graph, eager, exact).
+	FSource string `json:"f_source,omitempty"`
+	STiming string `json:"s_timing,omitempty"`
 	// Verdict places the TransferMetric speedup against the bound's interval:
 	// inside, below, above or unknown (amdahl.Compare); Note explains it.
 	Verdict string `json:"verdict,omitempty"`

@@ -101,6 +101,15 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 	if len(notes.Rows) > 0 {
 		parts = append(parts, notes)
 	}
+	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing"}}
+	for _, l := range s.Loads {
+		if l.FSource != "" || l.STiming != "" {
+			sources.Rows = append(sources.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), orText(l.FSource, "—"), orText(l.STiming, "—")})
+		}
+	}
+	if len(sources.Rows) > 0 {
+		parts = append(parts, sources)
+	}
 	return tableSection{ID: id, Heading: h, Parts: parts}
 }
 
