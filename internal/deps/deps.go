@@ -10,6 +10,7 @@ import (
 	_ "github.com/NVIDIA/go-nvml/pkg/nvml"
 	_ "github.com/schollz/progressbar/v3"
 	_ "github.com/spf13/cobra"
+	_ "github.com/stretchr/testify/require"
 	_ "github.com/tsenart/vegeta/v12/lib"
 	_ "go.opentelemetry.io/otel"
 	_ "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
@@ -27,5 +28,4 @@ import (
 	_ "gonum.org/v1/gonum/stat/distuv"
 	_ "gonum.org/v1/plot"
 	_ "modernc.org/sqlite"
-	_ "github.com/stretchr/testify/require"
 )
