@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 )
@@ -218,4 +221,66 @@ func TestRunEndToEnd(t *testing.T) {
 	if len(back.Cells) != 4 {
 		t.Errorf("results.json has %d cells, want 4", len(back.Cells))
 	}
+}
+
+// TestRunRefusesUnvalidatedOverride checks that run refuses a candidate whose
+// validation report is missing or stale before any server starts, and says
+// how to fix it.
+func TestRunRefusesUnvalidatedOverride(t *testing.T) {
+	dir := t.TempDir()
+	kernel := filepath.Join(dir, "k.py")
+	if err := os.WriteFile(kernel, []byte("def fwd(self, x):\n    return x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(dir, "stale.json")
+	if err := os.WriteFile(stale, []byte(`{"format":"transferlab.validation/v1","target":"m:C.forward","candidate":"k.py:fwd","candidate_sha256":"0000000000000000000000000000000000000000000000000000000000000000","verdict":"pass"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, report string
+		want         error
+	}{
+		{"missing", "", integrate.ErrValidationMissing},
+		{"absent file", "nope.json", integrate.ErrValidationMissing},
+		{"kernel changed since validation", "stale.json", integrate.ErrValidationStale},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			yaml := `
+trace: {path: ` + filepath.Join(mustAbs(t, "../configs/traces"), "AzureLLMInferenceTrace_conv-head2000.csv") + `}
+load: {rates_rps: [1], duration: 2s}
+server: {kind: reference, reference: {}}
+arms:
+  - name: baseline
+  - name: cand
+    override: {target: "m:C.forward", candidate: "k.py:fwd", mode: on, validation_report: "` + tc.report + `"}
+`
+			cfg, err := Parse(strings.NewReader(yaml), "refuse.yaml", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out-"+strings.ReplaceAll(tc.name, " ", "-"))
+			res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: io.Discard})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "transferlab validate") {
+				t.Errorf("the error does not say how to fix it: %v", err)
+			}
+			if res != nil {
+				t.Errorf("results returned for a refused run")
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("output folder created for a refused run (stat: %v)", err)
+			}
+		})
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

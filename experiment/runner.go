@@ -12,6 +12,7 @@ import (
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/telemetry"
@@ -89,6 +90,15 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		}
 	}
 
+	// The validation gate, before any server starts: a candidate whose report
+	// is missing, failing or stale is refused before device time is spent.
+	for _, a := range eff.Arms {
+		if a.Override != nil {
+			if _, err := integrate.CheckValidation(*a.Override); err != nil {
+				return nil, fmt.Errorf("arm %s: %w", a.Name, err)
+			}
+		}
+	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
