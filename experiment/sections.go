@@ -200,6 +200,10 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 	}
 	for i, m := range r.cells {
 		c := r.res.Cells[i]
+		// Energy per token and cost per token use the same numerator as
+		// throughput: output tokens whose events fell inside the measured
+		// window (loadgen.Window), over the same window.
+		windowTokens := int(math.Round(c.WindowOutputTokens))
 		var energyJ *float64
 		if m.energy != nil {
 			w := *m.energy
@@ -235,7 +239,7 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			}
 			energyJ = w.EnergyJ
 			setF("energy_j", &ec.EnergyJ, w.EnergyJ)
-			jt, okT := energy.JPerToken(w, c.OutputTokens)
+			jt, okT := energy.JPerToken(w, windowTokens)
 			setF("j_per_output_token", &ec.JPerOutputToken, optional(jt, okT))
 			jr, okR := energy.JPerRequest(w, c.States["ok"])
 			setF("j_per_request", &ec.JPerRequest, optional(jr, okR))
@@ -253,9 +257,11 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			}
 			es.Cells = append(es.Cells, ec)
 		}
-		if in := r.cfg.Extra.Cost; in != nil {
+		if in := r.cfg.Extra.Cost; in != nil && c.Incomplete != "" {
+			fmt.Fprintf(r.log, "warning: no cost for %s at %g req/s: the cell is incomplete (%s)\n", c.Arm, c.OfferedLoadRPS, c.Incomplete)
+		} else if in != nil {
 			window := time.Duration(c.WindowS * float64(time.Second))
-			res, err := cost.Compute(*in, window, c.OutputTokens, c.OutputTokens+c.InputTokens, energyJ)
+			res, err := cost.Compute(*in, window, windowTokens, windowTokens+c.InputTokens, energyJ)
 			if err == nil && (res.CostPer1MOutputTokens == nil || res.CostPer1MTotalTokens == nil) {
 				err = fmt.Errorf("undefined (%s)", strings.Join(res.Notes, "; "))
 			}
@@ -266,7 +272,7 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			cs.Cells = append(cs.Cells, report.CostCell{
 				Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition,
 				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, GPUs: in.GPUs,
-				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
+				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: windowTokens, TotalTokens: windowTokens + c.InputTokens,
 				EnergyPricePerKWh:           in.EnergyPricePerKWh,
 				CostPer1MOutputTokens:       orZero(res.CostPer1MOutputTokens),
 				CostPer1MTotalTokens:        orZero(res.CostPer1MTotalTokens),
