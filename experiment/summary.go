@@ -23,7 +23,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
+	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
 	for _, c := range byArmAndLoad(res.Cells) {
 		n := 0
 		for _, v := range c.States {
@@ -33,12 +33,13 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		if c.Incomplete != "" {
 			arm += " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n",
 			arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
-			ms(c.TTFT.P50Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P99Ms),
+			ms(c.TTFT.P50Ms), ms(c.TTFT.P90Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P90Ms), ms(c.E2E.P99Ms),
 			c.ThroughputTokPerS, c.GoodputRPS)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "(-: refused, too few samples for that percentile at 99 % confidence, e.g. p99 needs ≥ 459 requests per cell; or undefined)")
 	printAmdahl(w, res)
 }
 
