@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/transferlab/transferlab/traces"
 )
@@ -57,9 +56,4 @@ func cellSchedule(base traces.Schedule, l LoadConfig, rateRPS float64, seed int6
 		return traces.Schedule{}, fmt.Errorf("offered load %g req/s: the schedule is empty", rateRPS)
 	}
 	return s, nil
-}
-
-// newRand returns the run's seeded generator for anything else random.
-func newRand(seed int64) *rand.Rand {
-	return rand.New(rand.NewPCG(uint64(seed), 0x7472616e736665))
 }

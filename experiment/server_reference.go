@@ -25,8 +25,6 @@ type refArm struct {
 	timings bool
 	// cellStart bounds the hook windows that belong to the current cell.
 	cellStart time.Time
-	// idle is the GPU memory in use before any server started (nil: unknown).
-	idle *uint64
 	// prof (amdahl.profile, defaults filled) replaces the hook path: f of a
 	// baseline cell comes from an unmeasured profiling replay (profile.go).
 	prof *ProfileConfig

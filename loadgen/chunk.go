@@ -20,15 +20,6 @@ func (t *textLen) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// present records whether a JSON value other than null was given.
-type present bool
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (p *present) UnmarshalJSON(b []byte) error {
-	*p = present(!bytes.Equal(b, []byte("null")))
-	return nil
-}
-
 // usageField is an OpenAI usage object; Set is false when absent or null.
 type usageField struct {
 	Set              bool

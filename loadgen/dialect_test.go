@@ -13,16 +13,15 @@ import (
 func TestDialects(t *testing.T) {
 	t.Parallel()
 	type want struct {
-		state        State
-		events       int
-		reasoning    int // how many of the events are reasoning
-		outTokens    int
-		source       string
-		mismatch     bool
-		finish       string
-		errContains  string
-		e2eDefined   bool
-		promptTokens int
+		state       State
+		events      int
+		reasoning   int // how many of the events are reasoning
+		outTokens   int
+		source      string
+		mismatch    bool
+		finish      string
+		errContains string
+		e2eDefined  bool
 	}
 	ok := func(events, out int, finish string) want {
 		return want{state: StateOK, events: events, outTokens: out, source: SourceUsage, finish: finish, e2eDefined: true}

@@ -21,7 +21,6 @@ type grpcReceiver struct {
 	mu      sync.Mutex
 	spans   int
 	metrics map[string]bool
-	auth    []string
 }
 
 func (g *grpcReceiver) Export(ctx context.Context, req *coltracepb.ExportTraceServiceRequest) (*coltracepb.ExportTraceServiceResponse, error) {
