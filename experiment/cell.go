@@ -58,9 +58,14 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	}
 	r.cells = append(r.cells, m)
 	r.addCell(m)
-	if sum.ClientBound {
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag p99 %s > %s); figures of this cell are suspect\n",
-			key.arm, rate, sum.DispatchLagP99, loadgen.DefaultLagBudget)
+	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
+		lag := "p99"
+		v := c.DispatchLag.P99Ms
+		if v == nil {
+			lag, v = fmt.Sprintf("max (p99 refused at n = %d)", c.DispatchLag.N), c.DispatchLag.MaxMs
+		}
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag %s %s ms > %s); figures of this cell are suspect\n",
+			key.arm, rate, lag, fmtMs(v), loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {
 		return err
@@ -97,4 +102,11 @@ func activeIntervals(start time.Time, recs []loadgen.Record) []amdahl.Interval {
 		out = append(out, amdahl.Interval{Start: base + r.SentAt, End: base + r.EndAt})
 	}
 	return out
+}
+
+func fmtMs(v *float64) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.3f", *v)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -102,6 +103,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
+	unlock, err := lockOutDir(opt.OutDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	res := &report.Results{
 		Cells:         []report.Cell{},
 		SchemaVersion: report.SchemaVersion,
@@ -260,4 +266,24 @@ func (r *runner) addHook(h *report.HookArm) {
 		}
 	}
 	r.res.Hook.Arms = append(r.res.Hook.Arms, *h)
+}
+
+// LockFile marks an output folder in use by a run; it is created exclusively,
+// so two runs can never write into one folder, and removed when the run ends.
+const LockFile = ".transferlab-run.lock"
+
+// lockOutDir takes the output folder for this run, or says which run holds it.
+func lockOutDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, LockFile)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			held, _ := os.ReadFile(path)
+			return nil, fmt.Errorf("output folder %s is in use by another run (%s: %s); choose another --out, or delete the lock file if no run is using the folder", dir, LockFile, strings.TrimSpace(string(held)))
+		}
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	fmt.Fprintf(f, "pid %d, started %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	f.Close()
+	return func() { os.Remove(path) }, nil
 }

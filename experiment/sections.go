@@ -271,7 +271,7 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			}
 			cs.Cells = append(cs.Cells, report.CostCell{
 				Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition,
-				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, GPUs: in.GPUs,
+				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, PriceSource: in.PriceSource, GPUs: in.GPUs,
 				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: windowTokens, TotalTokens: windowTokens + c.InputTokens,
 				EnergyPricePerKWh:           in.EnergyPricePerKWh,
 				CostPer1MOutputTokens:       orZero(res.CostPer1MOutputTokens),

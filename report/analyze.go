@@ -388,6 +388,10 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		st.Capacity = append(st.Capacity, capa)
 		perArm[arm] = capa.PerRepRPS
 	}
+	maxLoad := 0.0
+	for _, g := range groups {
+		maxLoad = max(maxLoad, g.load)
+	}
 	for _, arm := range arms {
 		if arm == baseline {
 			continue
@@ -398,6 +402,10 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 			g.Note = "capacity unknown for an arm (no swept load had enough samples): gain undefined"
 		case g.Note == "baseline mean is 0: ratio undefined":
 			g.Note = "the baseline met the SLOs at no swept load: gain undefined"
+		case atTop(perArm[arm], maxLoad) && atTop(perArm[baseline], maxLoad):
+			g = Estimate{Note: fmt.Sprintf("both arms met the SLOs at the highest swept load (%s req/s): each capacity is at least that, so the gain is unknown; sweep higher loads", num(maxLoad))}
+		case atTop(perArm[arm], maxLoad):
+			g.Note = strings.TrimSpace(g.Note + fmt.Sprintf(" a lower bound: %s met the SLOs at the highest swept load (%s req/s), so its capacity may be higher", arm, num(maxLoad)))
 		}
 		st.CapacityGain = append(st.CapacityGain, CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
 	}
@@ -422,4 +430,18 @@ func pairingText(independent bool) string {
 		return "arms resampled independently: they were not interleaved"
 	}
 	return "ratios paired by repetition when both arms ran the same ones"
+}
+
+// atTop reports whether every repetition's capacity is the highest swept
+// load: the sweep never found where the arm stops meeting its SLOs.
+func atTop(perRep []float64, maxLoad float64) bool {
+	if len(perRep) == 0 {
+		return false
+	}
+	for _, v := range perRep {
+		if v < maxLoad {
+			return false
+		}
+	}
+	return true
 }

@@ -164,6 +164,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		c.GoodputRPS = float64(good) / c.WindowS
 	}
 	c.GoodRequests = good
+	c.ArrivalRateRPS = arrivalRate(measured)
 
 	conf := opts.Confidence
 	c.TTFT = BuildDist(ttft, conf, opts.CDFPoints)
@@ -267,4 +268,19 @@ func (cc *claimCounter) claims(conf float64) []SLOClaim {
 		out = append(out, SLOClaim{Metric: t.metric, TargetMs: t.ms, EarlyStop: es})
 	}
 	return out
+}
+
+// arrivalRate is (n − 1) / (last − first scheduled time) over the records, in req/s.
+func arrivalRate(recs []*loadgen.Record) float64 {
+	if len(recs) < 2 {
+		return 0
+	}
+	first, last := recs[0].ScheduledAt, recs[0].ScheduledAt
+	for _, r := range recs[1:] {
+		first, last = min(first, r.ScheduledAt), max(last, r.ScheduledAt)
+	}
+	if last <= first {
+		return 0
+	}
+	return float64(len(recs)-1) / (last - first).Seconds()
 }

@@ -238,14 +238,20 @@ func (m mdWriter) cells(r Results) {
 			m.p("| %s | %d | %s | %s | %s | %s |\n", d.name, d.d.N, figure(d.d.P50Ms, d.d.N), figure(d.d.P90Ms, d.d.N), figure(d.d.P99Ms, d.d.N), figure(d.d.MeanMs, d.d.N))
 		}
 		m.p("\n")
+		m.p("- arrival rate of the measured requests: %s %s (the offered load is the mean over warm-up and measured span together; a bursty trace's measured part can differ)\n", num(c.ArrivalRateRPS), m.u("req/s"))
 		m.p("- window: %s %s\n", num(c.WindowS), m.u("s"))
 		m.p("- throughput: %s %s (output tokens inside the window / window)\n", num(c.ThroughputTokPerS), m.u("tok/s"))
 		m.p("- goodput: %s %s (%d requests meeting %s)\n", num(c.GoodputRPS), m.u("req/s"), c.GoodRequests, sloTargets(r.SLO))
 		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
 		m.p("- output tokens: %d (sources: %s; usage mismatches: %d); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
 		for _, cl := range c.SLOClaims {
-			m.p("- SLO claim %s p%s ≤ %s %s: %s (%d of %d over target; at %s confidence at most %d may be; early-stopping p-value %.3g)\n",
-				cl.Metric, strconv.FormatFloat(cl.Quantile*100, 'f', -1, 64), num(cl.TargetMs), m.u("ms"), claimWord(cl.Holds), cl.Over, cl.N, pct(cl.Confidence), cl.MaxOver, cl.PValue)
+			allowed := fmt.Sprintf("at %s confidence at most %d may be", pct(cl.Confidence), cl.MaxOver)
+			if cl.MaxOver < 0 {
+				need, _ := MinSamples(cl.Quantile, cl.Confidence)
+				allowed = fmt.Sprintf("n = %d is too few for any claim at %s confidence: it needs ≥ %d", cl.N, pct(cl.Confidence), need)
+			}
+			m.p("- SLO claim %s p%s ≤ %s %s: %s (%d of %d over target; %s; early-stopping p-value %.3g)\n",
+				cl.Metric, strconv.FormatFloat(cl.Quantile*100, 'f', -1, 64), num(cl.TargetMs), m.u("ms"), claimWord(cl.Holds), cl.Over, cl.N, allowed, cl.PValue)
 		}
 		if c.QueuedByCap > 0 {
 			m.p("- the in-flight cap queued %d requests (sent late, in order; their schedule lag includes the wait)\n", c.QueuedByCap)

@@ -115,6 +115,11 @@ type Cell struct {
 	// PromptMismatches counts measured requests whose usage.prompt_tokens
 	// differed from the scheduled input length.
 	PromptMismatches int `json:"prompt_mismatches"`
+	// ArrivalRateRPS is the mean arrival rate of the measured (non-warm-up)
+	// requests, (n − 1) / (last − first scheduled time), in req/s; 0 when
+	// fewer than two. OfferedLoadRPS is the mean over the whole schedule
+	// (warm-up included), so a bursty trace's measured part can differ.
+	ArrivalRateRPS float64 `json:"arrival_rate_rps"`
 	// Incomplete is why the cell did not run to its end (interrupt, deadline,
 	// server death); "" when it did. Analyze leaves incomplete cells out of
 	// statistics, ratios, capacity and verdicts: their surviving requests are

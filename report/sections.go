@@ -127,9 +127,11 @@ type CostCell struct {
 	OfferedLoadRPS float64 `json:"offered_load_rps"`
 	Repetition     int     `json:"repetition"`
 	// Inputs, echoed.
-	Currency              string  `json:"currency"`
-	PricePerGPUHour       float64 `json:"price_per_gpu_hour"`
-	PriceDate             string  `json:"price_date"`
+	Currency        string  `json:"currency"`
+	PricePerGPUHour float64 `json:"price_per_gpu_hour"`
+	PriceDate       string  `json:"price_date"`
+	// PriceSource says where the price came from (echoed from the config).
+	PriceSource           string  `json:"price_source,omitempty"`
 	GPUs                  int     `json:"gpus"`
 	UtilisationAssumption float64 `json:"utilisation_assumption"`
 	WindowS               float64 `json:"window_s"`

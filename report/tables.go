@@ -78,17 +78,26 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 	bound := tablePart{Note: "Bound = 1 / ((1 − f_wall) + f_wall / s).",
 		Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound", "bound interval", "transfer efficiency"}}
 	measured := tablePart{Header: []string{"candidate", "load (req/s)", "metric", "stat", "measured speedup (" + u.u("×") + ")", "interval"}}
+	// Bounds and speedups are often within a few % of 1: four decimals, or
+	// the effect itself would round away.
 	for _, l := range s.Loads {
 		bi, te := "none given", "not computed"
 		if l.BoundLow != 0 || l.BoundHigh != 0 {
-			bi = "[" + num(l.BoundLow) + ", " + num(l.BoundHigh) + "]"
+			bi = "[" + ratio4(l.BoundLow) + ", " + ratio4(l.BoundHigh) + "]"
 		}
 		if l.TransferMetric != "" {
 			te = num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
 		}
-		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), optNum(l.FGPU), num(l.FWall), optNum(l.FExcl), num(l.S), num(l.Bound), bi, te})
+		bound.Rows = append(bound.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), optNum(l.FGPU), ratio4(l.FWall), optNum(l.FExcl), ratio4(l.S), ratio4(l.Bound), bi, te})
 		for _, sp := range l.Measured {
-			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, valueText(sp.Value), interval(sp.Value)})
+			v, iv := valueText(sp.Value), interval(sp.Value)
+			if sp.Value.Reps > 0 {
+				v = ratio4(sp.Value.Value)
+				if sp.Value.Interval {
+					iv = "[" + ratio4(sp.Value.Low) + ", " + ratio4(sp.Value.High) + "]"
+				}
+			}
+			measured.Rows = append(measured.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), sp.Metric, sp.Stat, v, iv})
 		}
 	}
 	parts := []tablePart{bound, measured}
@@ -164,7 +173,21 @@ func costTable(s *CostSection, u units) tableSection {
 			num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), fmt.Sprint(c.GPUs), num(c.UtilisationAssumption), num(c.WindowS),
 			fmt.Sprint(c.OutputTokens), fmt.Sprint(c.TotalTokens)})
 	}
-	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+	parts := []tablePart{p}
+	sources := tablePart{Header: []string{"price per GPU-hour", "price date", "price source"}}
+	seen := map[string]bool{}
+	for _, c := range s.Cells {
+		k := num(c.PricePerGPUHour) + c.Currency + c.PriceDate + c.PriceSource
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		sources.Rows = append(sources.Rows, []string{num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), orText(c.PriceSource, "not given")})
+	}
+	if len(sources.Rows) > 0 {
+		parts = append(parts, sources)
+	}
+	return tableSection{ID: id, Heading: h, Parts: parts}
 }
 
 func validationTables(s *ValidationSection) tableSection {
@@ -255,3 +278,6 @@ func mdRow(cells []string) string {
 	}
 	return strings.TrimSuffix(b.String(), "|")
 }
+
+// ratio4 formats a ratio near 1 (speedup, bound, fraction) with four decimals.
+func ratio4(v float64) string { return fmt.Sprintf("%.4f", v) }

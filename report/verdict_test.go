@@ -278,3 +278,37 @@ func TestCapacityUnknownWhenEveryLoadIsTooSmall(t *testing.T) {
 		t.Errorf("headline %q", h)
 	}
 }
+
+// TestCapacityGainCensoredAtTopLoad: when both arms meet the SLOs at the
+// highest swept load, neither capacity was found, so the gain is unknown (not
+// 1.00×); when only the candidate does, the gain is marked a lower bound.
+func TestCapacityGainCensoredAtTopLoad(t *testing.T) {
+	t.Parallel()
+	build := func(candTop float64) Results {
+		r := Results{SLO: SLO{TTFTMs: 200, Percentile: 99}}
+		for _, l := range []float64{2, 4} {
+			for rep := range 2 {
+				base := 100.0
+				if l == 4 && candTop == 0 {
+					base = 400 // the baseline misses at 4: only the candidate reaches the top
+				}
+				r.Cells = append(r.Cells, mkCell("baseline", l, rep, 1e6, base), mkCell("candidate", l, rep, 1e6, 100))
+			}
+		}
+		return r
+	}
+	r := build(1)
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "both arms met the SLOs at the highest swept load") {
+		t.Errorf("both at the top: gain %+v, want undefined with the reason", g)
+	}
+	r = build(0)
+	if err := Analyze(&r, DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Stats.CapacityGain[0].Gain; g.Reps == 0 || g.Value != 2 || !strings.Contains(g.Note, "lower bound") {
+		t.Errorf("candidate at the top: gain %+v, want 2 marked a lower bound", g)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -27,6 +28,9 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// doubleSignalWindow is how soon a repeated interrupt counts as the same one.
+const doubleSignalWindow = 500 * time.Millisecond
+
 // run executes the CLI and returns the exit status. A first SIGINT/SIGTERM
 // cancels the context (runs flush and write their reports); a second exits at once.
 func run(args []string) int {
@@ -41,7 +45,14 @@ func run(args []string) int {
 		}
 		fmt.Fprintln(os.Stderr, "transferlab: interrupt: stopping and keeping what was measured (interrupt again to exit now)")
 		cancel()
-		if _, ok := <-sigs; ok {
+		first := time.Now()
+		for range sigs {
+			// Tools such as timeout(1) deliver one interrupt twice within
+			// microseconds (to the process, then to its group): that is one
+			// request to stop, not an insistence to exit now.
+			if time.Since(first) < doubleSignalWindow {
+				continue
+			}
 			os.Exit(130)
 		}
 	}()

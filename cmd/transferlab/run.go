@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,14 +48,19 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 					return fmt.Errorf("--otel: %w", err)
 				}
 			}
+			if cmd.Flags().Changed("out") && out == "" {
+				return errors.New("--out: empty folder name")
+			}
 			if out == "" {
 				out = cfg.Out
 			}
 			if out == "" {
 				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))+"-"+time.Now().UTC().Format("20060102-150405"))
 			}
-			if _, err := os.Stat(filepath.Join(out, experiment.ResultsFile)); err == nil && !overwrite {
-				return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, experiment.ResultsFile)
+			for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
+				if _, err := os.Stat(filepath.Join(out, f)); err == nil && !overwrite {
+					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
+				}
 			}
 			var log io.Writer = cmd.ErrOrStderr()
 			var progress io.Writer
