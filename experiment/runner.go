@@ -221,13 +221,13 @@ func (r *runner) runAll(ctx context.Context) error {
 			if err := closeSrv(); err != nil {
 				return err
 			}
-			r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
 			if srv, err = r.startArm(ctx, arms[k.Arm]); err != nil {
 				return fmt.Errorf("arm %s: %w", k.Arm, err)
 			}
 			srvArm = k.Arm
 			r.addServerInfo(ctx, k.Arm, srv)
 		}
+		r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
 		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s\n",
 			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond))
 		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {

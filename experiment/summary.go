@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/transferlab/transferlab/report"
@@ -41,6 +42,15 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	tw.Flush()
 	fmt.Fprintln(w, "(-: refused, too few samples for that percentile at 99 % confidence, e.g. p99 needs ≥ 459 requests per cell; or undefined)")
 	printAmdahl(w, res)
+	if len(res.Verdicts) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, v := range res.Verdicts {
+		fmt.Fprintf(w, "verdict %s vs %s: %s (clause %s: %s)\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	}
+	if res.Stats != nil {
+		fmt.Fprintf(w, "%s\n", report.Headline(*res))
+	}
 }
 
 // ms formats an optional millisecond figure; "-" when it is not defined or refused.

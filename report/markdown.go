@@ -226,7 +226,7 @@ func (m mdWriter) cells(r Results) {
 		m.p("\n")
 	}
 	for _, c := range sortedCells(r) {
-		m.p("### %s at %s req/s offered, repetition %d (run order %d)\n\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, c.Order)
+		m.p("### %s at %s req/s offered, repetition %d (cell %d in run order)\n\n", c.Arm, num(c.OfferedLoadRPS), c.Repetition, c.Order+1)
 		if c.Incomplete != "" {
 			m.p("> **Incomplete cell, left out of statistics, ratios and verdicts:** %s\n\n", c.Incomplete)
 		}
