@@ -59,13 +59,8 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	r.cells = append(r.cells, m)
 	r.addCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
-		lag := "p99"
-		v := c.DispatchLag.P99Ms
-		if v == nil {
-			lag, v = fmt.Sprintf("max (p99 refused at n = %d)", c.DispatchLag.N), c.DispatchLag.MaxMs
-		}
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag %s %s ms > %s); figures of this cell are suspect\n",
-			key.arm, rate, lag, fmtMs(v), loadgen.DefaultLagBudget)
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag p99 %.3f ms over %d sends > %s); figures of this cell are suspect\n",
+			key.arm, rate, c.DispatchLagP99ForFlagMs, c.DispatchLag.N, loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {
 		return err
@@ -102,11 +97,4 @@ func activeIntervals(start time.Time, recs []loadgen.Record) []amdahl.Interval {
 		out = append(out, amdahl.Interval{Start: base + r.SentAt, End: base + r.EndAt})
 	}
 	return out
-}
-
-func fmtMs(v *float64) string {
-	if v == nil {
-		return "?"
-	}
-	return fmt.Sprintf("%.3f", *v)
 }

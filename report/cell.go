@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
@@ -10,7 +11,7 @@ import (
 const (
 	// DefaultCDFPoints is how many points of the TTFT and ITL CDFs a Cell keeps for plots.
 	DefaultCDFPoints = 200
-	// DefaultClientBoundLag is the p99 (else max) dispatch lag above which a
+	// DefaultClientBoundLag is the p99 dispatch lag above which a
 	// Cell is flagged ClientBound: the client, not the server, set the pace.
 	// It is loadgen's lag budget (issue 5), so a live run and a re-report agree.
 	DefaultClientBoundLag = loadgen.DefaultLagBudget
@@ -71,8 +72,8 @@ func (o CellOptions) withDefaults() CellOptions {
 //   - OutputTokens, output-token source counts, usage mismatches and
 //     MissingUsage are over ok requests; QueuedByCap and PromptMismatches over
 //     sent ones;
-//   - ClientBound is loadgen.ClientBound(dispatch-lag p99, or its max when
-//     the p99 is refused, opts.ClientBoundLag);
+//   - ClientBound is loadgen.ClientBound(nearest-rank dispatch-lag p99 of
+//     the samples, published or not, opts.ClientBoundLag);
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist).
 func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
@@ -178,10 +179,14 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 
 	c.SLOClaims = claims.claims(opts.Confidence)
 
-	if ref := c.DispatchLag.P99Ms; ref != nil {
-		c.ClientBound = loadgen.ClientBound(fromMs(*ref), opts.ClientBoundLag)
-	} else if ref := c.DispatchLag.MaxMs; ref != nil {
-		c.ClientBound = loadgen.ClientBound(fromMs(*ref), opts.ClientBoundLag)
+	// The flag is a warning, not a tail claim: it uses the p99 of the samples
+	// (nearest rank, as loadgen's summary does) even where the report refuses
+	// to publish a p99 for want of samples; the max would flag a single outlier.
+	if len(dispatch) > 0 {
+		sorted := slices.Clone(dispatch)
+		slices.Sort(sorted)
+		c.DispatchLagP99ForFlagMs = NearestRank(sorted, 0.99)
+		c.ClientBound = loadgen.ClientBound(fromMs(c.DispatchLagP99ForFlagMs), opts.ClientBoundLag)
 	}
 	return c
 }

@@ -107,6 +107,10 @@ type Cell struct {
 	// p99 is refused; CellOptions.ClientBoundLag): the client's own lateness,
 	// not the server, may have set the pace.
 	ClientBound bool `json:"client_bound"`
+	// DispatchLagP99ForFlagMs is the nearest-rank p99 of the dispatch-lag
+	// samples that ClientBound compares with the 1 ms budget (ms), computed
+	// even when DispatchLag refuses to publish a p99 for want of samples.
+	DispatchLagP99ForFlagMs float64 `json:"dispatch_lag_p99_for_flag_ms"`
 	// QueuedByCap counts measured requests the in-flight cap held back (sent late, in order).
 	QueuedByCap int `json:"queued_by_cap"`
 	// MissingUsage counts ok measured requests whose stream carried no usage
