@@ -31,5 +31,6 @@
 // What it does not know: how profiles were taken, which server ran, how
 // requests were sent or recorded (callers pass active intervals and latency
 // samples as plain values), and how the report renders. It imports no
-// transferlab package.
+// transferlab package but internal/bootstrap (the seeded percentile-bootstrap
+// mechanics it shares with report).
 package amdahl

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
+	"github.com/transferlab/transferlab/internal/bootstrap"
 )
 
 // Estimate is a point value with a confidence interval [Lo, Hi] at Level
@@ -69,17 +68,12 @@ func (c bootConfig) validate() error {
 	return nil
 }
 
-func (c bootConfig) rng() *rand.Rand { return rand.New(rand.NewPCG(c.seed, 0x7472616e73666572)) }
+func (c bootConfig) rng() *rand.Rand { return bootstrap.Stream(c.seed, 0x7472616e73666572) }
 
-// percentile interval of the replicates (sorted in place), gonum's empirical quantile.
+// percentile interval of the replicates (sorted in place, NaNs dropped).
 func (c bootConfig) interval(reps []float64) (Num, Num) {
-	reps = slices.DeleteFunc(reps, math.IsNaN)
-	if len(reps) == 0 {
-		return NaN(), NaN()
-	}
-	slices.Sort(reps)
-	a := (1 - c.level) / 2
-	return Num(stat.Quantile(a, stat.Empirical, reps, nil)), Num(stat.Quantile(1-a, stat.Empirical, reps, nil))
+	lo, hi, _ := bootstrap.Interval(reps, c.level)
+	return Num(lo), Num(hi)
 }
 
 // WindowSample is one profiled window's target GPU time and active wall time

@@ -1,11 +1,11 @@
 package report
 
 import (
-	"hash/fnv"
 	"math/rand/v2"
-	"slices"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/transferlab/transferlab/internal/bootstrap"
 )
 
 // bootstrapper draws seeded percentile-bootstrap intervals over repetitions.
@@ -17,17 +17,12 @@ type bootstrapper struct {
 	level     float64
 }
 
-func (b bootstrapper) rng(key string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	return rand.New(rand.NewPCG(b.seed, h.Sum64()))
-}
+func (b bootstrapper) rng(key string) *rand.Rand { return bootstrap.StreamFor(b.seed, key) }
 
 // interval returns the (1−level)/2 and (1+level)/2 empirical quantiles of draws.
 func (b bootstrapper) interval(draws []float64) (lo, hi float64) {
-	slices.Sort(draws)
-	a := (1 - b.level) / 2
-	return stat.Quantile(a, stat.Empirical, draws, nil), stat.Quantile(1-a, stat.Empirical, draws, nil)
+	lo, hi, _ = bootstrap.Interval(draws, b.level)
+	return lo, hi
 }
 
 // mean estimates the mean of xs (one value per repetition) with a percentile
