@@ -9,7 +9,9 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,8 +32,6 @@ const (
 	maxDrain = 64 << 10
 	// sseBufSize is the SSE reader's initial buffer (bytes); it grows for longer lines.
 	sseBufSize = 1024
-	// maxEventsPrealloc bounds the Events capacity reserved up front.
-	maxEventsPrealloc = 4096
 )
 
 // promptWords are one token each in common BPE vocabularies (GPT, Llama);
@@ -39,10 +39,12 @@ const (
 // usage.prompt_tokens is checked against it (Record.PromptMismatch).
 var promptWords = [...]string{" the", " of", " and", " to", " in"}
 
-// client sends one request and fills its Record.
+// client sends one request and fills its Record, through the lean HTTP/1.1
+// client (lean.go) for plain http:// targets, else through net/http.
 type client struct {
 	cfg   *config
-	http  *http.Client
+	http  *http.Client   // nil when lean is used
+	lean  *leanTransport // nil when http is used
 	url   string
 	since func() time.Duration
 }
@@ -52,11 +54,28 @@ func newClient(cfg *config, baseURL string, since func() time.Duration) *client 
 	if cfg.endpoint == EndpointChat {
 		path = "/v1/chat/completions"
 	}
-	hc := cfg.client
-	if hc == nil {
-		hc = NewHTTPClient()
+	c := &client{cfg: cfg, url: baseURL + path, since: since}
+	if cfg.client == nil && cfg.lean && strings.HasPrefix(baseURL, "http://") {
+		if lt, err := newLeanTransport(c.url); err == nil {
+			c.lean = lt
+			return c
+		}
+		// An unparsable URL goes through net/http, which reports it per request.
 	}
-	return &client{cfg: cfg, http: hc, url: baseURL + path, since: since}
+	c.http = cfg.client
+	if c.http == nil {
+		c.http = NewHTTPClient()
+	}
+	return c
+}
+
+// closeIdle closes the idle connections of a client Replay created.
+func (c *client) closeIdle() {
+	if c.lean != nil {
+		c.lean.closeIdle()
+		return
+	}
+	c.http.CloseIdleConnections()
 }
 
 // body appends the JSON request body for req to b.
@@ -115,23 +134,45 @@ func appendPromptText(b []byte, n int) []byte {
 	return b
 }
 
-// failState maps a transport error to a final state: cancelled when the run
-// ended, timeout when the request's own deadline passed, else fallback.
-func failState(runCtx, reqCtx context.Context, fallback State) State {
-	if runCtx.Err() != nil {
+// reqState maps a request's transport or read error to its final state:
+// cancelled when the run ended, timeout when the request's own deadline
+// passed (net/http: rctx's deadline; lean: the connection deadline), else
+// the fallback.
+type reqState struct {
+	runCtx context.Context
+	rctx   context.Context // net/http only: the request's timeout context
+}
+
+func (s *reqState) fail(err error, fallback State) State {
+	if s.runCtx.Err() != nil {
 		return StateCancelled
 	}
-	if errors.Is(reqCtx.Err(), context.DeadlineExceeded) {
+	if s.rctx != nil && errors.Is(s.rctx.Err(), context.DeadlineExceeded) {
+		return StateTimeout
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return StateTimeout
 	}
 	return fallback
 }
 
+// response is what the readers use of an HTTP response, from either client.
+type response struct {
+	status      int
+	contentType string
+	body        io.Reader
+}
+
 // do sends req and fills rec (SentAt onwards). It never returns an error: a
 // failed request is data, kept in rec.State and rec.Error.
 func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
+	if c.lean != nil {
+		c.doLean(runCtx, req, rec)
+		return
+	}
 	rctx, cancel := context.WithTimeout(runCtx, c.cfg.timeout)
 	defer cancel()
+	rs := reqState{runCtx: runCtx, rctx: rctx}
 	var wrote atomic.Int64
 	trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(int64(c.since())) }}
 	body := c.body(make([]byte, 0, 64+7*req.InputTokens), req)
@@ -153,26 +194,89 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 		rec.SentAt = rec.DispatchedAt
 	}
 	if err != nil {
-		rec.State, rec.Error = failState(runCtx, rctx, StateHTTPError), err.Error()
+		rec.State, rec.Error = rs.fail(err, StateHTTPError), err.Error()
 		return
 	}
 	defer resp.Body.Close()
-	rec.HTTPStatus = resp.StatusCode
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		rec.State = StateHTTPError
-		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, errorMessage(bytes.TrimSpace(b)))
+	c.read(&rs, response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: resp.Body}, req, rec)
+}
+
+// doLean is do through the lean client: one Write of a pooled buffer on an
+// idle or new connection, the head read by hand, the body on this
+// goroutine. The request's timeout is the connection's deadline; a run that
+// ends moves the deadline into the past (context.AfterFunc, no goroutine).
+func (c *client) doLean(runCtx context.Context, req *traces.Request, rec *Record) {
+	t := c.lean
+	deadline := time.Now().Add(c.cfg.timeout)
+	rs := reqState{runCtx: runCtx}
+	w := t.getWire()
+	defer t.putWire(w)
+	w.body = c.body(w.body[:0], req)
+	w.wire = t.appendHead(w.wire[:0], req.ID, c.cfg.stream, len(w.body))
+	w.wire = append(w.wire, w.body...)
+	rec.DispatchedAt = c.since()
+
+	var lc *leanConn
+	var head leanHead
+	var stop func() bool
+	for attempt := 0; ; attempt++ {
+		var err error
+		lc, err = t.get(runCtx, deadline, attempt > 0)
+		if err != nil {
+			rec.SentAt = c.since()
+			rec.State, rec.Error = rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
+			return
+		}
+		if err := lc.nc.SetDeadline(deadline); err != nil {
+			_ = lc.nc.Close()
+			rec.SentAt = c.since()
+			rec.State, rec.Error = StateHTTPError, fmt.Sprintf("POST %s: %v", c.url, err)
+			return
+		}
+		nc := lc.nc
+		stop = context.AfterFunc(runCtx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+		rec.SentAt = c.since()
+		head, err = lc.roundTrip(w.wire)
+		if err == nil {
+			break
+		}
+		stop()
+		_ = lc.nc.Close()
+		if errors.Is(err, errStaleConn) && attempt == 0 && runCtx.Err() == nil {
+			continue
+		}
+		rec.State, rec.Error = rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
 		return
 	}
-	if cap(rec.Events) == 0 {
-		rec.Events = make([]TokenEvent, 0, min(req.OutputTokens, maxEventsPrealloc)+1)
+	var body leanBody
+	body.init(lc, &head)
+	c.read(&rs, response{status: head.status, contentType: head.contentType, body: &body}, req, rec)
+	reusable := head.keepAlive && body.done && (head.chunked || head.length >= 0)
+	if stop() && reusable {
+		t.put(lc)
+		return
 	}
+	_ = lc.nc.Close()
+}
+
+// read reads resp into rec: the error body of a non-200 status, else the
+// stream or the whole body, then the output-token count.
+func (c *client) read(rs *reqState, resp response, req *traces.Request, rec *Record) {
+	rec.HTTPStatus = resp.status
+	if resp.status != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+		rec.State = StateHTTPError
+		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.status, errorMessage(bytes.TrimSpace(b)))
+		return
+	}
+	var evs eventLog
 	var u usageField
 	if c.cfg.stream {
-		u = c.readStream(runCtx, rctx, resp, rec)
+		u = c.readStream(rs, resp, rec, &evs)
 	} else {
-		u = c.readBody(runCtx, rctx, resp, rec)
+		u = c.readBody(rs, resp, rec, &evs)
 	}
+	rec.Events = evs.appendTo(make([]TokenEvent, 0, evs.n))
 	setOutputTokens(rec, u)
 }
 
@@ -190,15 +294,15 @@ func setOutputTokens(rec *Record, u usageField) {
 }
 
 // readStream parses an SSE response into rec and returns the usage seen.
-func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, rec *Record) usageField {
+func (c *client) readStream(rs *reqState, resp response, rec *Record, evs *eventLog) usageField {
 	var u usageField
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if mt, _, _ := mime.ParseMediaType(resp.contentType); mt != "text/event-stream" {
+		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
 		rec.State = StateStreamError
-		rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.Header.Get("Content-Type"), clip(bytes.TrimSpace(b), 200))
+		rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.contentType, clip(bytes.TrimSpace(b), 200))
 		return u
 	}
-	sr := newSSEReader(resp.Body, c.since, make([]byte, sseBufSize))
+	sr := newSSEReader(resp.body, c.since, make([]byte, sseBufSize))
 	var ch chunk
 	var lastAt time.Duration
 	ended := false // finish_reason or usage seen: a stream without [DONE] may end there
@@ -208,7 +312,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 			break
 		}
 		if err != nil {
-			rec.State = failState(runCtx, rctx, StateStreamError)
+			rec.State = rs.fail(err, StateStreamError)
 			rec.Error = fmt.Sprintf("SSE event %d: %v", n, err)
 			return u
 		}
@@ -223,7 +327,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 		if string(ev.Data) == "[DONE]" {
 			rec.EndAt = ev.At
 			rec.State = StateOK
-			_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+			_, _ = io.CopyN(io.Discard, resp.body, maxDrain)
 			return u
 		}
 		if err := decodeChunk(ev.Data, &ch); err != nil {
@@ -237,7 +341,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 			return u
 		}
 		lastAt = ev.At
-		c.addChoices(&ch, ev.At, rec, 1)
+		c.addChoices(&ch, ev.At, rec, evs, 1)
 		if rec.FinishReason != "" {
 			ended = true
 		}
@@ -259,7 +363,7 @@ func (c *client) readStream(runCtx, rctx context.Context, resp *http.Response, r
 
 // addChoices appends one token event when any choice carries text (n=1 is
 // always requested), with tokens tokens, and notes the finish reason.
-func (c *client) addChoices(ch *chunk, at time.Duration, rec *Record, tokens int) {
+func (c *client) addChoices(ch *chunk, at time.Duration, rec *Record, evs *eventLog, tokens int) {
 	ans, rsn := false, false
 	for i := range ch.Choices {
 		cc := &ch.Choices[i]
@@ -270,17 +374,17 @@ func (c *client) addChoices(ch *chunk, at time.Duration, rec *Record, tokens int
 		}
 	}
 	if ans || rsn {
-		rec.Events = append(rec.Events, TokenEvent{At: at, Tokens: tokens, Reasoning: !ans})
+		evs.add(TokenEvent{At: at, Tokens: tokens, Reasoning: !ans})
 	}
 }
 
 // readBody parses a non-streaming response into rec: one event at the time
 // the whole body was read, carrying usage.completion_tokens tokens.
-func (c *client) readBody(runCtx, rctx context.Context, resp *http.Response, rec *Record) usageField {
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+func (c *client) readBody(rs *reqState, resp response, rec *Record, evs *eventLog) usageField {
+	b, err := io.ReadAll(io.LimitReader(resp.body, maxBody))
 	at := c.since()
 	if err != nil {
-		rec.State = failState(runCtx, rctx, StateStreamError)
+		rec.State = rs.fail(err, StateStreamError)
 		rec.Error = fmt.Sprintf("reading body: %v", err)
 		return usageField{}
 	}
@@ -300,7 +404,7 @@ func (c *client) readBody(runCtx, rctx context.Context, resp *http.Response, rec
 	if ch.Usage.Set && ch.Usage.CompletionTokens > 0 {
 		tokens = ch.Usage.CompletionTokens
 	}
-	c.addChoices(&ch, at, rec, tokens)
+	c.addChoices(&ch, at, rec, evs, tokens)
 	rec.EndAt = at
 	rec.State = StateOK
 	return ch.Usage

@@ -44,6 +44,7 @@ type config struct {
 	ignoreEOS   bool
 	promptText  bool
 	client      *http.Client
+	lean        bool // plain http:// targets use the lean client (lean.go)
 	lagBudget   time.Duration
 	spin        time.Duration
 }
@@ -58,6 +59,7 @@ func defaultConfig() config {
 		ignoreEOS: true,
 		lagBudget: DefaultLagBudget,
 		spin:      defaultSpin,
+		lean:      leanByDefault,
 	}
 }
 
@@ -134,6 +136,10 @@ func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on
 // WithHTTPClient sets the HTTP client (default: NewHTTPClient()). Its Timeout
 // should be 0: WithTimeout bounds each request.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
+
+// withLean picks the lean client (true) or net/http (false) for plain
+// http:// targets; tests use it to run a case through both.
+func withLean(on bool) Option { return func(c *config) { c.lean = on } }
 
 // WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
 // set (default 1 ms, issue 5).

@@ -94,7 +94,7 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 		sum.IncompleteReason = context.Cause(ctx).Error()
 	}
 	if cfg.client == nil {
-		r.cl.http.CloseIdleConnections()
+		r.cl.closeIdle()
 	}
 	cerr := out.Close()
 	if r.sinkErr != nil || readyErr != nil || cerr != nil {

@@ -1,0 +1,336 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// clients are the two transports every case here goes through.
+var clientCases = []struct {
+	name string
+	opt  Option
+}{{"lean", withLean(true)}, {"net/http", withLean(false)}}
+
+// rawServer accepts connections and hands each request to handle with the
+// connection, so a test can write any bytes (close-delimited bodies, 1xx,
+// malformed heads). handle returns false to close the connection.
+func rawServer(t *testing.T, handle func(c net.Conn, req *http.Request) bool) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					if !handle(c, req) {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+const sseTwoTokens = "data: {\"choices\":[{\"text\":\"a\"}]}\n\n" +
+	"data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":2}}\n\n" +
+	"data: [DONE]\n\n"
+
+// TestClientFraming sends each body framing and head shape through both
+// clients and checks they measure the same thing.
+func TestClientFraming(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("x", 10*leanReadBuf) // one SSE line far longer than the read buffer
+	sseLong := "data: {\"choices\":[{\"text\":\"" + long + "\"}]}\n\n" + sseTwoTokens
+	cases := []struct {
+		name     string
+		raw      string // whole response written by a raw server, which then closes
+		handler  http.HandlerFunc
+		stream   bool
+		state    State
+		events   int
+		status   int
+		errMatch string
+	}{
+		{name: "chunked SSE with a line 10× the read buffer", stream: true, state: StateOK, events: 3, status: 200,
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, sseLong[:100])
+				w.(http.Flusher).Flush()
+				_, _ = io.WriteString(w, sseLong[100:])
+			}},
+		{name: "SSE with Content-Length", stream: true, state: StateOK, events: 2, status: 200,
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Header().Set("Content-Length", fmt.Sprint(len(sseTwoTokens)))
+				_, _ = io.WriteString(w, sseTwoTokens)
+			}},
+		{name: "close-delimited SSE", stream: true, state: StateOK, events: 2, status: 200,
+			raw: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + sseTwoTokens},
+		{name: "HTTP/1.0 close-delimited SSE", stream: true, state: StateOK, events: 2, status: 200,
+			raw: "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\n" + sseTwoTokens},
+		{name: "interim 100 Continue then SSE", stream: true, state: StateOK, events: 2, status: 200,
+			raw: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + sseTwoTokens},
+		{name: "long header line", stream: true, state: StateOK, events: 2, status: 200,
+			raw: "HTTP/1.1 200 OK\r\nX-Long: " + long + "\r\nContent-Type: text/event-stream\r\n\r\n" + sseTwoTokens},
+		{name: "Content-Length body cut short", stream: true, state: StateStreamError, events: 1, status: 200, errMatch: "unexpected EOF",
+			raw: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: 500\r\n\r\n" + sseTwoTokens[:40]},
+		{name: "chunked body cut inside a chunk", stream: true, state: StateStreamError, events: 1, status: 200, errMatch: "unexpected EOF",
+			raw: "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n" + sseTwoTokens[:40]},
+		{name: "non-streaming JSON with Content-Length", state: StateOK, events: 1, status: 200,
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				b := `{"choices":[{"text":"ab","finish_reason":"length"}],"usage":{"prompt_tokens":4,"completion_tokens":2}}`
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+				_, _ = io.WriteString(w, b)
+			}},
+		{name: "HTTP 503 with a JSON body", stream: true, state: StateHTTPError, status: 503, errMatch: "overloaded",
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, `{"error":{"message":"overloaded"}}`)
+			}},
+		{name: "malformed status line", stream: true, state: StateHTTPError, errMatch: "malformed",
+			raw: "HTTX/1.1 200 OK\r\n\r\n"},
+	}
+	for _, tc := range cases {
+		for _, cl := range clientCases {
+			t.Run(tc.name+"/"+cl.name, func(t *testing.T) {
+				t.Parallel()
+				url := ""
+				if tc.raw != "" {
+					url = rawServer(t, func(c net.Conn, _ *http.Request) bool {
+						_, _ = io.WriteString(c, tc.raw)
+						return false
+					})
+				} else {
+					srv := httptest.NewServer(tc.handler)
+					t.Cleanup(srv.Close)
+					url = srv.URL
+				}
+				rec, _ := replayOne(t, url, 2, cl.opt, WithStream(tc.stream), WithTimeout(10*time.Second))
+				if rec.State != tc.state || len(rec.Events) != tc.events || rec.HTTPStatus != tc.status {
+					t.Errorf("state %s (%q), %d events, HTTP %d; want %s, %d events, HTTP %d", rec.State, rec.Error, len(rec.Events), rec.HTTPStatus, tc.state, tc.events, tc.status)
+				}
+				if tc.errMatch != "" && !strings.Contains(rec.Error, tc.errMatch) {
+					t.Errorf("error %q does not contain %q", rec.Error, tc.errMatch)
+				}
+				if tc.state == StateOK && rec.OutputTokens != 2 && tc.events == 2 {
+					t.Errorf("output tokens %d, want 2", rec.OutputTokens)
+				}
+			})
+		}
+	}
+}
+
+// TestLeanKeepAlive checks that sequential requests share one connection and
+// that a connection the server closed while idle is replaced, the request
+// sent once.
+func TestLeanKeepAlive(t *testing.T) {
+	t.Parallel()
+	t.Run("reuse", func(t *testing.T) {
+		t.Parallel()
+		var conns atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, sseTwoTokens)
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		t.Cleanup(srv.Close)
+		var sink SliceSink
+		sum, err := Replay(context.Background(), urlServer{srv.URL}, schedule(20, 0, 4, 2), nil, &sink, withLean(true), WithClosedLoop(1))
+		if err != nil || sum.States[StateOK] != 20 {
+			t.Fatalf("err %v, states %v", err, sum.States)
+		}
+		if n := conns.Load(); n != 1 {
+			t.Errorf("20 sequential requests opened %d connections, want 1", n)
+		}
+	})
+	t.Run("stale idle connection", func(t *testing.T) {
+		t.Parallel()
+		var mu sync.Mutex
+		ids := map[string]int{}
+		// One response per connection, then close without "Connection: close".
+		url := rawServer(t, func(c net.Conn, req *http.Request) bool {
+			mu.Lock()
+			ids[req.Header.Get(RequestIDHeader)]++
+			mu.Unlock()
+			_, _ = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(sseTwoTokens), sseTwoTokens)
+			return false
+		})
+		var sink SliceSink
+		sum, err := Replay(context.Background(), urlServer{url}, schedule(10, 5*time.Millisecond, 4, 2), nil, &sink, withLean(true), WithClosedLoop(1))
+		if err != nil || sum.States[StateOK] != 10 {
+			t.Fatalf("err %v, states %v, first record %+v", err, sum.States, sink.Records[0])
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for id, n := range ids {
+			if n != 1 {
+				t.Errorf("request %s arrived %d times", id, n)
+			}
+		}
+		if len(ids) != 10 {
+			t.Errorf("%d distinct requests arrived, want 10", len(ids))
+		}
+	})
+}
+
+// TestLeanTimeoutAndCancel: a server that sends the head and one token and
+// then hangs; the per-request timeout and the run's cancellation each end the
+// request in its state and close the connection (the server sees EOF).
+func TestLeanTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		cancel  time.Duration
+		want    State
+	}{
+		{"timeout", 200 * time.Millisecond, 0, StateTimeout},
+		{"cancel", time.Minute, 200 * time.Millisecond, StateCancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			closed := make(chan struct{})
+			url := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"+sseTwoTokens[:strings.Index(sseTwoTokens, "\n\n")+2])
+				_, _ = c.Read(make([]byte, 1)) // returns when the client closes
+				close(closed)
+				return false
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel > 0 {
+				time.AfterFunc(tc.cancel, cancel)
+			}
+			var sink SliceSink
+			_, _ = Replay(ctx, urlServer{url}, schedule(1, 0, 4, 2), nil, &sink, withLean(true), WithTimeout(tc.timeout))
+			if len(sink.Records) != 1 {
+				t.Fatalf("%d records", len(sink.Records))
+			}
+			rec := sink.Records[0]
+			if rec.State != tc.want || len(rec.Events) != 1 {
+				t.Errorf("state %s (%s), %d events; want %s, 1 event", rec.State, rec.Error, len(rec.Events), tc.want)
+			}
+			select {
+			case <-closed:
+			case <-time.After(30 * time.Second): // generous: only "closed at all" is checked
+				t.Errorf("the server never saw the connection close")
+			}
+		})
+	}
+}
+
+// TestLeanOneGoroutinePerStream holds streams open and counts goroutines by
+// their stacks: the lean client runs none per connection, only the
+// request's own.
+func TestLeanOneGoroutinePerStream(t *testing.T) {
+	const n = 20
+	hold := make(chan struct{})
+	var open sync.WaitGroup
+	open.Add(n)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens[:strings.Index(sseTwoTokens, "\n\n")+2])
+		w.(http.Flusher).Flush()
+		open.Done()
+		<-hold
+		_, _ = io.WriteString(w, sseTwoTokens[strings.Index(sseTwoTokens, "\n\n")+2:])
+	}))
+	t.Cleanup(srv.Close)
+	done := make(chan Summary)
+	go func() {
+		sum, _ := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), nil, &SliceSink{}, withLean(true))
+		done <- sum
+	}()
+	open.Wait()
+	time.Sleep(50 * time.Millisecond) // let each reader block on its next event
+	buf := make([]byte, 1<<22)
+	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+	close(hold)
+	var perConn, requests int
+	for _, s := range stacks {
+		if strings.Contains(s, "net/http.(*persistConn)") {
+			perConn++
+		}
+		if strings.Contains(s, "loadgen.(*client).doLean") {
+			requests++
+		}
+	}
+	if sum := <-done; sum.States[StateOK] != n {
+		t.Errorf("states %v", sum.States)
+	}
+	if perConn != 0 || requests != n {
+		t.Errorf("%d streams open: %d net/http connection goroutines (want 0), %d request goroutines (want %d)", n, perConn, requests, n)
+	}
+}
+
+func TestEventLogRoundTrip(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var want []TokenEvent
+	var l eventLog
+	at := time.Duration(0)
+	for i := 0; i < 5000; i++ {
+		switch i % 4 {
+		case 0:
+			at += time.Duration(rng.Int64N(int64(time.Hour)))
+		case 1: // several events in one read share a time
+		default:
+			at += time.Duration(rng.Int64N(int64(20 * time.Millisecond)))
+		}
+		e := TokenEvent{At: at, Tokens: 1 + rng.IntN(3)*rng.IntN(1000), Reasoning: rng.IntN(2) == 0}
+		want = append(want, e)
+		l.add(e)
+	}
+	if got := l.appendTo(nil); !slices.Equal(got, want) {
+		t.Fatalf("round trip differs (%d vs %d events)", len(got), len(want))
+	}
+	// A 128-token stream 10 ms apart, 5 s into the run: 5 B per event (a
+	// 4-byte gap varint, 1 byte of tokens), against 24 B per TokenEvent.
+	var s eventLog
+	for i := 0; i < 128; i++ {
+		s.add(TokenEvent{At: 5*time.Second + time.Duration(i)*10*time.Millisecond, Tokens: 1})
+	}
+	if got, max := len(s.b), 128*5+2; got > max {
+		t.Errorf("128 events take %d B, want ≤ %d", got, max)
+	}
+}
