@@ -388,27 +388,36 @@ func (h *HookTimings) Fractions(active []Interval) (Fractions, error) {
 // TargetWithin sums the target GPU time of the windows that lie inside w
 // (Unix ns, widened by slack at both ends), to compare the hook with a
 // profile of the same wall window (Profile.Extent shifted by UnixBaseNs). It
-// returns the time, the number of windows summed, and an error when a
-// window with calls straddles w's bounds (the comparison would be unfair) or
-// no window lies inside.
-func (h *HookTimings) TargetWithin(w Interval, slack time.Duration) (time.Duration, int, error) {
+// returns the time, the number of windows summed and their span (first
+// start to last end, Unix ns). A window with calls that is not inside but
+// overlaps w's interior (w narrowed by slack at both ends) is an error: the
+// comparison would be unfair. A window that overlaps only the slack bands
+// at w's edges (a window closed a step after the profiler started) is left
+// out. No window inside is an error too.
+func (h *HookTimings) TargetWithin(w Interval, slack time.Duration) (time.Duration, int, Interval, error) {
 	lo, hi := w.Start-slack, w.End+slack
+	in := Interval{w.Start + slack, w.End - slack}
 	var sum time.Duration
+	var span Interval
 	n := 0
 	for i, win := range h.Windows {
 		iv := win.Interval()
 		switch {
 		case iv.Start >= lo && iv.End <= hi:
 			sum += win.GPUTime()
+			if n == 0 {
+				span = iv
+			}
+			span.Start, span.End = min(span.Start, iv.Start), max(span.End, iv.End)
 			n++
-		case iv.End <= w.Start || iv.Start >= w.End || win.Calls == 0:
+		case iv.End <= in.Start || iv.Start >= in.End || win.Calls == 0:
 		default:
-			return 0, 0, fmt.Errorf("amdahl: hook timings %s: windows[%d] [%d, %d) with %d calls straddles the profiled window [%d, %d): close a hook window when the profiler starts and stops",
+			return 0, 0, Interval{}, fmt.Errorf("amdahl: hook timings %s: windows[%d] [%d, %d) with %d calls straddles the profiled window [%d, %d): close a hook window when the profiler starts and stops",
 				h.Path, i, iv.Start, iv.End, win.Calls, w.Start, w.End)
 		}
 	}
 	if n == 0 {
-		return 0, 0, fmt.Errorf("amdahl: hook timings %s: no window inside [%d, %d)", h.Path, w.Start, w.End)
+		return 0, 0, Interval{}, fmt.Errorf("amdahl: hook timings %s: no window inside [%d, %d)", h.Path, w.Start, w.End)
 	}
-	return sum, n, nil
+	return sum, n, span, nil
 }

@@ -157,7 +157,7 @@ func TestHookTargetWithin(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, n, err := h.TargetWithin(c.w, c.slack)
+			got, n, _, err := h.TargetWithin(c.w, c.slack)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
@@ -260,5 +260,43 @@ func TestCompareHookProfile(t *testing.T) {
 	p.UnixBaseKnown = false
 	if _, err := CompareHookProfile(h, p, 0); err == nil {
 		t.Fatal("profile without a Unix base accepted")
+	}
+}
+
+// TestCompareHookProfileSameWindow: the hook's windows as the reference
+// server writes them around a profiler window: "before-profile" closes 2 µs
+// after the profiler started (it overlaps only the 5 µs slack band and is
+// left out) and "profile" covers [2, 75) µs of the trace. The profile's
+// target time is counted over that same span: rmsnorm kernels [10, 30) and
+// [70, 80) clipped to [2, 75) give 20 + 5 = 25 µs (by hand), not the 45 µs of
+// the whole extent.
+func TestCompareHookProfileSameWindow(t *testing.T) {
+	t.Parallel()
+	p, err := ReadChrome(filepath.Join("testdata", "chrome_overlap.json"), KernelPattern(regexp.MustCompile(`^triton_rmsnorm`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"format":"transferlab.hook_timings/v1","target":"m:C.f","timing":"cuda_event",
+"calls":9,"eager_calls":9,"capture_calls":0,"timed_calls":9,"gpu_time_ms":1.026,
+"windows":[
+{"label":"before-profile","start_unix_ns":1764399999000000000,"end_unix_ns":1764400000000002000,
+"calls":7,"eager_calls":7,"capture_calls":0,"timed_calls":7,"gpu_time_ms":1.0,"active_wall_ms":null},
+{"label":"profile","start_unix_ns":1764400000000002000,"end_unix_ns":1764400000000075000,
+"calls":2,"eager_calls":2,"capture_calls":0,"timed_calls":2,"gpu_time_ms":0.026,"active_wall_ms":null}]}`
+	h, err := ParseHookTimings(strings.NewReader(doc), "h.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := CompareHookProfile(h, p, 5*time.Microsecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.HookTarget != 26*time.Microsecond || a.ProfileTarget != 25*time.Microsecond || a.HookWindows != 1 ||
+		a.Window != (Interval{2 * time.Microsecond, 75 * time.Microsecond}) {
+		t.Fatalf("agreement %+v", a)
+	}
+	approx(t, "rel diff", a.RelDiff, 0.04, 1e-12)
+	if _, err := CompareHookProfile(h, p, 0); err == nil || !strings.Contains(err.Error(), "windows[0]") {
+		t.Fatalf("without slack the before-profile window straddles the extent; err = %v", err)
 	}
 }

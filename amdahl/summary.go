@@ -314,6 +314,9 @@ type Agreement struct {
 	HookTarget    time.Duration `json:"hook_target_ns"`
 	ProfileTarget time.Duration `json:"profile_target_ns"`
 	HookWindows   int           `json:"hook_windows"`
+	// Window is the span of the hook windows compared, on the profile's
+	// clock (ns from its zero): the profile's target time is counted in it.
+	Window Interval `json:"window"`
 	// RelDiff = (hook − profile) / profile.
 	RelDiff float64 `json:"rel_diff"`
 	// Complete is false when the hook saw CUDA-graph capture calls: then the
@@ -322,26 +325,36 @@ type Agreement struct {
 }
 
 // CompareHookProfile sums the hook's target time over its windows inside the
-// profile's wall window (Profile.Extent on the Unix clock, widened by slack)
-// and compares it with the profile's target time over its Extent. The
-// profile must know its Unix base (Chrome baseTimeNanoseconds, Nsight
-// session start).
+// profile's wall window (Profile.Extent on the Unix clock, widened by slack;
+// HookTimings.TargetWithin) and compares it with the profile's target kernel
+// time over the span of those same windows (clipped to the Extent), so both
+// count the same wall time. The profile must know its Unix base (Chrome
+// baseTimeNanoseconds, Nsight session start).
+//
+// The two measure different things where the GPU waits for the CPU inside a
+// call: CUDA events span the call's launch gaps, kernel time does not
+// (HOOK_TIMINGS.md), so they agree only on a GPU-bound server.
 func CompareHookProfile(h *HookTimings, p *Profile, slack time.Duration) (Agreement, error) {
 	if !p.UnixBaseKnown {
 		return Agreement{}, fmt.Errorf("amdahl: %s %s: no Unix base time (baseTimeNanoseconds / session start): cannot align with the hook's windows", p.Source, p.Path)
 	}
-	fr, err := p.Fractions(Window(p.Extent))
+	base := time.Duration(p.UnixBaseNs)
+	ht, n, span, err := h.TargetWithin(Shift([]Interval{p.Extent}, base)[0], slack)
+	if err != nil {
+		return Agreement{}, err
+	}
+	win := Intersect(Shift([]Interval{span}, -base), []Interval{p.Extent})
+	if len(win) == 0 {
+		return Agreement{}, fmt.Errorf("amdahl: %s %s: the hook windows %v do not overlap the profile's extent", p.Source, p.Path, span)
+	}
+	fr, err := p.Fractions(Window(win[0]))
 	if err != nil {
 		return Agreement{}, err
 	}
 	if fr.TargetGPU == 0 {
 		return Agreement{}, fmt.Errorf("amdahl: %s %s: no target time to compare with", p.Source, p.Path)
 	}
-	ht, n, err := h.TargetWithin(Shift([]Interval{p.Extent}, time.Duration(p.UnixBaseNs))[0], slack)
-	if err != nil {
-		return Agreement{}, err
-	}
-	return Agreement{HookTarget: ht, ProfileTarget: fr.TargetGPU, HookWindows: n,
+	return Agreement{HookTarget: ht, ProfileTarget: fr.TargetGPU, HookWindows: n, Window: win[0],
 		RelDiff: float64(ht-fr.TargetGPU) / float64(fr.TargetGPU), Complete: h.Complete()}, nil
 }
 

@@ -138,6 +138,11 @@ type EnergyConfig struct {
 	Period time.Duration `yaml:"period,omitempty"`
 	// Device is the NVML device index (default 0).
 	Device int `yaml:"device,omitempty"`
+	// Idle, when > 0, samples power for this long just before each cell of a
+	// reference server (loaded, no request in flight) and reports the mean as
+	// the cell's idle_power_w (W). Default 0: idle power not measured (listed
+	// as missing, never 0). Each cell then takes Idle longer.
+	Idle time.Duration `yaml:"idle,omitempty"`
 }
 
 // Load reads and decodes a config file, rejecting unknown keys, and validates it.
@@ -291,6 +296,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Energy.Period < 0 {
 		bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)
+	}
+	if c.Energy.Idle < 0 || c.Energy.Idle > time.Minute {
+		bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
 	}
 	if c.Amdahl.Profile != nil && c.Server.Kind != ServerReference {
 		bad("amdahl.profile", "profiling passes need a launched server (server.kind: reference); the simulator's profile is exact")

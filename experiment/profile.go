@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -20,8 +21,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // Defaults of ProfileConfig.
@@ -240,7 +243,15 @@ type ProfileRecord struct {
 	STiming   string              `json:"s_timing"`
 	Attr      *amdahl.Attribution `json:"attribution,omitempty"`
 	Kernels   []string            `json:"target_kernels,omitempty"`
-	Warnings  []string            `json:"warnings,omitempty"`
+	// HookAgreement compares, when the baseline's hook times the target
+	// (server.reference.hook_timings), the hook's CUDA-event target time with
+	// this trace's attributed kernel time over the same calls
+	// (amdahl.CompareHookProfile); FWallHook is the hook's time over the same
+	// active_s. HookAgreementError says why no comparison was made.
+	HookAgreement      *amdahl.Agreement `json:"hook_agreement,omitempty"`
+	FWallHook          *float64          `json:"f_wall_hook,omitempty"`
+	HookAgreementError string            `json:"hook_agreement_error,omitempty"`
+	Warnings           []string          `json:"warnings,omitempty"`
 }
 
 // fMeasures describes f from a profile, for the manifest.
@@ -319,14 +330,18 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		return *rep
 	}
 
-	wait(r.cfg.Load.Warmup)
+	// The window opens at the first send at or after the warm-up, so that at a
+	// light load it does not fall in a gap between requests (at 0.5 req/s a
+	// 2 s window right after the warm-up saw no request in flight).
+	openAt := profileOpenAt(sched, r.cfg.Load.Warmup)
+	wait(openAt - time.Since(began))
 	if rep != nil || pctx.Err() != nil {
 		got := finish()
 		why := errors.Join(context.Cause(pctx), got.err)
 		if why == nil {
 			why = fmt.Errorf("its %d requests were all sent and answered", len(sched.Requests))
 		}
-		return nil, fmt.Errorf("profiling pass: the replay ended before the %s warm-up was over: %w", r.cfg.Load.Warmup, why)
+		return nil, fmt.Errorf("profiling pass: the replay ended before the profiler window was due (%s, the first send after the %s warm-up): %w", openAt.Round(time.Millisecond), r.cfg.Load.Warmup, why)
 	}
 	if err := a.ProfileStart(pctx, tracePath); err != nil {
 		finish()
@@ -387,6 +402,9 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		FGPU:          sum.Fractions.FGPU, FWall: sum.Fractions.FWall, FExcl: sum.Fractions.FExcl,
 		FMeasures: fMeasures, STiming: pc.STiming, Attr: sum.Attribution, Kernels: sum.TargetKernels, Warnings: sum.Warnings,
 	}
+	if len(win.HookTimings) > 0 {
+		a.compareHook(&rec, win, gz, opt)
+	}
 	if err := writeSummary(filepath.Join(dir, stem), sum); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
@@ -400,6 +418,78 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 	fr := sum.Fractions
 	fr.Source = string(amdahl.FormatChrome)
 	return &fr, nil
+}
+
+// hookSlack is how far a hook window may reach past the profiled window
+// and still be compared: the server closes one at the serving thread's next
+// target call after the profiler starts (ms on a busy server).
+const hookSlack = 50 * time.Millisecond
+
+// compareHook fills rec's hook-vs-profile comparison from the timings the
+// server returned with the profile window: the target's hook document is
+// compared with the trace (path: the kept, gzipped one) (read again with the same attribution options) over
+// the hook's "profile" window. Failures are recorded in rec, never fatal: f
+// still comes from the profile.
+func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, trace string, opt []amdahl.Option) {
+	fail := func(err error) {
+		rec.HookAgreementError = err.Error()
+		fmt.Fprintf(a.run.log, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
+	}
+	docs, err := amdahl.ParseHookTimingsAll(bytes.NewReader(win.HookTimings), win.TracePath+" (hook_timings)")
+	if err != nil {
+		fail(err)
+		return
+	}
+	target := a.run.cfg.Server.Reference.Effective().ProfileTarget
+	if a.arm.Override != nil {
+		target = a.arm.Override.Target
+	}
+	var h *amdahl.HookTimings
+	for _, d := range docs {
+		if target == "" && len(docs) == 1 || d.Target == target {
+			h = d
+		}
+	}
+	if h == nil {
+		fail(fmt.Errorf("no hook timing document for target %q among %d", target, len(docs)))
+		return
+	}
+	p, err := amdahl.ReadChrome(trace, opt...)
+	if err != nil {
+		fail(err)
+		return
+	}
+	ag, err := amdahl.CompareHookProfile(h, p, hookSlack)
+	if err != nil {
+		fail(err)
+		return
+	}
+	rec.HookAgreement = &ag
+	if win.ActiveS > 0 {
+		f := ag.HookTarget.Seconds() / win.ActiveS
+		rec.FWallHook = &f
+	}
+	verdict := "within 2 %"
+	if math.Abs(ag.RelDiff) > 0.02 {
+		verdict = "NOT within 2 % (CUDA events span launch gaps inside a call that kernel time does not: they agree only where the GPU is the bottleneck; HOOK_TIMINGS.md)"
+	}
+	if !ag.Complete {
+		verdict += "; the hook saw CUDA-graph capture calls, so it misses replayed work and the comparison says nothing"
+	}
+	fmt.Fprintf(a.run.log, "hook vs profile at %g req/s: hook CUDA-event target time %.3f ms, profile kernel time %.3f ms over the same %d window(s) (%.3f s): %+.2f %%, %s\n",
+		rec.OfferedLoadRPS, float64(ag.HookTarget)/1e6, float64(ag.ProfileTarget)/1e6, ag.HookWindows, ag.Window.Len().Seconds(), 100*ag.RelDiff, verdict)
+}
+
+// profileOpenAt is when the profiler window opens, as an offset from the
+// replay's start: the scheduled offset of the first request sent at or after
+// warmup, or warmup when none is.
+func profileOpenAt(s traces.Schedule, warmup time.Duration) time.Duration {
+	for _, q := range s.Requests {
+		if q.Offset >= warmup {
+			return q.Offset
+		}
+	}
+	return warmup
 }
 
 // addProfileRecord keeps rec in the results manifest under this arm's server.
@@ -441,6 +531,31 @@ func (r *runner) profileSource(rateRPS float64) string {
 		return ""
 	}
 	return fmt.Sprintf("torch-profiler Chrome trace %s of unmeasured profiling replays; f = %s; s timing %s", strings.Join(traces, ", "), fMeasures, timing)
+}
+
+// hookCheck is the hook's f_wall and its target time's difference from the
+// profile's (percent), averaged over the profiling passes at rateRPS that
+// compared them; nil, nil when none did.
+func (r *runner) hookCheck(rateRPS float64) (fWall, diffPct *float64) {
+	if len(r.cfg.Arms) == 0 || r.res == nil {
+		return nil, nil
+	}
+	info, _ := r.res.Manifest.Server[r.cfg.Arms[0].Name].(map[string]any)
+	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	var f, d float64
+	n := 0
+	for _, p := range recs {
+		if p.OfferedLoadRPS == rateRPS && p.HookAgreement != nil && p.FWallHook != nil {
+			f += *p.FWallHook
+			d += 100 * p.HookAgreement.RelDiff
+			n++
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	f, d = f/float64(n), d/float64(n)
+	return &f, &d
 }
 
 // clientActive is |∪ requests' [sent, end] ∩ [from, to]| from the replay's

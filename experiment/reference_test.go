@@ -19,6 +19,8 @@ import (
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // TestProfileConfigYAML checks amdahl.profile's decoding: defaults, and
@@ -247,7 +249,8 @@ server:
   reference:
     python: %s
     ready_timeout: 60s
-    env: [FAKE_ITL_MS=5]
+    env: [FAKE_ITL_MS=5, FAKE_HOOK_RATIO=1.01]
+    hook_timings: %t
 arms:
   - name: baseline
   - name: cand
@@ -260,14 +263,11 @@ amdahl:
 energy: {disabled: true}
 `
 
-// TestReferenceProfilePass runs a reference-kind experiment against the
-// CPU fake server (integrate/testdata/fake_refserver.py) with amdahl.profile
-// set, and checks: f in the Amdahl section equals the share the fake's
-// synthetic trace has by construction; the profiling replay added nothing to
-// records.jsonl or the cells; the trace is kept and named in the manifest;
-// s comes from the validation report; the bound is Amdahl's formula of both.
-func TestReferenceProfilePass(t *testing.T) {
-	t.Parallel() // mostly real-time waits (open-loop replays): overlaps the package's other tests
+// runFakeProfile runs refProfileConfig against the fake reference server
+// (skipping without python3) and returns the results, the config, the output
+// folder and the run's log.
+func runFakeProfile(t *testing.T, hookTimings bool) (*report.Results, *Config, string, *bytes.Buffer) {
+	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not on PATH: the fake reference server cannot run")
 	}
@@ -285,7 +285,7 @@ func TestReferenceProfilePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeValidation(t, dir, "graph", testShapes, 0)
-	cfg, err := Parse(strings.NewReader(fmt.Sprintf(refProfileConfig, fake)), "ref.yaml", dir)
+	cfg, err := Parse(strings.NewReader(fmt.Sprintf(refProfileConfig, fake, hookTimings)), "ref.yaml", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,6 +297,53 @@ func TestReferenceProfilePass(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\nlog:\n%s", err, log.String())
 	}
+	return res, cfg, out, &log
+}
+
+// TestReferenceProfilePassHookAgreement: with hook timings on, the profile
+// window's answer carries the hook's documents (the fake says 1.01 × the
+// target kernel time its trace holds over the same window), and the pass
+// records the comparison: +1 % (to 1e-3: the hook window starts 0.1 ms after
+// the profiler, missing at most 0.025 ms of ~200 ms of target time) and
+// f_wall from the hook = 1.01 × the constructed share.
+func TestReferenceProfilePassHookAgreement(t *testing.T) {
+	t.Parallel()
+	res, _, _, log := runFakeProfile(t, true)
+	info, _ := res.Manifest.Server["baseline"].(map[string]any)
+	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	if len(recs) != 1 {
+		t.Fatalf("amdahl_profiles = %v\nlog:\n%s", info["amdahl_profiles"], log)
+	}
+	pr := recs[0]
+	if pr.HookAgreement == nil {
+		t.Fatalf("no hook agreement (error %q)\nlog:\n%s", pr.HookAgreementError, log)
+	}
+	a := pr.HookAgreement
+	if math.Abs(a.RelDiff-0.01) > 1e-3 || a.HookWindows != 1 || !a.Complete {
+		t.Errorf("agreement %+v, want rel diff +0.01 over 1 window", a)
+	}
+	if pr.FWallHook == nil || math.Abs(*pr.FWallHook-1.01*fakeTargetShare) > 1e-3 {
+		t.Errorf("f_wall_hook = %v, want %.4f", pr.FWallHook, 1.01*fakeTargetShare)
+	}
+	if l := res.Amdahl.Loads; len(l) != 1 || l[0].FWallHook == nil || l[0].HookVsProfilePct == nil || math.Abs(*l[0].HookVsProfilePct-1) > 0.1 {
+		t.Errorf("Amdahl section does not carry the hook check: %+v", res.Amdahl)
+	}
+	if !strings.Contains(log.String(), "hook vs profile at 40 req/s") || !strings.Contains(log.String(), "within 2 %") {
+		t.Errorf("log does not report the comparison:\n%s", log)
+	}
+}
+
+// TestReferenceProfilePass runs a reference-kind experiment against the
+// CPU fake server (integrate/testdata/fake_refserver.py) with amdahl.profile
+// set, and checks: f in the Amdahl section equals the share the fake's
+// synthetic trace has by construction; the profiling replay added nothing to
+// records.jsonl or the cells; the trace is kept and named in the manifest;
+// s comes from the validation report; the bound is Amdahl's formula of both.
+func TestReferenceProfilePass(t *testing.T) {
+	t.Parallel() // mostly real-time waits (open-loop replays): overlaps the package's other tests
+	res, cfg, out, log := runFakeProfile(t, false)
+	ctx := context.Background()
+	eff := cfg.Effective()
 	t.Logf("log:\n%s", log.String())
 
 	// f: the fake's trace gives the target sequence exactly fakeTargetShare
@@ -345,7 +392,6 @@ func TestReferenceProfilePass(t *testing.T) {
 		}
 		n++
 	}
-	eff := cfg.Effective()
 	cs, err := cellSchedule(mustBase(t, &eff), eff.Load, 40, eff.Seed, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -484,6 +530,20 @@ func TestH200ConfigKernelSequence(t *testing.T) {
 						p.Attribution, fr.TargetGPU, c.kernels, c.target)
 				}
 			})
+		}
+	}
+}
+
+// TestProfileOpenAt: the profiler window opens at the first send at or after
+// the warm-up, or at the warm-up when nothing is sent after it.
+func TestProfileOpenAt(t *testing.T) {
+	t.Parallel()
+	s := traces.Schedule{Requests: []traces.Request{{Offset: time.Second}, {Offset: 3 * time.Second}, {Offset: 7 * time.Second}}}
+	for _, c := range []struct{ warmup, want time.Duration }{
+		{0, time.Second}, {time.Second, time.Second}, {4 * time.Second, 7 * time.Second}, {8 * time.Second, 8 * time.Second},
+	} {
+		if got := profileOpenAt(s, c.warmup); got != c.want {
+			t.Errorf("profileOpenAt(warm-up %s) = %s, want %s", c.warmup, got, c.want)
 		}
 	}
 }

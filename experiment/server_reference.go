@@ -152,7 +152,7 @@ func (a *refArm) Profile(ctx context.Context, key cellKey, active []amdahl.Inter
 // Sampler reads the GPU's energy counter, power and memory through NVML,
 // attributing process memory to the server.
 func (a *refArm) Sampler() energy.Sampler {
-	return energy.NewNVML(a.device, energy.WithPIDs(a.PID()))
+	return energy.NewNVML(a.device, energy.WithPIDs(a.PID()), energy.WithIdlePower(a.run.cfg.Energy.Idle))
 }
 
 func (a *refArm) Died() <-chan struct{} { return a.Done() }

@@ -73,6 +73,12 @@ type ProfileWindow struct {
 	ActiveS      float64 `json:"active_s"`
 	RequestsDone int     `json:"requests_done"`
 	TraceBytes   int64   `json:"trace_bytes"`
+	// HookTimings, when the hook is loaded with timings on, is the array of
+	// transferlab.hook_timings/v1 documents (amdahl.ParseHookTimingsAll) the
+	// server read as it closed a timing window at the profiler's start
+	// ("before-profile") and just before it stopped ("profile"): the hook's
+	// CUDA-event target time over the profiled calls. Absent otherwise.
+	HookTimings json.RawMessage `json:"hook_timings,omitempty"`
 }
 
 func (p *Process) call(ctx context.Context, method, path string, body, out any) error {

@@ -45,6 +45,13 @@ type AmdahlLoad struct {
 	// it counts; STiming how s was timed (graph, eager, exact).
 	FSource string `json:"f_source,omitempty"`
 	STiming string `json:"s_timing,omitempty"`
+	// FWallHook is f_wall from the hook's CUDA-event timings of the target
+	// over the same profiled calls and active time, when the baseline's hook
+	// timed them (nil otherwise); HookVsProfilePct is (hook − profile) /
+	// profile target time × 100 (amdahl.CompareHookProfile). CUDA events also
+	// span launch gaps inside a call: the two agree only on a GPU-bound server.
+	FWallHook        *float64 `json:"f_wall_hook,omitempty"`
+	HookVsProfilePct *float64 `json:"hook_vs_profile_pct,omitempty"`
 	// Verdict places the TransferMetric speedup against the bound's interval:
 	// inside, below, above or unknown (amdahl.Compare); Note explains it.
 	Verdict string `json:"verdict,omitempty"`

@@ -110,10 +110,14 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 	if len(notes.Rows) > 0 {
 		parts = append(parts, notes)
 	}
-	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing"}}
+	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing", "f_wall from hook CUDA events (Δ target time vs profile)"}}
 	for _, l := range s.Loads {
 		if l.FSource != "" || l.STiming != "" {
-			sources.Rows = append(sources.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), orText(l.FSource, "—"), orText(l.STiming, "—")})
+			check := "not measured (hook timings off)"
+			if l.FWallHook != nil && l.HookVsProfilePct != nil {
+				check = fmt.Sprintf("%s (%+.2f %%)", ratio4(*l.FWallHook), *l.HookVsProfilePct)
+			}
+			sources.Rows = append(sources.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), orText(l.FSource, "—"), orText(l.STiming, "—"), check})
 		}
 	}
 	if len(sources.Rows) > 0 {

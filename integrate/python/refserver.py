@@ -316,6 +316,17 @@ def make_app(engine, cfg, manifest):
         st = await asyncio.get_running_loop().run_in_executor(None, tlhook.stats)
         return web.json_response(st, dumps=lambda o: json.dumps(o, default=str))
 
+    def close_hook_window(label):
+        """Closes the hook's timing window (None when no hook or no timings are loaded)."""
+        try:
+            import tlhook
+        except ImportError:
+            return None
+        h = tlhook.current()
+        if h is None or not any(o.timings is not None for o in h.overrides):
+            return None
+        return h.close_window(label)
+
     async def hook_window(request):
         import tlhook
 
@@ -340,12 +351,17 @@ def make_app(engine, cfg, manifest):
                                    record_shapes=bool(body.get("record_shapes", False)))
         await asyncio.get_running_loop().run_in_executor(prof_thread, p.start)
         prof.update(p=p, path=path, t0=time.monotonic(), active0=engine.active_s(), done0=engine.done)
+        # With hook timings on, a timing window opens with the profiler window (after it, at the
+        # serving thread's next target call) and closes before the profiler stops, so the hook's
+        # CUDA-event target time and the profile's kernel time cover the same calls.
+        await asyncio.get_running_loop().run_in_executor(None, close_hook_window, "before-profile")
         return web.json_response({"status": "started", "trace_path": path})
 
     async def profile_stop(_):
         p = prof["p"]
         if p is None:
             return web.json_response({"error": "no profile window is open"}, status=409)
+        hook_docs = await asyncio.get_running_loop().run_in_executor(None, close_hook_window, "profile")
         window = time.monotonic() - prof["t0"]
         active = engine.active_s() - prof["active0"]
         done = engine.done - prof["done0"]
@@ -360,6 +376,12 @@ def make_app(engine, cfg, manifest):
                "trace_bytes": os.path.getsize(prof["path"])}
         with open(prof["path"] + ".window.json", "w") as f:
             json.dump(out, f)
+        if hook_docs is not None:
+            # transferlab.hook_timings/v1 documents, one per override with timings; the last
+            # window of each is the profiled one.
+            out["hook_timings"] = hook_docs
+            with open(prof["path"] + ".hook.json", "w") as f:
+                json.dump(hook_docs, f)
         return web.json_response(out)
 
     async def completions(request):

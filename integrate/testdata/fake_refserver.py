@@ -181,7 +181,7 @@ class H(BaseHTTPRequestHandler):
             t0 = time.monotonic()
             # Requests that ended before the window carry nothing into it.
             state["closed"] = [iv for iv in state["closed"] if iv[1] > t0]
-            state["prof"] = {"path": path, "t0": t0, "done0": state["done"]}
+            state["prof"] = {"path": path, "t0": t0, "unix0": time.time_ns(), "done0": state["done"]}
         return self.send_json(200, {"status": "started", "trace_path": path})
 
     def profile_stop(self):
@@ -194,12 +194,38 @@ class H(BaseHTTPRequestHandler):
             ivs = list(state["closed"]) + [(a, t1) for a in state["open"].values()]
             done = state["done"] - p["done0"]
         active = union_within(ivs, p["t0"], t1)
+        trace = synthetic_trace(active, p["t0"])
+        active_s = sum(b - a for a, b in active)
+        hook = None
+        if os.environ.get("TRANSFERLAB_HOOK_TIMINGS"):
+            # As the real server with hook timings: the trace knows its Unix base, a CPU
+            # range marks the profiler window, and the hook's "profile" window covers it,
+            # saying FAKE_HOOK_RATIO x the target kernel time the trace holds
+            # (TARGET_SHARE x active time by construction).
+            win_us = round((t1 - p["t0"]) * 1e6, 3)
+            trace["baseTimeNanoseconds"] = p["unix0"]
+            trace["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "fake::window", "pid": 0,
+                                         "tid": 1, "ts": 0, "dur": win_us})
+            ratio = float(os.environ.get("FAKE_HOOK_RATIO", "1"))
+            gpu_ms = TARGET_SHARE * active_s * 1e3 * ratio
+            u0, u1 = p["unix0"], p["unix0"] + int(win_us * 1e3)
+            win = lambda label, a, b, calls, ms: {"label": label, "start_unix_ns": a, "end_unix_ns": b, "calls": calls,
+                                                 "eager_calls": calls, "capture_calls": 0, "timed_calls": calls,
+                                                 "gpu_time_ms": ms, "active_wall_ms": None}
+            w0 = win("before-profile", u0 - 10**9, u0 + 10**5, 3, 0.5)
+            w1 = win("profile", u0 + 10**5, u1, 100, gpu_ms)
+            ov = manifest_override() or {}
+            hook = [{"format": "transferlab.hook_timings/v1", "target": ov.get("target", ""), "mode": ov.get("mode", "off"),
+                     "timing": "cuda_event", "calls": 103, "eager_calls": 103, "capture_calls": 0, "timed_calls": 103,
+                     "gpu_time_ms": 0.5 + gpu_ms, "windows": [w0, w1]}]
         with open(p["path"], "w") as f:
-            json.dump(synthetic_trace(active, p["t0"]), f)
-        out = {"trace_path": p["path"], "window_s": t1 - p["t0"], "active_s": sum(b - a for a, b in active),
+            json.dump(trace, f)
+        out = {"trace_path": p["path"], "window_s": t1 - p["t0"], "active_s": active_s,
                "requests_done": done, "trace_bytes": os.path.getsize(p["path"])}
         with open(p["path"] + ".window.json", "w") as f:
             json.dump(out, f)
+        if hook is not None:
+            out["hook_timings"] = hook
         return self.send_json(200, out)
 
 
