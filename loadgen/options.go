@@ -133,8 +133,9 @@ func WithIgnoreEOS(on bool) Option { return func(c *config) { c.ignoreEOS = on }
 // endpoint always sends text.
 func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on } }
 
-// WithHTTPClient sets the HTTP client (default: NewHTTPClient()). Its Timeout
-// should be 0: WithTimeout bounds each request.
+// WithHTTPClient sends through h (net/http) instead of the default: the lean
+// HTTP/1.1 client (lean.go) for plain http:// targets and NewHTTPClient()
+// for https://. Its Timeout should be 0: WithTimeout bounds each request.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
 
 // withLean picks the lean client (true) or net/http (false) for plain
@@ -145,7 +146,8 @@ func withLean(on bool) Option { return func(c *config) { c.lean = on } }
 // set (default 1 ms, issue 5).
 func WithLagBudget(d time.Duration) Option { return func(c *config) { c.lagBudget = d } }
 
-// NewHTTPClient returns the default client: keep-alive connections without a
+// NewHTTPClient returns the net/http client used for https:// targets (and
+// for http:// with WithHTTPClient(NewHTTPClient())): keep-alive connections without a
 // per-host cap (an open-loop client must never queue in its own pool), no
 // compression (it would delay SSE bytes), no overall timeout, and 2 KiB
 // connection buffers (an SSE event is ~200 B; memory per in-flight request

@@ -1,6 +1,6 @@
-//go:build loadgen_lean
+//go:build loadgen_nethttp
 
 package loadgen
 
 // leanByDefault: see lean_default.go.
-const leanByDefault = true
+const leanByDefault = false
