@@ -362,8 +362,8 @@ def make_app(engine, cfg, manifest):
         if p is None:
             return web.json_response({"error": "no profile window is open"}, status=409)
         hook_docs = await asyncio.get_running_loop().run_in_executor(None, close_hook_window, "profile")
+        active = engine.active_s() - prof["active0"]  # read before the window, so active <= window
         window = time.monotonic() - prof["t0"]
-        active = engine.active_s() - prof["active0"]
         done = engine.done - prof["done0"]
         prof["p"] = None
 
