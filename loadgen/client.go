@@ -31,7 +31,7 @@ const (
 	// maxDrain bounds what is read after [DONE] so the connection can be reused (bytes).
 	maxDrain = 64 << 10
 	// sseBufSize is the SSE reader's initial buffer (bytes); it grows for longer lines.
-	sseBufSize = 1024
+	sseBufSize = 512
 )
 
 // promptWords are one token each in common BPE vocabularies (GPT, Llama);
@@ -170,6 +170,11 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 		c.doLean(runCtx, req, rec)
 		return
 	}
+	c.doHTTP(runCtx, req, rec)
+}
+
+// doHTTP is do through net/http.
+func (c *client) doHTTP(runCtx context.Context, req *traces.Request, rec *Record) {
 	rctx, cancel := context.WithTimeout(runCtx, c.cfg.timeout)
 	defer cancel()
 	rs := reqState{runCtx: runCtx, rctx: rctx}
@@ -198,7 +203,7 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 		return
 	}
 	defer resp.Body.Close()
-	c.read(&rs, response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: resp.Body}, req, rec)
+	c.read(&rs, response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: resp.Body}, rec)
 }
 
 // doLean is do through the lean client: one Write of a pooled buffer on an
@@ -206,78 +211,113 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 // goroutine. The request's timeout is the connection's deadline; a run that
 // ends moves the deadline into the past (context.AfterFunc, no goroutine).
 func (c *client) doLean(runCtx context.Context, req *traces.Request, rec *Record) {
+	x := &leanExchange{rs: reqState{runCtx: runCtx}}
+	if !c.sendLean(x, req, rec) {
+		return
+	}
+	x.body.init(x.lc, &x.head)
+	c.read(&x.rs, response{status: x.head.status, contentType: x.head.contentType, body: &x.body}, rec)
+	reusable := x.head.keepAlive && x.body.done && (x.head.chunked || x.head.length >= 0)
+	if x.stop() && reusable {
+		c.lean.put(x.lc)
+		return
+	}
+	_ = x.lc.nc.Close()
+}
+
+// leanExchange is one lean request's transport state, on the heap so the
+// goroutine reading its body keeps a shallow stack.
+type leanExchange struct {
+	rs   reqState
+	lc   *leanConn
+	stop func() bool // unregisters the cancellation callback; false once it ran
+	head leanHead
+	body leanBody
+}
+
+// sendLean writes the request (again on a new connection when a reused one
+// turns out closed) and reads the response head into x. False when the
+// request failed; rec then holds why.
+func (c *client) sendLean(x *leanExchange, req *traces.Request, rec *Record) bool {
 	t := c.lean
 	deadline := time.Now().Add(c.cfg.timeout)
-	rs := reqState{runCtx: runCtx}
 	w := t.getWire()
 	defer t.putWire(w)
 	w.body = c.body(w.body[:0], req)
 	w.wire = t.appendHead(w.wire[:0], req.ID, c.cfg.stream, len(w.body))
 	w.wire = append(w.wire, w.body...)
 	rec.DispatchedAt = c.since()
-
-	var lc *leanConn
-	var head leanHead
-	var stop func() bool
 	for attempt := 0; ; attempt++ {
-		var err error
-		lc, err = t.get(runCtx, deadline, attempt > 0)
+		lc, err := t.get(x.rs.runCtx, deadline, attempt > 0)
+		if err == nil {
+			if err = lc.nc.SetDeadline(deadline); err != nil {
+				_ = lc.nc.Close()
+			}
+		}
 		if err != nil {
 			rec.SentAt = c.since()
-			rec.State, rec.Error = rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
-			return
-		}
-		if err := lc.nc.SetDeadline(deadline); err != nil {
-			_ = lc.nc.Close()
-			rec.SentAt = c.since()
-			rec.State, rec.Error = StateHTTPError, fmt.Sprintf("POST %s: %v", c.url, err)
-			return
+			c.leanFailed(x, rec, err)
+			return false
 		}
 		nc := lc.nc
-		stop = context.AfterFunc(runCtx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+		x.lc = lc
+		x.stop = context.AfterFunc(x.rs.runCtx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
 		rec.SentAt = c.since()
-		head, err = lc.roundTrip(w.wire)
+		x.head, err = lc.roundTrip(w.wire)
 		if err == nil {
-			break
+			return true
 		}
-		stop()
-		_ = lc.nc.Close()
-		if errors.Is(err, errStaleConn) && attempt == 0 && runCtx.Err() == nil {
-			continue
+		x.stop()
+		_ = nc.Close()
+		if !errors.Is(err, errStaleConn) || attempt > 0 || x.rs.runCtx.Err() != nil {
+			c.leanFailed(x, rec, err)
+			return false
 		}
-		rec.State, rec.Error = rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
-		return
 	}
-	var body leanBody
-	body.init(lc, &head)
-	c.read(&rs, response{status: head.status, contentType: head.contentType, body: &body}, req, rec)
-	reusable := head.keepAlive && body.done && (head.chunked || head.length >= 0)
-	if stop() && reusable {
-		t.put(lc)
-		return
-	}
-	_ = lc.nc.Close()
+}
+
+func (c *client) leanFailed(x *leanExchange, rec *Record, err error) {
+	rec.State, rec.Error = x.rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
 }
 
 // read reads resp into rec: the error body of a non-200 status, else the
 // stream or the whole body, then the output-token count.
-func (c *client) read(rs *reqState, resp response, req *traces.Request, rec *Record) {
+func (c *client) read(rs *reqState, resp response, rec *Record) {
 	rec.HTTPStatus = resp.status
 	if resp.status != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
-		rec.State = StateHTTPError
-		rec.Error = fmt.Sprintf("HTTP %d: %s", resp.status, errorMessage(bytes.TrimSpace(b)))
+		readHTTPError(resp, rec)
 		return
 	}
-	var evs eventLog
-	var u usageField
+	st := &streamRead{c: c, rs: rs, rec: rec}
 	if c.cfg.stream {
-		u = c.readStream(rs, resp, rec, &evs)
+		st.stream(resp)
 	} else {
-		u = c.readBody(rs, resp, rec, &evs)
+		st.whole(resp)
 	}
-	rec.Events = evs.appendTo(make([]TokenEvent, 0, evs.n))
-	setOutputTokens(rec, u)
+	rec.Events = st.evs.appendTo(make([]TokenEvent, 0, st.evs.n))
+	setOutputTokens(rec, st.u)
+}
+
+// readHTTPError keeps the status and the server's message of an error response.
+func readHTTPError(resp response, rec *Record) {
+	b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+	rec.State = StateHTTPError
+	rec.Error = fmt.Sprintf("HTTP %d: %s", resp.status, errorMessage(bytes.TrimSpace(b)))
+}
+
+// streamRead is one response's parse state. It lives on the heap, one
+// allocation per request, so that the goroutine blocked reading the next
+// event keeps a shallow stack (the GC then shrinks it; DESIGN: memory per
+// in-flight request).
+type streamRead struct {
+	c   *client
+	rs  *reqState
+	rec *Record
+	sse sseReader
+	ch  chunk
+	evs eventLog
+	u   usageField
+	buf [sseBufSize]byte
 }
 
 // setOutputTokens applies DESIGN.md's output_tokens rule: usage when
@@ -293,77 +333,98 @@ func setOutputTokens(rec *Record, u usageField) {
 	rec.OutputTokens, rec.OutputTokensSource = ev, SourceEvents
 }
 
-// readStream parses an SSE response into rec and returns the usage seen.
-func (c *client) readStream(rs *reqState, resp response, rec *Record, evs *eventLog) usageField {
-	var u usageField
-	if mt, _, _ := mime.ParseMediaType(resp.contentType); mt != "text/event-stream" {
-		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
-		rec.State = StateStreamError
-		rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.contentType, clip(bytes.TrimSpace(b), 200))
-		return u
+// stream parses an SSE response into rec and keeps the usage seen in st.u.
+func (st *streamRead) stream(resp response) {
+	rec := st.rec
+	if !isEventStream(resp, rec) {
+		return
 	}
-	sr := newSSEReader(resp.body, c.since, make([]byte, sseBufSize))
-	var ch chunk
+	st.sse.r, st.sse.since, st.sse.buf = resp.body, st.c.since, st.buf[:]
 	var lastAt time.Duration
 	ended := false // finish_reason or usage seen: a stream without [DONE] may end there
 	for n := 1; ; n++ {
-		ev, err := sr.next()
+		ev, err := st.sse.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			rec.State = rs.fail(err, StateStreamError)
-			rec.Error = fmt.Sprintf("SSE event %d: %v", n, err)
-			return u
+			st.failRead(n, err)
+			return
 		}
 		if rec.FirstMessageAt == 0 {
 			rec.FirstMessageAt = ev.At
 		}
 		if string(ev.Name) == "error" {
-			rec.State = StateStreamError
-			rec.Error = fmt.Sprintf("SSE event %d: server error event: %s", n, errorMessage(ev.Data))
-			return u
+			st.failEvent(n, "server error event", errorMessage(ev.Data))
+			return
 		}
 		if string(ev.Data) == "[DONE]" {
 			rec.EndAt = ev.At
 			rec.State = StateOK
 			_, _ = io.CopyN(io.Discard, resp.body, maxDrain)
-			return u
+			return
 		}
-		if err := decodeChunk(ev.Data, &ch); err != nil {
-			rec.State = StateStreamError
-			rec.Error = fmt.Sprintf("SSE event %d: invalid JSON: %v: %q", n, err, clip(ev.Data, 200))
-			return u
+		if err := decodeChunk(ev.Data, &st.ch); err != nil {
+			st.failJSON(n, err, ev.Data)
+			return
 		}
-		if msg := ch.errorText(); msg != "" {
-			rec.State = StateStreamError
-			rec.Error = fmt.Sprintf("SSE event %d: server error mid-stream: %s", n, msg)
-			return u
+		if msg := st.ch.errorText(); msg != "" {
+			st.failEvent(n, "server error mid-stream", msg)
+			return
 		}
 		lastAt = ev.At
-		c.addChoices(&ch, ev.At, rec, evs, 1)
+		addChoices(&st.ch, ev.At, rec, &st.evs, 1)
 		if rec.FinishReason != "" {
 			ended = true
 		}
-		if ch.Usage.Set {
-			u = ch.Usage
+		if st.ch.Usage.Set {
+			st.u = st.ch.Usage
 			ended = true
 		}
 	}
 	if !ended {
-		rec.State = StateStreamError
-		rec.Error = "stream ended without [DONE], finish_reason or usage"
-		return u
+		st.rec.State, st.rec.Error = StateStreamError, "stream ended without [DONE], finish_reason or usage"
+		return
 	}
 	// Some servers close after the final usage/finish event without [DONE].
 	rec.EndAt = lastAt
 	rec.State = StateOK
-	return u
+}
+
+// fail ends the record in state with a formatted error. It and the
+// fail* helpers keep formatting out of the read loop's stack frame.
+func (st *streamRead) fail(state State, format string, args ...any) {
+	st.rec.State = state
+	st.rec.Error = fmt.Sprintf(format, args...)
+}
+
+func (st *streamRead) failRead(n int, err error) {
+	st.fail(st.rs.fail(err, StateStreamError), "SSE event %d: %v", n, err)
+}
+
+func (st *streamRead) failEvent(n int, what, msg string) {
+	st.fail(StateStreamError, "SSE event %d: %s: %s", n, what, msg)
+}
+
+func (st *streamRead) failJSON(n int, err error, data []byte) {
+	st.fail(StateStreamError, "SSE event %d: invalid JSON: %v: %q", n, err, clip(data, 200))
+}
+
+// isEventStream reports whether resp is a text/event-stream; when not, it
+// records the 200 with another body as a stream error.
+func isEventStream(resp response, rec *Record) bool {
+	if mt, _, _ := mime.ParseMediaType(resp.contentType); mt == "text/event-stream" {
+		return true
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+	rec.State = StateStreamError
+	rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.contentType, clip(bytes.TrimSpace(b), 200))
+	return false
 }
 
 // addChoices appends one token event when any choice carries text (n=1 is
 // always requested), with tokens tokens, and notes the finish reason.
-func (c *client) addChoices(ch *chunk, at time.Duration, rec *Record, evs *eventLog, tokens int) {
+func addChoices(ch *chunk, at time.Duration, rec *Record, evs *eventLog, tokens int) {
 	ans, rsn := false, false
 	for i := range ch.Choices {
 		cc := &ch.Choices[i]
@@ -378,34 +439,32 @@ func (c *client) addChoices(ch *chunk, at time.Duration, rec *Record, evs *event
 	}
 }
 
-// readBody parses a non-streaming response into rec: one event at the time
+// whole parses a non-streaming response into rec: one event at the time
 // the whole body was read, carrying usage.completion_tokens tokens.
-func (c *client) readBody(rs *reqState, resp response, rec *Record, evs *eventLog) usageField {
+func (st *streamRead) whole(resp response) {
+	rec := st.rec
 	b, err := io.ReadAll(io.LimitReader(resp.body, maxBody))
-	at := c.since()
+	at := st.c.since()
 	if err != nil {
-		rec.State = rs.fail(err, StateStreamError)
-		rec.Error = fmt.Sprintf("reading body: %v", err)
-		return usageField{}
+		st.fail(st.rs.fail(err, StateStreamError), "reading body: %v", err)
+		return
 	}
 	rec.FirstMessageAt = at
-	var ch chunk
-	if err := decodeChunk(b, &ch); err != nil {
-		rec.State = StateStreamError
-		rec.Error = fmt.Sprintf("invalid JSON body: %v: %q", err, clip(b, 200))
-		return usageField{}
+	ch := &st.ch
+	if err := decodeChunk(b, ch); err != nil {
+		st.fail(StateStreamError, "invalid JSON body: %v: %q", err, clip(b, 200))
+		return
 	}
 	if msg := ch.errorText(); msg != "" {
-		rec.State = StateStreamError
-		rec.Error = "server error in body: " + msg
-		return usageField{}
+		st.fail(StateStreamError, "server error in body: %s", msg)
+		return
 	}
 	tokens := 1
 	if ch.Usage.Set && ch.Usage.CompletionTokens > 0 {
 		tokens = ch.Usage.CompletionTokens
 	}
-	c.addChoices(&ch, at, rec, evs, tokens)
+	addChoices(ch, at, rec, &st.evs, tokens)
 	rec.EndAt = at
 	rec.State = StateOK
-	return ch.Usage
+	st.u = ch.Usage
 }

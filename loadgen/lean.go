@@ -136,12 +136,28 @@ func (t *leanTransport) get(ctx context.Context, deadline time.Time, fresh bool)
 		}
 		t.mu.Unlock()
 	}
+	// Dialing runs ~4 KiB deep; on its own short-lived goroutine it leaves
+	// the request's goroutine at the stack size its reads need (a grown stack
+	// is shrunk only while less than a quarter of it is in use, which a
+	// blocked reader never is).
+	done := make(chan dialResult, 1)
+	go t.dial(ctx, deadline, done)
+	r := <-done
+	if r.err != nil {
+		return nil, r.err
+	}
+	return &leanConn{nc: r.nc, br: bufio.NewReaderSize(r.nc, leanReadBuf)}, nil
+}
+
+type dialResult struct {
+	nc  net.Conn
+	err error
+}
+
+func (t *leanTransport) dial(ctx context.Context, deadline time.Time, done chan<- dialResult) {
 	d := net.Dialer{Timeout: leanDialTimeout, Deadline: deadline, KeepAlive: 30 * time.Second}
 	nc, err := d.DialContext(ctx, "tcp", t.addr)
-	if err != nil {
-		return nil, err
-	}
-	return &leanConn{nc: nc, br: bufio.NewReaderSize(nc, leanReadBuf)}, nil
+	done <- dialResult{nc, err}
 }
 
 // put keeps lc for reuse, or closes it when the pool is full.

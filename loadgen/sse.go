@@ -59,6 +59,9 @@ func newSSEReader(r io.Reader, since func() time.Duration, buf []byte) *sseReade
 	return &sseReader{r: r, since: since, buf: buf[:cap(buf)]}
 }
 
+// errSSELineTooLong is returned for a line longer than maxSSELine.
+var errSSELineTooLong = fmt.Errorf("SSE line longer than %d bytes", maxSSELine)
+
 // errSSETruncated is returned when the stream ends inside an incomplete line.
 var errSSETruncated = errors.New("stream ended inside an SSE line")
 
@@ -74,7 +77,7 @@ func (s *sseReader) next() (sseEvent, error) {
 					return s.dispatch(), nil
 				}
 				if s.err == io.EOF && s.hi > s.lo {
-					return sseEvent{}, fmt.Errorf("%w (%d bytes: %q)", errSSETruncated, s.hi-s.lo, clip(s.buf[s.lo:s.hi], 80))
+					return sseEvent{}, s.truncated()
 				}
 				return sseEvent{}, s.err
 			}
@@ -113,6 +116,11 @@ func (s *sseReader) next() (sseEvent, error) {
 		}
 		// "id", "retry" and unknown fields are ignored, as the spec says.
 	}
+}
+
+// truncated is the error for a stream that ended inside a line.
+func (s *sseReader) truncated() error {
+	return fmt.Errorf("%w (%d bytes: %q)", errSSETruncated, s.hi-s.lo, clip(s.buf[s.lo:s.hi], 80))
 }
 
 func (s *sseReader) dispatch() sseEvent {
@@ -158,7 +166,7 @@ func (s *sseReader) fill() error {
 	}
 	if s.hi == len(s.buf) {
 		if len(s.buf) >= maxSSELine {
-			return fmt.Errorf("SSE line longer than %d bytes", maxSSELine)
+			return errSSELineTooLong
 		}
 		nb := make([]byte, 2*len(s.buf))
 		copy(nb, s.buf[:s.hi])
