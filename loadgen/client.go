@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -410,10 +409,21 @@ func (st *streamRead) failJSON(n int, err error, data []byte) {
 	st.fail(StateStreamError, "SSE event %d: invalid JSON: %v: %q", n, err, clip(data, 200))
 }
 
+// mediaTypeIs reports whether the Content-Type value ct has media type mt
+// (RFC 9110 §8.3.1: case-insensitive, parameters after ';' ignored); a
+// hand check where mime.ParseMediaType would build a parameter map per
+// response.
+func mediaTypeIs(ct, mt string) bool {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), mt)
+}
+
 // isEventStream reports whether resp is a text/event-stream; when not, it
 // records the 200 with another body as a stream error.
 func isEventStream(resp response, rec *Record) bool {
-	if mt, _, _ := mime.ParseMediaType(resp.contentType); mt == "text/event-stream" {
+	if mediaTypeIs(resp.contentType, "text/event-stream") {
 		return true
 	}
 	b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
