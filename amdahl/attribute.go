@@ -131,10 +131,24 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 			targetCorr[corr] = true
 		}
 	}
-	targetExt := map[int64]bool{}
+	// Calls: each target range (per thread, or per GPU lane), matched kernel
+	// sequence and kernel matched by name is one call of the op.
+	callIDs := map[string]int{}
+	callID := func(key string) int {
+		if id, ok := callIDs[key]; ok {
+			return id
+		}
+		id := len(callIDs) + 1
+		callIDs[key] = id
+		return id
+	}
+	targetExt := map[int64]string{} // External id → the call key of its range
 	for _, op := range append(slices.Clip(tl.cpuOps), tl.cpuRanges...) {
-		if op.hasExt && covering(tgtCPU[op.thread], op.iv.Start) {
-			targetExt[op.ext] = true
+		if !op.hasExt {
+			continue
+		}
+		if i := coveringIndex(tgtCPU[op.thread], op.iv.Start); i >= 0 {
+			targetExt[op.ext] = fmt.Sprintf("cpu/%s/%d", op.thread, i)
 		}
 	}
 	phases := sortedKeys(phCPU, phGPU)
@@ -142,25 +156,40 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 
 	p.Span = Interval{tl.kernels[0].k.Start, tl.kernels[0].k.End}
 	p.Kernels = make([]Kernel, 0, len(tl.kernels))
-	for _, rk := range tl.kernels {
+	for ki, rk := range tl.kernels {
 		k := rk.k
 		l, hasLaunch := tl.launches[rk.corr]
 		hasLaunch = hasLaunch && rk.hasCorr
+		if hasLaunch {
+			k.Launch, k.Launched = l.at, true
+		}
 		k.Graph = rk.graph || (hasLaunch && isGraphLaunch(l.name))
 		mid := k.Start + (k.End-k.Start)/2
 		match := c.pattern != nil && c.pattern.MatchString(k.Name)
+		extKey, byExt := targetExt[rk.ext]
+		byExt = byExt && rk.hasExt
 		switch {
 		case k.Graph:
 			p.Attribution.GraphKernels++
 			if match {
-				k.Target, k.By = true, "name"
+				k.Target, k.By, k.Call = true, "name", callID(fmt.Sprintf("kernel/%d", ki))
 			}
 		case hasAnn && onGPU(tgtGPU, k, mid):
 			k.Target, k.By = true, "annotation"
-		case hasAnn && ((rk.hasCorr && targetCorr[rk.corr]) || (rk.hasExt && targetExt[rk.ext])):
+			key := gpuKey{k.Device, k.Stream}
+			i := coveringIndex(tgtGPU[key], mid)
+			if i < 0 {
+				key.stream = anyStream
+				i = coveringIndex(tgtGPU[key], mid)
+			}
+			k.Call = callID(fmt.Sprintf("gpu/%d/%d/%d", key.device, key.stream, i))
+		case hasAnn && hasLaunch && targetCorr[rk.corr]:
 			k.Target, k.By = true, "correlation"
+			k.Call = callID(fmt.Sprintf("cpu/%s/%d", l.thread, coveringIndex(tgtCPU[l.thread], l.at)))
+		case hasAnn && byExt:
+			k.Target, k.By, k.Call = true, "correlation", callID(extKey)
 		case !hasAnn && match:
-			k.Target, k.By = true, "name"
+			k.Target, k.By, k.Call = true, "name", callID(fmt.Sprintf("kernel/%d", ki))
 		}
 		for _, ph := range phases {
 			if onGPU(phGPU[ph], k, mid) {
@@ -187,7 +216,8 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		p.Kernels = append(p.Kernels, k)
 	}
 	if len(c.sequence) > 0 {
-		matchSequence(p.Kernels, c.sequence, func(k *Kernel) bool { return k.Graph || !hasAnn })
+		matchSequence(p.Kernels, c.sequence, func(k *Kernel) bool { return k.Graph || !hasAnn },
+			func(first int) int { return callID(fmt.Sprintf("sequence/%d", first)) })
 	}
 	for _, k := range p.Kernels {
 		switch k.By {
@@ -281,7 +311,9 @@ func sortedKeys[A, B any](a map[string]A, b map[string]B) []string {
 // of consecutive kernels on one device and stream (ordered by start; memcpy
 // and memset skipped) whose names match steps in order. Runs do not overlap:
 // after a match the scan resumes after its last kernel.
-func matchSequence(ks []Kernel, steps []*regexp.Regexp, eligible func(*Kernel) bool) {
+//
+// Each run is one call: call(index of its first kernel) gives its Call id.
+func matchSequence(ks []Kernel, steps []*regexp.Regexp, eligible func(*Kernel) bool, call func(first int) int) {
 	lanes := map[gpuKey][]int{}
 	for i := range ks {
 		if ks[i].Kind == "kernel" {
@@ -303,9 +335,13 @@ func matchSequence(ks []Kernel, steps []*regexp.Regexp, eligible func(*Kernel) b
 				i++
 				continue
 			}
+			id := 0
 			for j := range steps {
 				if k := &ks[lane[i+j]]; !k.Target && eligible(k) {
-					k.Target, k.By = true, "sequence"
+					if id == 0 {
+						id = call(lane[i])
+					}
+					k.Target, k.By, k.Call = true, "sequence", id
 				}
 			}
 			i += len(steps)

@@ -80,12 +80,14 @@ func checkInvariants(t *testing.T, s Summary) {
 }
 
 // TestH200HookVsProfile is issue 7's agreement check: for each pair
-// NAME.hook.json + NAME.trace.json[.gz] under testdata/h200/ (one run, the
-// hook's windows closed when the profiler started and stopped), the hook's
-// CUDA-event target time inside the trace's wall window and the trace's
-// target time must agree within 2 %, so f does too (same denominator).
-// Event-to-event timing includes launch gaps inside a call, which a kernel
-// sum does not: 2 % is the issue's bar for a GPU-bound run.
+// NAME.hook.json + NAME.trace.json[.gz] under testdata/h200/ (one served
+// run; the server closed a hook window when the profiler started and just
+// before it stopped), the hook must count the same calls as the trace, and
+// its CUDA-event target time must agree within 2 % with the trace's GPU
+// span of those calls (first kernel start to last kernel end: what events
+// around a call measure), so f does too (same denominator). The kernel-time
+// difference (what f_wall counts: the gaps between a call's kernels left
+// out) is logged, not bounded. 2 % is the issue's bar for a GPU-bound run.
 func TestH200HookVsProfile(t *testing.T) {
 	t.Parallel()
 	files := h200Files(t)
@@ -124,9 +126,13 @@ func TestH200HookVsProfile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("hook %v over %d windows, profile %v: %+.2f %%", a.HookTarget, a.HookWindows, a.ProfileTarget, 100*a.RelDiff)
-			if a.RelDiff < -0.02 || a.RelDiff > 0.02 {
-				t.Errorf("hook and profile disagree by %+.2f %% (> 2 %%)", 100*a.RelDiff)
+			t.Logf("hook %v over %d windows (%d calls); profile %d calls (by %s): span %v (%+.2f %%), kernel time %v (%+.2f %%)",
+				a.HookTarget, a.HookWindows, a.HookCalls, a.ProfileCalls, a.Selection, a.ProfileSpan, 100*a.RelDiffSpan, a.ProfileTarget, 100*a.RelDiff)
+			if int64(a.ProfileCalls) != a.HookCalls {
+				t.Errorf("the hook counted %d calls in its windows, the profile %d: they do not cover the same calls", a.HookCalls, a.ProfileCalls)
+			}
+			if a.RelDiffSpan < -0.02 || a.RelDiffSpan > 0.02 {
+				t.Errorf("hook and profile span disagree by %+.2f %% (> 2 %%)", 100*a.RelDiffSpan)
 			}
 		})
 	}

@@ -266,10 +266,11 @@ func TestCompareHookProfile(t *testing.T) {
 // TestCompareHookProfileSameWindow: the hook's windows as the reference
 // server writes them around a profiler window: "before-profile" closes 2 µs
 // after the profiler started (it overlaps only the 5 µs slack band and is
-// left out) and "profile" covers [2, 75) µs of the trace. The profile's
-// target time is counted over that same span: rmsnorm kernels [10, 30) and
-// [70, 80) clipped to [2, 75) give 20 + 5 = 25 µs (by hand), not the 45 µs of
-// the whole extent.
+// left out) and "profile" covers [2, 75) µs of the trace. The profile's calls
+// made in that span (launch on the CPU clock) are the ranges at 5 and 30 µs,
+// launched at 6 and 31 µs: kernels [10, 30) and [70, 80), 20 + 10 = 30 µs
+// by hand (the second runs past the window's end and counts whole, as its
+// CUDA events would), not the 45 µs of the whole extent.
 func TestCompareHookProfileSameWindow(t *testing.T) {
 	t.Parallel()
 	p, err := ReadChrome(filepath.Join("testdata", "chrome_overlap.json"), KernelPattern(regexp.MustCompile(`^triton_rmsnorm`)))
@@ -277,12 +278,12 @@ func TestCompareHookProfileSameWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := `{"format":"transferlab.hook_timings/v1","target":"m:C.f","timing":"cuda_event",
-"calls":9,"eager_calls":9,"capture_calls":0,"timed_calls":9,"gpu_time_ms":1.026,
+"calls":9,"eager_calls":9,"capture_calls":0,"timed_calls":9,"gpu_time_ms":1.0303,
 "windows":[
 {"label":"before-profile","start_unix_ns":1764399999000000000,"end_unix_ns":1764400000000002000,
 "calls":7,"eager_calls":7,"capture_calls":0,"timed_calls":7,"gpu_time_ms":1.0,"active_wall_ms":null},
 {"label":"profile","start_unix_ns":1764400000000002000,"end_unix_ns":1764400000000075000,
-"calls":2,"eager_calls":2,"capture_calls":0,"timed_calls":2,"gpu_time_ms":0.026,"active_wall_ms":null}]}`
+"calls":2,"eager_calls":2,"capture_calls":0,"timed_calls":2,"gpu_time_ms":0.0303,"active_wall_ms":null}]}`
 	h, err := ParseHookTimings(strings.NewReader(doc), "h.json")
 	if err != nil {
 		t.Fatal(err)
@@ -291,12 +292,54 @@ func TestCompareHookProfileSameWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.HookTarget != 26*time.Microsecond || a.ProfileTarget != 25*time.Microsecond || a.HookWindows != 1 ||
+	if a.HookTarget != 30300*time.Nanosecond || a.ProfileTarget != 30*time.Microsecond || a.ProfileSpan != 30*time.Microsecond ||
+		a.HookWindows != 1 || a.HookCalls != 2 || a.ProfileCalls != 2 || a.Selection != "launch" ||
 		a.Window != (Interval{2 * time.Microsecond, 75 * time.Microsecond}) {
 		t.Fatalf("agreement %+v", a)
 	}
-	approx(t, "rel diff", a.RelDiff, 0.04, 1e-12)
+	approx(t, "rel diff", a.RelDiff, 0.01, 1e-12)
 	if _, err := CompareHookProfile(h, p, 0); err == nil || !strings.Contains(err.Error(), "windows[0]") {
 		t.Fatalf("without slack the before-profile window straddles the extent; err = %v", err)
 	}
+}
+
+// TestCompareHookProfileSpan: one call whose two kernels [10, 20) and
+// [25, 35) µs leave a 5 µs gap. Kernel time 20 µs, GPU span 25 µs; the
+// hook's CUDA events (25.5 µs) span the gap too: +27.5 % against kernel
+// time, +2 % against the span (by hand).
+func TestCompareHookProfileSpan(t *testing.T) {
+	t.Parallel()
+	trace := `{"baseTimeNanoseconds": 1764400000000000000, "traceEvents": [
+{"ph":"X","cat":"user_annotation","name":"transferlab::target","pid":1,"tid":1,"ts":1,"dur":8},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":2,"dur":1,"args":{"correlation":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":5,"dur":1,"args":{"correlation":2}},
+{"ph":"X","cat":"kernel","name":"k_pow","pid":0,"tid":7,"ts":10,"dur":10,"args":{"device":0,"stream":7,"correlation":1}},
+{"ph":"X","cat":"kernel","name":"k_mul","pid":0,"tid":7,"ts":25,"dur":10,"args":{"device":0,"stream":7,"correlation":2}},
+{"ph":"X","cat":"kernel","name":"gemm","pid":0,"tid":7,"ts":40,"dur":20,"args":{"device":0,"stream":7,"correlation":3}}]}`
+	p, err := ParseChrome(strings.NewReader(trace), "span.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := p.TargetCalls()
+	if len(calls) != 1 || calls[0].Kernels != 2 || calls[0].KernelTime != 20*time.Microsecond ||
+		calls[0].Span != (Interval{10 * time.Microsecond, 35 * time.Microsecond}) || calls[0].Launch != 2*time.Microsecond || !calls[0].Launched {
+		t.Fatalf("calls = %+v", calls)
+	}
+	doc := `{"format":"transferlab.hook_timings/v1","target":"m:C.f","timing":"cuda_event",
+"calls":1,"eager_calls":1,"capture_calls":0,"timed_calls":1,"gpu_time_ms":0.0255,
+"windows":[{"label":"profile","start_unix_ns":1764400000000001000,"end_unix_ns":1764400000000060000,
+"calls":1,"eager_calls":1,"capture_calls":0,"timed_calls":1,"gpu_time_ms":0.0255,"active_wall_ms":null}]}`
+	h, err := ParseHookTimings(strings.NewReader(doc), "h.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := CompareHookProfile(h, p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ProfileTarget != 20*time.Microsecond || a.ProfileSpan != 25*time.Microsecond || a.ProfileCalls != 1 {
+		t.Fatalf("agreement %+v", a)
+	}
+	approx(t, "rel diff (kernel time)", a.RelDiff, 0.275, 1e-12)
+	approx(t, "rel diff (span)", a.RelDiffSpan, 0.02, 1e-12)
 }

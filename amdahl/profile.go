@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,15 @@ type Kernel struct {
 	Graph bool `json:"graph,omitempty"`
 	// Phase is the phase the work ran in ("" when the profile cannot tell).
 	Phase string `json:"phase,omitempty"`
+	// Call groups target work into calls of the op (1-based; 0 when not
+	// target): the work of one annotated range, one matched kernel sequence,
+	// or one kernel matched by name.
+	Call int `json:"call,omitempty"`
+	// Launch is when the runtime call that launched the work was made, on
+	// the profile's clock (CPU side); Launched says the profile links the
+	// work to one (by correlation id).
+	Launch   time.Duration `json:"launch_ns,omitempty"`
+	Launched bool          `json:"-"`
 }
 
 func (k Kernel) interval() Interval { return Interval{k.Start, k.End} }
@@ -160,6 +170,53 @@ func (p *Profile) TargetKernelNames() []string {
 		}
 	}
 	return out
+}
+
+// TargetCall is one call of the target op as the profile sees it (Kernel.Call).
+type TargetCall struct {
+	// Launch is the earliest launch call of the call's work (profile clock,
+	// CPU side); Launched is true when every kernel of the call has one.
+	Launch   time.Duration `json:"launch_ns"`
+	Launched bool          `json:"launched"`
+	// Span runs from the call's first kernel start to its last kernel end on
+	// the GPU: what CUDA events around the call measure when the GPU is
+	// already busy as the call is issued (gaps between its kernels included).
+	Span Interval `json:"span"`
+	// KernelTime is |∪ of the call's kernels| (gaps excluded), ns.
+	KernelTime time.Duration `json:"kernel_time_ns"`
+	Kernels    int           `json:"kernels"`
+}
+
+// TargetCalls groups the target's work by call, ordered by span start.
+func (p *Profile) TargetCalls() []TargetCall {
+	idx := map[int]int{}
+	var calls []TargetCall
+	var ivs [][]Interval
+	for _, k := range p.Kernels {
+		if !k.Target || k.Call == 0 {
+			continue
+		}
+		i, ok := idx[k.Call]
+		if !ok {
+			i = len(calls)
+			idx[k.Call] = i
+			calls = append(calls, TargetCall{Launch: k.Launch, Launched: true, Span: k.interval()})
+			ivs = append(ivs, nil)
+		}
+		c := &calls[i]
+		c.Launched = c.Launched && k.Launched
+		if k.Launched {
+			c.Launch = min(c.Launch, k.Launch)
+		}
+		c.Span.Start, c.Span.End = min(c.Span.Start, k.Start), max(c.Span.End, k.End)
+		c.Kernels++
+		ivs[i] = append(ivs[i], k.interval())
+	}
+	for i := range calls {
+		calls[i].KernelTime = totalLength(Union(ivs[i]))
+	}
+	slices.SortStableFunc(calls, func(a, b TargetCall) int { return cmpDur(a.Span.Start, b.Span.Start) })
+	return calls
 }
 
 // WindowOption sets the window and active time Fractions measures over.

@@ -308,17 +308,40 @@ func DetectFormat(path string) (Format, error) {
 }
 
 // Agreement compares the hook's CUDA-event target time with a profile's
-// kernel target time over the same wall window (issue 7: they should agree
-// within 2 % on a GPU-bound eager run).
+// target time over the same calls (issue 7: the two should give the same f
+// within 2 %).
+//
+// CUDA events around a call measure from the start event to the end event
+// on the GPU: the call's kernels and the gaps between them. The profile
+// gives both the kernel time (what f counts) and each call's GPU span (first
+// kernel start to last kernel end): the span is the like-for-like figure.
+// The spans and the events still differ where the GPU waits for the CPU to
+// launch the call's next kernel (a launch-bound server): then the event time
+// includes CPU launch time that neither profile figure has.
 type Agreement struct {
-	HookTarget    time.Duration `json:"hook_target_ns"`
+	// HookTarget is the hook's summed CUDA-event time over HookWindows
+	// windows holding HookCalls calls.
+	HookTarget  time.Duration `json:"hook_target_ns"`
+	HookWindows int           `json:"hook_windows"`
+	HookCalls   int64         `json:"hook_calls"`
+	// ProfileTarget is Σ over the profile's calls of their kernel time;
+	// ProfileSpan Σ of their GPU spans; ProfileCalls how many calls.
 	ProfileTarget time.Duration `json:"profile_target_ns"`
-	HookWindows   int           `json:"hook_windows"`
+	ProfileSpan   time.Duration `json:"profile_span_ns"`
+	ProfileCalls  int           `json:"profile_calls"`
+	// Selection says how the profile's calls were matched to the hook's
+	// windows: "launch" (the call's launch, on the CPU clock, inside the
+	// windows' span: the hook counts calls by when they are made) or
+	// "gpu_start" (its first kernel's start; when the profile does not link
+	// every call to a launch, e.g. CUDA-graph replays).
+	Selection string `json:"selection"`
 	// Window is the span of the hook windows compared, on the profile's
-	// clock (ns from its zero): the profile's target time is counted in it.
+	// clock (ns from its zero).
 	Window Interval `json:"window"`
-	// RelDiff = (hook − profile) / profile.
-	RelDiff float64 `json:"rel_diff"`
+	// RelDiff = (hook − ProfileTarget) / ProfileTarget; RelDiffSpan the same
+	// against ProfileSpan.
+	RelDiff     float64 `json:"rel_diff"`
+	RelDiffSpan float64 `json:"rel_diff_span"`
 	// Complete is false when the hook saw CUDA-graph capture calls: then the
 	// hook misses replayed work and the comparison says nothing.
 	Complete bool `json:"complete"`
@@ -326,14 +349,10 @@ type Agreement struct {
 
 // CompareHookProfile sums the hook's target time over its windows inside the
 // profile's wall window (Profile.Extent on the Unix clock, widened by slack;
-// HookTimings.TargetWithin) and compares it with the profile's target kernel
-// time over the span of those same windows (clipped to the Extent), so both
-// count the same wall time. The profile must know its Unix base (Chrome
+// HookTimings.TargetWithin) and compares it with the profile's calls of the
+// target made in the span of those same windows (Agreement.Selection), so
+// both count the same calls. The profile must know its Unix base (Chrome
 // baseTimeNanoseconds, Nsight session start).
-//
-// The two measure different things where the GPU waits for the CPU inside a
-// call: CUDA events span the call's launch gaps, kernel time does not
-// (HOOK_TIMINGS.md), so they agree only on a GPU-bound server.
 func CompareHookProfile(h *HookTimings, p *Profile, slack time.Duration) (Agreement, error) {
 	if !p.UnixBaseKnown {
 		return Agreement{}, fmt.Errorf("amdahl: %s %s: no Unix base time (baseTimeNanoseconds / session start): cannot align with the hook's windows", p.Source, p.Path)
@@ -343,19 +362,36 @@ func CompareHookProfile(h *HookTimings, p *Profile, slack time.Duration) (Agreem
 	if err != nil {
 		return Agreement{}, err
 	}
-	win := Intersect(Shift([]Interval{span}, -base), []Interval{p.Extent})
-	if len(win) == 0 {
-		return Agreement{}, fmt.Errorf("amdahl: %s %s: the hook windows %v do not overlap the profile's extent", p.Source, p.Path, span)
+	a := Agreement{HookTarget: ht, HookWindows: n, Complete: h.Complete(), Selection: "launch",
+		Window: Shift([]Interval{span}, -base)[0]}
+	for _, w := range h.Windows {
+		if iv := w.Interval(); iv.Start >= span.Start && iv.End <= span.End {
+			a.HookCalls += w.Calls
+		}
 	}
-	fr, err := p.Fractions(Window(win[0]))
-	if err != nil {
-		return Agreement{}, err
+	calls := p.TargetCalls()
+	for _, c := range calls {
+		if !c.Launched {
+			a.Selection = "gpu_start"
+		}
 	}
-	if fr.TargetGPU == 0 {
-		return Agreement{}, fmt.Errorf("amdahl: %s %s: no target time to compare with", p.Source, p.Path)
+	for _, c := range calls {
+		at := c.Launch
+		if a.Selection == "gpu_start" {
+			at = c.Span.Start
+		}
+		if a.Window.Contains(at) {
+			a.ProfileTarget += c.KernelTime
+			a.ProfileSpan += c.Span.Len()
+			a.ProfileCalls++
+		}
 	}
-	return Agreement{HookTarget: ht, ProfileTarget: fr.TargetGPU, HookWindows: n, Window: win[0],
-		RelDiff: float64(ht-fr.TargetGPU) / float64(fr.TargetGPU), Complete: h.Complete()}, nil
+	if a.ProfileTarget == 0 {
+		return Agreement{}, fmt.Errorf("amdahl: %s %s: no target call in the hook windows' span %v (profile clock): nothing to compare with", p.Source, p.Path, a.Window)
+	}
+	a.RelDiff = float64(ht-a.ProfileTarget) / float64(a.ProfileTarget)
+	a.RelDiffSpan = float64(ht-a.ProfileSpan) / float64(a.ProfileSpan)
+	return a, nil
 }
 
 // ReadHookTimingsFor reads a hook timing file (one document or an array of

@@ -303,9 +303,9 @@ func runFakeProfile(t *testing.T, hookTimings bool) (*report.Results, *Config, s
 // TestReferenceProfilePassHookAgreement: with hook timings on, the profile
 // window's answer carries the hook's documents (the fake says 1.01 × the
 // target kernel time its trace holds over the same window), and the pass
-// records the comparison: +1 % (to 1e-3: the hook window starts 0.1 ms after
-// the profiler, missing at most 0.025 ms of ~200 ms of target time) and
-// f_wall from the hook = 1.01 × the constructed share.
+// records the comparison over the same calls (one per synthetic step): +1 %
+// against both span and kernel time (to 1e-3: timestamps are rounded to the
+// ns) and f_wall from the hook = 1.01 × the constructed share.
 func TestReferenceProfilePassHookAgreement(t *testing.T) {
 	t.Parallel()
 	res, _, _, log := runFakeProfile(t, true)
@@ -319,13 +319,16 @@ func TestReferenceProfilePassHookAgreement(t *testing.T) {
 		t.Fatalf("no hook agreement (error %q)\nlog:\n%s", pr.HookAgreementError, log)
 	}
 	a := pr.HookAgreement
-	if math.Abs(a.RelDiff-0.01) > 1e-3 || a.HookWindows != 1 || !a.Complete {
-		t.Errorf("agreement %+v, want rel diff +0.01 over 1 window", a)
+	// The fake's target calls are two back-to-back kernels: span = kernel time.
+	if math.Abs(a.RelDiff-0.01) > 1e-3 || math.Abs(a.RelDiffSpan-0.01) > 1e-3 || a.HookWindows != 1 || !a.Complete ||
+		a.ProfileCalls == 0 || int64(a.ProfileCalls) != a.HookCalls {
+		t.Errorf("agreement %+v, want rel diff +0.01 (span and kernel time) over 1 window", a)
 	}
 	if pr.FWallHook == nil || math.Abs(*pr.FWallHook-1.01*fakeTargetShare) > 1e-3 {
 		t.Errorf("f_wall_hook = %v, want %.4f", pr.FWallHook, 1.01*fakeTargetShare)
 	}
-	if l := res.Amdahl.Loads; len(l) != 1 || l[0].FWallHook == nil || l[0].HookVsProfilePct == nil || math.Abs(*l[0].HookVsProfilePct-1) > 0.1 {
+	if l := res.Amdahl.Loads; len(l) != 1 || l[0].FWallHook == nil || l[0].HookVsProfilePct == nil || math.Abs(*l[0].HookVsProfilePct-1) > 0.1 ||
+		l[0].HookVsProfileSpanPct == nil || math.Abs(*l[0].HookVsProfileSpanPct-1) > 0.1 {
 		t.Errorf("Amdahl section does not carry the hook check: %+v", res.Amdahl)
 	}
 	if !strings.Contains(log.String(), "hook vs profile at 40 req/s") || !strings.Contains(log.String(), "within 2 %") {

@@ -125,21 +125,22 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 				problems = append(problems, fmt.Sprintf("bound at %g req/s: %v", rate, err))
 				continue
 			}
-			fHook, hookDiff := r.hookCheck(rate)
+			fHook, spanPct, kernelPct := r.hookCheck(rate)
 			sec.Loads = append(sec.Loads, report.AmdahlLoad{
-				FWallHook:        fHook,
-				HookVsProfilePct: hookDiff,
-				Candidate:        arm.Name,
-				OfferedLoadRPS:   rate,
-				FGPU:             meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FGPU }),
-				FWall:            float64(f.Value),
-				FExcl:            meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FExcl }),
-				S:                float64(s.Value),
-				Bound:            float64(b.Value),
-				BoundLow:         float64(b.Lo),
-				BoundHigh:        float64(b.Hi),
-				FSource:          cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
-				STiming:          s.Method,
+				FWallHook:            fHook,
+				HookVsProfileSpanPct: spanPct,
+				HookVsProfilePct:     kernelPct,
+				Candidate:            arm.Name,
+				OfferedLoadRPS:       rate,
+				FGPU:                 meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FGPU }),
+				FWall:                float64(f.Value),
+				FExcl:                meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FExcl }),
+				S:                    float64(s.Value),
+				Bound:                float64(b.Value),
+				BoundLow:             float64(b.Lo),
+				BoundHigh:            float64(b.Hi),
+				FSource:              cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+				STiming:              s.Method,
 			})
 		}
 	}

@@ -47,11 +47,15 @@ type AmdahlLoad struct {
 	STiming string `json:"s_timing,omitempty"`
 	// FWallHook is f_wall from the hook's CUDA-event timings of the target
 	// over the same profiled calls and active time, when the baseline's hook
-	// timed them (nil otherwise); HookVsProfilePct is (hook − profile) /
-	// profile target time × 100 (amdahl.CompareHookProfile). CUDA events also
-	// span launch gaps inside a call: the two agree only on a GPU-bound server.
-	FWallHook        *float64 `json:"f_wall_hook,omitempty"`
-	HookVsProfilePct *float64 `json:"hook_vs_profile_pct,omitempty"`
+	// timed them (nil otherwise). HookVsProfileSpanPct is (hook − profile) /
+	// profile × 100 against the calls' GPU span (first kernel start to last
+	// end: what events measure), HookVsProfilePct against their kernel time
+	// (what f_wall counts; the gaps between a call's kernels left out)
+	// (amdahl.CompareHookProfile). Events also hold CPU launch time where the
+	// GPU waited inside a call: the two agree only on a GPU-bound server.
+	FWallHook            *float64 `json:"f_wall_hook,omitempty"`
+	HookVsProfileSpanPct *float64 `json:"hook_vs_profile_span_pct,omitempty"`
+	HookVsProfilePct     *float64 `json:"hook_vs_profile_pct,omitempty"`
 	// Verdict places the TransferMetric speedup against the bound's interval:
 	// inside, below, above or unknown (amdahl.Compare); Note explains it.
 	Verdict string `json:"verdict,omitempty"`

@@ -110,12 +110,12 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 	if len(notes.Rows) > 0 {
 		parts = append(parts, notes)
 	}
-	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing", "f_wall from hook CUDA events (Δ target time vs profile)"}}
+	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing", "f_wall from hook CUDA events (hook vs profile: calls' GPU span; kernel time)"}}
 	for _, l := range s.Loads {
 		if l.FSource != "" || l.STiming != "" {
 			check := "not measured (hook timings off)"
-			if l.FWallHook != nil && l.HookVsProfilePct != nil {
-				check = fmt.Sprintf("%s (%+.2f %%)", ratio4(*l.FWallHook), *l.HookVsProfilePct)
+			if l.FWallHook != nil && l.HookVsProfileSpanPct != nil && l.HookVsProfilePct != nil {
+				check = fmt.Sprintf("%s (%+.2f %%; %+.2f %%)", ratio4(*l.FWallHook), *l.HookVsProfileSpanPct, *l.HookVsProfilePct)
 			}
 			sources.Rows = append(sources.Rows, []string{l.Candidate, num(l.OfferedLoadRPS), orText(l.FSource, "—"), orText(l.STiming, "—"), check})
 		}

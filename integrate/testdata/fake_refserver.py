@@ -212,11 +212,13 @@ class H(BaseHTTPRequestHandler):
             win = lambda label, a, b, calls, ms: {"label": label, "start_unix_ns": a, "end_unix_ns": b, "calls": calls,
                                                  "eager_calls": calls, "capture_calls": 0, "timed_calls": calls,
                                                  "gpu_time_ms": ms, "active_wall_ms": None}
-            w0 = win("before-profile", u0 - 10**9, u0 + 10**5, 3, 0.5)
-            w1 = win("profile", u0 + 10**5, u1, 100, gpu_ms)
+            # One call per synthetic step, as synthetic_trace cuts the active intervals.
+            calls = sum(max(1, int(round((b - a) / STEP_S))) for a, b in active)
+            w0 = win("before-profile", u0 - 10**9, u0, 3, 0.5)
+            w1 = win("profile", u0, u1, calls, gpu_ms)
             ov = manifest_override() or {}
             hook = [{"format": "transferlab.hook_timings/v1", "target": ov.get("target", ""), "mode": ov.get("mode", "off"),
-                     "timing": "cuda_event", "calls": 103, "eager_calls": 103, "capture_calls": 0, "timed_calls": 103,
+                     "timing": "cuda_event", "calls": 3 + calls, "eager_calls": 3 + calls, "capture_calls": 0, "timed_calls": 3 + calls,
                      "gpu_time_ms": 0.5 + gpu_ms, "windows": [w0, w1]}]
         with open(p["path"], "w") as f:
             json.dump(trace, f)
