@@ -334,3 +334,24 @@ func TestEventLogRoundTrip(t *testing.T) {
 		t.Errorf("128 events take %d B, want ≤ %d", got, max)
 	}
 }
+
+func TestMediaTypeIs(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		ct   string
+		want bool
+	}{
+		{"text/event-stream", true},
+		{"text/event-stream; charset=utf-8", true},
+		{"Text/Event-Stream;charset=utf-8", true},
+		{" text/event-stream ", true},
+		{"application/json", false},
+		{"text/event-streams", false},
+		{"", false},
+		{"text/event-stream garbage", false},
+	} {
+		if got := mediaTypeIs(tc.ct, "text/event-stream"); got != tc.want {
+			t.Errorf("mediaTypeIs(%q) = %t, want %t", tc.ct, got, tc.want)
+		}
+	}
+}

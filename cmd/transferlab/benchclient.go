@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -35,8 +37,29 @@ type benchClientOpts struct {
 	replayN     int
 	replayRate  int
 	inProcess   bool
+	clients     []string
+	cpuProfile  string // hidden: write a CPU profile of the whole run
 	serve       string // hidden: run only the fast server (child mode)
 	serveHoldMs int    // hidden: hold streams after the first token
+	replayChild string // hidden: run only the long replay with this client (child mode)
+}
+
+// The clients bench-client compares: loadgen's default for plain http://
+// targets (the lean HTTP/1.1 client) and net/http (WithHTTPClient).
+const (
+	clientLean    = "lean"
+	clientNetHTTP = "net/http"
+)
+
+// clientOptions returns the Replay options that select client name.
+func clientOptions(name string) ([]loadgen.Option, error) {
+	switch name {
+	case clientLean:
+		return nil, nil
+	case clientNetHTTP:
+		return []loadgen.Option{loadgen.WithHTTPClient(loadgen.NewHTTPClient())}, nil
+	}
+	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q or %q)", name, clientLean, clientNetHTTP)
 }
 
 // newBenchClientCmd measures the instrument itself (issue 5, item 5).
@@ -62,24 +85,32 @@ Figures describe this machine's client, never a server under test.`,
 			if o.serve != "" {
 				return serveFast(cmd.Context(), o, cmd.OutOrStdout(), cmd.InOrStdin())
 			}
+			if o.replayChild != "" {
+				return replayChild(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
 			return runBenchClient(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	f.IntSliceVar(&o.rates, "rates", []int{250, 500, 1000, 2000, 3000}, "offered loads to sweep for streaming (req/s)")
-	f.DurationVar(&o.duration, "duration", 3*time.Second, "length of each measured run")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each measured run")
 	f.IntVar(&o.tokens, "tokens", 128, "tokens per streamed response (one SSE event each)")
 	f.DurationVar(&o.itl, "itl", 0, "server gap between token events (0: back to back, each flushed)")
-	f.IntVar(&o.inFlight, "in-flight", 2000, "streams held open for the memory-per-request measurement")
+	f.IntVar(&o.inFlight, "in-flight", 4000, "streams held open for the memory-per-request measurement")
 	f.IntVar(&o.vegetaRate, "vegeta-rate", 2000, "rate of the vegeta comparison and pacing check (req/s)")
 	f.IntVar(&o.replayN, "replay-requests", 0, "also replay this many non-streaming requests and report peak RSS (0: skip)")
 	f.IntVar(&o.replayRate, "replay-rate", 10000, "rate of the --replay-requests run (req/s)")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the fast server inside this process (CPU and memory then include it)")
+	f.StringSliceVar(&o.clients, "clients", []string{clientLean, clientNetHTTP}, "clients to measure side by side: lean (the default for http://), net/http")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	f.StringVar(&o.replayChild, "replay-child", "", "run only the long replay with this client and print its JSON (used by bench-client itself)")
 	f.StringVar(&o.serve, "serve-fast", "", "run only the fast server on this address (used by bench-client itself)")
 	f.IntVar(&o.serveHoldMs, "serve-hold", 0, "with --serve-fast: hold streams open after the first token until stdin closes (1) or not (0)")
 	_ = f.MarkHidden("serve-fast")
 	_ = f.MarkHidden("serve-hold")
+	_ = f.MarkHidden("replay-child")
+	_ = f.MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -242,6 +273,7 @@ func (c *eventCounter) Add(r *loadgen.Record) error {
 func (c *eventCounter) Close() error { return nil }
 
 type streamRow struct {
+	Client           string  `json:"client"`
 	OfferedRPS       int     `json:"offered_rps"`
 	AchievedSendRPS  float64 `json:"achieved_send_rps"`
 	EventsPerS       float64 `json:"events_per_s"`
@@ -269,53 +301,108 @@ type pacingRow struct {
 	DispatchLagP99Ms float64 `json:"dispatch_lag_p99_ms"`
 }
 
+// vegetaRow is vegeta's attacker on the non-streaming endpoint; each
+// client's own figures and ratios are in its clientSummary.
 type vegetaRow struct {
-	RateRPS          int     `json:"rate_rps"`
+	RateRPS       int     `json:"rate_rps"`
+	VegetaSendRPS float64 `json:"vegeta_send_rps"`
+	VegetaMeanMs  float64 `json:"vegeta_mean_latency_ms"`
+	VegetaP99Ms   float64 `json:"vegeta_p99_latency_ms"`
+	VegetaSuccess float64 `json:"vegeta_success"`
+}
+
+// clientSummary is one client's column of the side-by-side table.
+type clientSummary struct {
+	Client string `json:"client"`
+	// Highest offered load with schedule-lag p99 ≤ 1 ms and every request ok.
+	SustainedRPS              int     `json:"sustained_rps"`
+	SustainedEventsPerS       float64 `json:"sustained_events_per_s"`
+	SustainedCPUMsPer1kEvents float64 `json:"sustained_cpu_ms_per_1k_events"`
+	// Highest offered load with dispatch-lag p99 ≤ 1 ms and every request ok.
+	DispatchSustainedRPS int `json:"dispatch_sustained_rps"`
+
+	GoroutinesPerInFlight float64 `json:"goroutines_per_in_flight"`
+	HeapPerInFlight       float64 `json:"heap_bytes_per_in_flight"`
+	StackPerInFlight      float64 `json:"stack_bytes_per_in_flight"`
+	HeapStackPerInFlight  float64 `json:"heap_stack_bytes_per_in_flight"`
+	RSSPerInFlight        float64 `json:"rss_bytes_per_in_flight"`
+	OpenStreams           int     `json:"open_streams"`
+
+	Pacing pacingRow `json:"pacing"`
+
 	OursSendRPS      float64 `json:"ours_send_rps"`
-	VegetaSendRPS    float64 `json:"vegeta_send_rps"`
 	OursMeanMs       float64 `json:"ours_mean_latency_ms"`
-	VegetaMeanMs     float64 `json:"vegeta_mean_latency_ms"`
 	OursP99Ms        float64 `json:"ours_p99_latency_ms"`
-	VegetaP99Ms      float64 `json:"vegeta_p99_latency_ms"`
 	OursSuccess      float64 `json:"ours_success"`
-	VegetaSuccess    float64 `json:"vegeta_success"`
 	RateRatio        float64 `json:"rate_ratio_ours_over_vegeta"`
 	MeanLatencyRatio float64 `json:"mean_latency_ratio_ours_over_vegeta"`
+
+	ReplayPeakRSSMB float64        `json:"replay_peak_rss_mb,omitempty"`
+	ReplayStates    map[string]int `json:"replay_states,omitempty"`
 }
 
 type benchReport struct {
-	Note                 string         `json:"note"`
-	Server               string         `json:"server"`
-	GoVersion            string         `json:"go_version"`
-	NumCPU               int            `json:"num_cpu"`
-	Tokens               int            `json:"tokens_per_stream"`
-	ITLMs                float64        `json:"server_itl_ms"`
-	Stream               []streamRow    `json:"stream"`
-	SustainedRPS         int            `json:"sustained_rps"`
-	SustainedEventsPerS  float64        `json:"sustained_events_per_s"`
-	InFlight             int            `json:"in_flight"`
-	HeapStackPerInFlight float64        `json:"heap_stack_bytes_per_in_flight"`
-	RSSPerInFlight       float64        `json:"rss_bytes_per_in_flight"`
-	Pacing               pacingRow      `json:"pacing"`
-	Vegeta               vegetaRow      `json:"vegeta"`
-	ReplayRequests       int            `json:"replay_requests,omitempty"`
-	ReplayPeakRSSMB      float64        `json:"replay_peak_rss_mb,omitempty"`
-	ReplayStates         map[string]int `json:"replay_states,omitempty"`
+	Note           string          `json:"note"`
+	Server         string          `json:"server"`
+	GoVersion      string          `json:"go_version"`
+	NumCPU         int             `json:"num_cpu"`
+	GOMAXPROCS     int             `json:"gomaxprocs"`
+	Tokens         int             `json:"tokens_per_stream"`
+	ITLMs          float64         `json:"server_itl_ms"`
+	DurationS      float64         `json:"duration_s"`
+	Stream         []streamRow     `json:"stream"`
+	InFlight       int             `json:"in_flight"`
+	Vegeta         vegetaRow       `json:"vegeta"`
+	ReplayRequests int             `json:"replay_requests,omitempty"`
+	ReplayRate     int             `json:"replay_rate_rps,omitempty"`
+	Clients        []clientSummary `json:"clients"`
+}
+
+// client returns name's summary.
+func (r *benchReport) client(name string) *clientSummary {
+	for i := range r.Clients {
+		if r.Clients[i].Client == name {
+			return &r.Clients[i]
+		}
+	}
+	panic("bench-client: no summary for client " + name) // clients are set up front
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
 	rep := benchReport{
-		Note:      "instrument self-test against a fake server; not a lab result",
-		Server:    "child process (client measured alone)",
-		GoVersion: runtime.Version(),
-		NumCPU:    runtime.NumCPU(),
-		Tokens:    o.tokens,
-		ITLMs:     msf(o.itl),
+		Note:       "instrument self-test against a fake server; not a lab result",
+		Server:     "child process (client measured alone)",
+		GoVersion:  runtime.Version(),
+		NumCPU:     runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Tokens:     o.tokens,
+		ITLMs:      msf(o.itl),
+		DurationS:  o.duration.Seconds(),
 	}
 	if o.inProcess {
 		rep.Server = "in-process (CPU and memory include the server)"
+	}
+	if len(o.clients) == 0 {
+		return fmt.Errorf("bench-client: flag --clients: name at least one client")
+	}
+	for _, c := range o.clients {
+		if _, err := clientOptions(c); err != nil {
+			return err
+		}
+		rep.Clients = append(rep.Clients, clientSummary{Client: c})
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if err := benchStreams(ctx, o, &rep, log); err != nil {
 		return err
@@ -343,6 +430,8 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 	return nil
 }
 
+// benchStreams sweeps the offered loads, each client in turn at each load
+// (interleaved, so a change in the machine's load hits both alike).
 func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
@@ -350,33 +439,41 @@ func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log 
 	}
 	defer srv.close()
 	for _, rate := range o.rates {
-		if ctx.Err() != nil {
-			return nil
+		for _, name := range o.clients {
+			if ctx.Err() != nil {
+				return nil
+			}
+			copts, _ := clientOptions(name)
+			n := int(float64(rate) * o.duration.Seconds())
+			s := constSchedule(n, rate, 16, o.tokens)
+			cnt := &eventCounter{}
+			runtime.GC()
+			cpu0, t0 := cpuTime(), time.Now()
+			sum, err := loadgen.Replay(ctx, srv, s, nil, cnt, append(copts, loadgen.WithOfferedLoad(float64(rate)))...)
+			cpu, wall := cpuTime()-cpu0, time.Since(t0)
+			if err != nil {
+				return fmt.Errorf("bench-client: %s streaming at %d req/s: %w", name, rate, err)
+			}
+			row := streamRow{Client: name, OfferedRPS: rate, OK: sum.States[loadgen.StateOK], Scheduled: n, LagP99Ms: msf(sum.ScheduleLagP99),
+				DispatchLagP99Ms: msf(sum.DispatchLagP99), ClientBound: sum.ClientBound, FirstError: cnt.firstErr}
+			row.AchievedSendRPS = sendRate(cnt.sends)
+			row.EventsPerS = float64(cnt.events) / wall.Seconds()
+			if cnt.events > 0 {
+				row.CPUMsPer1kEvents = msf(cpu) / float64(cnt.events) * 1000
+			}
+			row.CPUUtilCores = cpu.Seconds() / wall.Seconds()
+			row.Sustained = sum.ScheduleLagP99 <= time.Millisecond && row.OK == n
+			cs := rep.client(name)
+			if row.Sustained && rate > cs.SustainedRPS {
+				cs.SustainedRPS, cs.SustainedEventsPerS, cs.SustainedCPUMsPer1kEvents = rate, row.EventsPerS, row.CPUMsPer1kEvents
+			}
+			if sum.DispatchLagP99 <= time.Millisecond && row.OK == n && rate > cs.DispatchSustainedRPS {
+				cs.DispatchSustainedRPS = rate
+			}
+			rep.Stream = append(rep.Stream, row)
+			fmt.Fprintf(log, "bench-client: %s streaming %d req/s: %d/%d ok, %.0f events/s, lag p99 %.3f ms, %.2f CPU ms/1k events\n",
+				name, rate, row.OK, n, row.EventsPerS, row.LagP99Ms, row.CPUMsPer1kEvents)
 		}
-		n := int(float64(rate) * o.duration.Seconds())
-		s := constSchedule(n, rate, 16, o.tokens)
-		cnt := &eventCounter{}
-		runtime.GC()
-		cpu0, t0 := cpuTime(), time.Now()
-		sum, err := loadgen.Replay(ctx, srv, s, nil, cnt, loadgen.WithOfferedLoad(float64(rate)))
-		cpu, wall := cpuTime()-cpu0, time.Since(t0)
-		if err != nil {
-			return fmt.Errorf("bench-client: streaming at %d req/s: %w", rate, err)
-		}
-		row := streamRow{OfferedRPS: rate, OK: sum.States[loadgen.StateOK], Scheduled: n, LagP99Ms: msf(sum.ScheduleLagP99),
-			DispatchLagP99Ms: msf(sum.DispatchLagP99), ClientBound: sum.ClientBound, FirstError: cnt.firstErr}
-		row.AchievedSendRPS = sendRate(cnt.sends)
-		row.EventsPerS = float64(cnt.events) / wall.Seconds()
-		if cnt.events > 0 {
-			row.CPUMsPer1kEvents = msf(cpu) / float64(cnt.events) * 1000
-		}
-		row.CPUUtilCores = cpu.Seconds() / wall.Seconds()
-		row.Sustained = sum.ScheduleLagP99 <= time.Millisecond && row.OK == n
-		if row.Sustained && rate > rep.SustainedRPS {
-			rep.SustainedRPS, rep.SustainedEventsPerS = rate, row.EventsPerS
-		}
-		rep.Stream = append(rep.Stream, row)
-		fmt.Fprintf(log, "bench-client: streaming %d req/s: %d/%d ok, %.0f events/s, lag p99 %.3f ms\n", rate, row.OK, n, row.EventsPerS, row.LagP99Ms)
 	}
 	return nil
 }
@@ -396,61 +493,80 @@ func sendRate(sends []time.Duration) float64 {
 	return float64(len(sends)-1) / (hi - lo).Seconds()
 }
 
+// benchMemory holds o.inFlight streams open per client (the server sends one
+// token and waits) and measures this process's growth per stream: heap in
+// use, goroutine stacks, RSS and goroutines. Memory is returned to the OS
+// before each client's baseline so the RSS deltas compare.
 func benchMemory(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+	for _, name := range o.clients {
+		if err := benchMemoryOne(ctx, o, name, rep.client(name), log); err != nil {
+			return err
+		}
+	}
+	rep.InFlight = o.inFlight
+	return nil
+}
+
+func benchMemoryOne(ctx context.Context, o benchClientOpts, name string, cs *clientSummary, log io.Writer) error {
 	srv, err := startFastServer(ctx, o, 2, true)
 	if err != nil {
 		return err
 	}
+	copts, _ := clientOptions(name)
 	n := o.inFlight
 	s := constSchedule(n, 100000, 16, 2)
-	var before runtime.MemStats
+	var before, at runtime.MemStats
 	runtime.GC()
+	debug.FreeOSMemory()
 	runtime.ReadMemStats(&before)
-	rss0 := rssBytes()
+	rss0, g0 := rssBytes(), runtime.NumGoroutine()
 	// Streams get their first token and are then held open by the server;
 	// the run is cancelled once they are all in flight.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	first := &firstEventProbe{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, _ = loadgen.Replay(rctx, srv, s, nil, first, loadgen.WithTimeout(time.Minute))
+		_, _ = loadgen.Replay(rctx, srv, s, nil, nopSink{}, append(copts, loadgen.WithTimeout(time.Minute))...)
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	var at runtime.MemStats
+	deadline := time.Now().Add(60 * time.Second)
+	open := 0
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		time.Sleep(200 * time.Millisecond)
-		if first.openStreams(srv.url) >= n {
+		if open = openStreams(srv.url); open >= n {
 			break
 		}
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // every reader has its first event and waits for the next
 	runtime.GC()
+	runtime.GC() // a second cycle shrinks stacks once more
 	runtime.ReadMemStats(&at)
-	rss1 := rssBytes()
+	rss1, g1 := rssBytes(), runtime.NumGoroutine()
 	cancel()
 	<-done
 	if err := srv.close(); err != nil {
 		fmt.Fprintf(log, "bench-client: server child: %v\n", err)
 	}
-	rep.InFlight = n
-	rep.HeapStackPerInFlight = float64(int64(at.HeapInuse+at.StackInuse)-int64(before.HeapInuse+before.StackInuse)) / float64(n)
-	rep.RSSPerInFlight = float64(rss1-rss0) / float64(n)
-	fmt.Fprintf(log, "bench-client: %d streams in flight: %.0f B heap+stack each\n", n, rep.HeapStackPerInFlight)
+	per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(n) }
+	cs.OpenStreams = open
+	cs.HeapPerInFlight = per(at.HeapInuse, before.HeapInuse)
+	cs.StackPerInFlight = per(at.StackInuse, before.StackInuse)
+	cs.HeapStackPerInFlight = cs.HeapPerInFlight + cs.StackPerInFlight
+	cs.RSSPerInFlight = float64(rss1-rss0) / float64(n)
+	cs.GoroutinesPerInFlight = float64(g1-g0) / float64(n)
+	fmt.Fprintf(log, "bench-client: %s: %d streams in flight (%d seen open): %.0f B heap + %.0f B stack each, %.0f B RSS, %.2f goroutines\n",
+		name, n, open, cs.HeapPerInFlight, cs.StackPerInFlight, cs.RSSPerInFlight, cs.GoroutinesPerInFlight)
 	return nil
 }
 
-// firstEventProbe counts open streams by asking nothing of the records: the
-// server is held, so records arrive only at cancellation; openStreams polls
-// the process's established connections instead.
-type firstEventProbe struct{}
+// nopSink drops records.
+type nopSink struct{}
 
-func (*firstEventProbe) Add(*loadgen.Record) error { return nil }
-func (*firstEventProbe) Close() error              { return nil }
+func (nopSink) Add(*loadgen.Record) error { return nil }
+func (nopSink) Close() error              { return nil }
 
 // openStreams counts this process's established TCP connections to url's port.
-func (*firstEventProbe) openStreams(url string) int {
+func openStreams(url string) int {
 	port := url[strings.LastIndexByte(url, ':')+1:]
 	var p int
 	if _, err := fmt.Sscan(port, &p); err != nil {
@@ -471,6 +587,8 @@ func (*firstEventProbe) openStreams(url string) int {
 	return n
 }
 
+// benchVegeta runs each client, then vegeta's attacker, non-streaming at
+// o.vegetaRate against the same endpoint.
 func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
@@ -479,32 +597,6 @@ func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 	defer srv.close()
 	rate := o.vegetaRate
 	n := int(float64(rate) * o.duration.Seconds())
-	// Ours, non-streaming, through the trace pacer at a constant rate.
-	s := constSchedule(n, rate, 16, o.tokens)
-	var keep loadgen.SliceSink
-	sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, loadgen.WithStream(false))
-	if err != nil {
-		return fmt.Errorf("bench-client: our non-streaming run: %w", err)
-	}
-	var sends []time.Duration
-	var lat []time.Duration
-	okN := 0
-	for i := range keep.Records {
-		r := &keep.Records[i]
-		if r.State == loadgen.StateNotSent {
-			continue
-		}
-		sends = append(sends, r.SentAt)
-		if e2e, ok := r.E2E(); ok && r.State == loadgen.StateOK {
-			lat = append(lat, e2e)
-			okN++
-		}
-	}
-	p := pacingRow{OfferedRPS: rate, AchievedSendRPS: sendRate(sends), BinMs: 10, LagP99Ms: msf(sum.ScheduleLagP99), DispatchLagP99Ms: msf(sum.DispatchLagP99)}
-	p.RateErrorPct = (p.AchievedSendRPS/float64(rate) - 1) * 100
-	p.ExpectedPerBin = float64(rate) / 100
-	p.MinPerBin, p.MaxPerBin, p.FirstBin = sendBins(sends, 10*time.Millisecond)
-	rep.Pacing = p
 
 	// vegeta's attacker on the same endpoint and body shape.
 	body := []byte(fmt.Sprintf(`{"prompt":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],"max_tokens":%d,"ignore_eos":true,"stream":false}`, o.tokens))
@@ -519,24 +611,50 @@ func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 		m.Add(res)
 	}
 	m.Close()
-	v := vegetaRow{RateRPS: rate, OursSendRPS: p.AchievedSendRPS, VegetaSendRPS: m.Rate,
-		VegetaMeanMs: msf(m.Latencies.Mean), VegetaP99Ms: msf(m.Latencies.P99), VegetaSuccess: m.Success}
-	if len(lat) > 0 {
-		var tot time.Duration
-		for _, l := range lat {
-			tot += l
+	rep.Vegeta = vegetaRow{RateRPS: rate, VegetaSendRPS: m.Rate, VegetaMeanMs: msf(m.Latencies.Mean), VegetaP99Ms: msf(m.Latencies.P99), VegetaSuccess: m.Success}
+
+	for _, name := range o.clients {
+		copts, _ := clientOptions(name)
+		// Ours, non-streaming, through the trace pacer at a constant rate.
+		s := constSchedule(n, rate, 16, o.tokens)
+		var keep loadgen.SliceSink
+		sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithStream(false))...)
+		if err != nil {
+			return fmt.Errorf("bench-client: %s non-streaming run: %w", name, err)
 		}
-		v.OursMeanMs = msf(tot / time.Duration(len(lat)))
-		v.OursP99Ms = msf(loadgen.QuantileDuration(sum.Hist.E2E, 99))
-		v.OursSuccess = float64(okN) / float64(n)
+		var sends []time.Duration
+		var tot time.Duration
+		okN := 0
+		for i := range keep.Records {
+			r := &keep.Records[i]
+			if r.State == loadgen.StateNotSent {
+				continue
+			}
+			sends = append(sends, r.SentAt)
+			if e2e, ok := r.E2E(); ok && r.State == loadgen.StateOK {
+				tot += e2e
+				okN++
+			}
+		}
+		cs := rep.client(name)
+		p := pacingRow{OfferedRPS: rate, AchievedSendRPS: sendRate(sends), BinMs: 10, LagP99Ms: msf(sum.ScheduleLagP99), DispatchLagP99Ms: msf(sum.DispatchLagP99)}
+		p.RateErrorPct = (p.AchievedSendRPS/float64(rate) - 1) * 100
+		p.ExpectedPerBin = float64(rate) / 100
+		p.MinPerBin, p.MaxPerBin, p.FirstBin = sendBins(sends, 10*time.Millisecond)
+		cs.Pacing = p
+		cs.OursSendRPS = p.AchievedSendRPS
+		if okN > 0 {
+			cs.OursMeanMs = msf(tot / time.Duration(okN))
+			cs.OursP99Ms = msf(loadgen.QuantileDuration(sum.Hist.E2E, 99))
+			cs.OursSuccess = float64(okN) / float64(n)
+		}
+		if m.Rate > 0 {
+			cs.RateRatio = cs.OursSendRPS / m.Rate
+		}
+		if rep.Vegeta.VegetaMeanMs > 0 {
+			cs.MeanLatencyRatio = cs.OursMeanMs / rep.Vegeta.VegetaMeanMs
+		}
 	}
-	if v.VegetaSendRPS > 0 {
-		v.RateRatio = v.OursSendRPS / v.VegetaSendRPS
-	}
-	if v.VegetaMeanMs > 0 {
-		v.MeanLatencyRatio = v.OursMeanMs / v.VegetaMeanMs
-	}
-	rep.Vegeta = v
 	fmt.Fprintf(log, "bench-client: vegeta comparison at %d req/s done\n", rate)
 	return nil
 }
@@ -567,7 +685,19 @@ func sendBins(sends []time.Duration, bin time.Duration) (lo, hi, first int) {
 	return lo, hi, full[0]
 }
 
-func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+// replayResult is what a --replay-child prints.
+type replayResult struct {
+	PeakRSSMB float64        `json:"peak_rss_mb"`
+	States    map[string]int `json:"states"`
+}
+
+// replayChild is the child mode of the long replay: one client in a fresh
+// process, so its peak RSS is that client's alone.
+func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
+	copts, err := clientOptions(o.replayChild)
+	if err != nil {
+		return err
+	}
 	srv, err := startFastServer(ctx, o, 1, false)
 	if err != nil {
 		return err
@@ -576,46 +706,117 @@ func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, l
 	s := constSchedule(o.replayN, o.replayRate, 16, 1)
 	// Records go where a real run sends them: a JSONL encoder (to io.Discard
 	// here) and the summary's histograms; nothing is kept per request.
-	sum, err := loadgen.Replay(ctx, srv, s, nil, loadgen.NewJSONLSink(io.Discard), loadgen.WithStream(false))
+	sum, err := loadgen.Replay(ctx, srv, s, nil, loadgen.NewJSONLSink(io.Discard), append(copts, loadgen.WithStream(false))...)
 	if err != nil {
 		return fmt.Errorf("bench-client: long replay: %w", err)
 	}
-	rep.ReplayRequests = o.replayN
-	rep.ReplayPeakRSSMB = float64(peakRSSBytes()) / (1 << 20)
-	rep.ReplayStates = map[string]int{}
+	res := replayResult{PeakRSSMB: float64(peakRSSBytes()) / (1 << 20), States: map[string]int{}}
 	for st, c := range sum.States {
-		rep.ReplayStates[string(st)] = c
+		res.States[string(st)] = c
 	}
-	fmt.Fprintf(log, "bench-client: replayed %d requests, peak RSS %.0f MB\n", o.replayN, rep.ReplayPeakRSSMB)
+	fmt.Fprintf(log, "bench-client: %s replayed %d requests, peak RSS %.0f MB\n", o.replayChild, o.replayN, res.PeakRSSMB)
+	return json.NewEncoder(out).Encode(res)
+}
+
+// benchLongReplay runs the long replay once per client, each in a child
+// process of this binary (peak RSS is per process).
+func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench-client: finding this binary for the replay child: %w", err)
+	}
+	rep.ReplayRequests, rep.ReplayRate = o.replayN, o.replayRate
+	for _, name := range o.clients {
+		args := []string{"bench-client", "--replay-child", name, "--replay-requests", fmt.Sprint(o.replayN), "--replay-rate", fmt.Sprint(o.replayRate)}
+		if o.inProcess {
+			args = append(args, "--in-process")
+		}
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Stderr = log
+		b, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("bench-client: %s replay child: %w", name, err)
+		}
+		var res replayResult
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("bench-client: %s replay child printed %q: %w", name, clipString(string(b), 200), err)
+		}
+		cs := rep.client(name)
+		cs.ReplayPeakRSSMB, cs.ReplayStates = res.PeakRSSMB, res.States
+	}
 	return nil
 }
 
+func clipString(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
 func printBenchTable(out io.Writer, r *benchReport) {
-	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs; %d-token streams, server ITL %.3g ms\n\n",
-		r.Note, r.Server, r.GoVersion, r.NumCPU, r.Tokens, r.ITLMs)
+	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms; %.3g s runs\n\n",
+		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, r.ITLMs, r.DurationS)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "offered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tlag ≤ 1 ms & all ok\t")
+	fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tlag ≤ 1 ms & all ok\t")
 	for _, s := range r.Stream {
-		fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%d/%d\t%.3f\t%.3f\t%t\t%.1f\t%.2f\t%t\t\n", s.OfferedRPS, s.AchievedSendRPS, s.EventsPerS, s.OK, s.Scheduled,
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%d/%d\t%.3f\t%.3f\t%t\t%.2f\t%.2f\t%t\t\n", s.Client, s.OfferedRPS, s.AchievedSendRPS, s.EventsPerS, s.OK, s.Scheduled,
 			s.LagP99Ms, s.DispatchLagP99Ms, s.ClientBound, s.CPUMsPer1kEvents, s.CPUUtilCores, s.Sustained)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(out, "\nsustained (lag p99 ≤ 1 ms, all ok): %d req/s, %.0f events/s\n", r.SustainedRPS, r.SustainedEventsPerS)
-	fmt.Fprintf(out, "memory per in-flight stream (%d held open): %.0f B heap+stack, %.0f B RSS\n", r.InFlight, r.HeapStackPerInFlight, r.RSSPerInFlight)
-	p := r.Pacing
-	fmt.Fprintf(out, "pacing at %d req/s (non-streaming): sent %.1f req/s (%+.2f %%), per %d ms bin min %d / max %d (expected %.1f), first bin %d, lag p99 %.3f ms (dispatch %.3f ms)\n",
-		p.OfferedRPS, p.AchievedSendRPS, p.RateErrorPct, p.BinMs, p.MinPerBin, p.MaxPerBin, p.ExpectedPerBin, p.FirstBin, p.LagP99Ms, p.DispatchLagP99Ms)
-	v := r.Vegeta
-	fmt.Fprintf(out, "vegeta vs ours at %d req/s, same non-streaming endpoint: send rate %.1f vs %.1f (ours/vegeta %.3f), mean latency %.3f vs %.3f ms (ratio %.3f), p99 %.3f vs %.3f ms, success %.3f vs %.3f\n",
-		v.RateRPS, v.VegetaSendRPS, v.OursSendRPS, v.RateRatio, v.VegetaMeanMs, v.OursMeanMs, v.MeanLatencyRatio, v.VegetaP99Ms, v.OursP99Ms, v.VegetaSuccess, v.OursSuccess)
-	if r.ReplayRequests > 0 {
-		fmt.Fprintf(out, "long replay: %d non-streaming requests, peak RSS %.0f MB, states %v\n", r.ReplayRequests, r.ReplayPeakRSSMB, r.ReplayStates)
-	}
-	met := map[bool]string{true: "met", false: "NOT met"}
-	fmt.Fprintf(out, "\ntargets (issue 5): ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: %s; ≤ 4 KiB per in-flight request: %s",
-		met[r.SustainedRPS >= 2000 && r.SustainedEventsPerS >= 250000], met[r.HeapStackPerInFlight <= 4096])
-	if r.ReplayRequests >= 1000000 {
-		fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", met[r.ReplayPeakRSSMB < 500])
-	}
+
 	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "side by side\t")
+	for _, c := range r.Clients {
+		fmt.Fprintf(tw, "%s\t", c.Client)
+	}
+	fmt.Fprintln(tw)
+	row := func(label string, f func(c *clientSummary) string) {
+		fmt.Fprintf(tw, "%s\t", label)
+		for i := range r.Clients {
+			fmt.Fprintf(tw, "%s\t", f(&r.Clients[i]))
+		}
+		fmt.Fprintln(tw)
+	}
+	num := func(format string, v float64) string { return fmt.Sprintf(format, v) }
+	row("highest req/s, schedule-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return fmt.Sprint(c.SustainedRPS) })
+	row("highest req/s, dispatch-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return fmt.Sprint(c.DispatchSustainedRPS) })
+	row("events/s at the highest req/s", func(c *clientSummary) string { return num("%.0f", c.SustainedEventsPerS) })
+	row("CPU ms per 1,000 events there", func(c *clientSummary) string { return num("%.2f", c.SustainedCPUMsPer1kEvents) })
+	row(fmt.Sprintf("goroutines per in-flight stream (%d open)", r.InFlight), func(c *clientSummary) string { return num("%.2f", c.GoroutinesPerInFlight) })
+	row("heap B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.HeapPerInFlight) })
+	row("stack B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.StackPerInFlight) })
+	row("heap+stack B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.HeapStackPerInFlight) })
+	row("RSS B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.RSSPerInFlight) })
+	row(fmt.Sprintf("pacing at %d req/s: sent req/s (error %%)", r.Vegeta.RateRPS), func(c *clientSummary) string {
+		return fmt.Sprintf("%.1f (%+.2f %%)", c.Pacing.AchievedSendRPS, c.Pacing.RateErrorPct)
+	})
+	row("sends per 10 ms bin min/max/first", func(c *clientSummary) string {
+		return fmt.Sprintf("%d/%d/%d", c.Pacing.MinPerBin, c.Pacing.MaxPerBin, c.Pacing.FirstBin)
+	})
+	row("non-streaming lag p99 ms (dispatch)", func(c *clientSummary) string {
+		return fmt.Sprintf("%.3f (%.3f)", c.Pacing.LagP99Ms, c.Pacing.DispatchLagP99Ms)
+	})
+	row("send rate / vegeta's", func(c *clientSummary) string { return num("%.3f", c.RateRatio) })
+	row("mean latency / vegeta's", func(c *clientSummary) string { return num("%.3f", c.MeanLatencyRatio) })
+	row("latency mean / p99 ms", func(c *clientSummary) string { return fmt.Sprintf("%.3f / %.3f", c.OursMeanMs, c.OursP99Ms) })
+	row("success", func(c *clientSummary) string { return num("%.3f", c.OursSuccess) })
+	if r.ReplayRequests > 0 {
+		row(fmt.Sprintf("%d-request replay peak RSS MB", r.ReplayRequests), func(c *clientSummary) string { return num("%.0f", c.ReplayPeakRSSMB) })
+		row("replay requests ok", func(c *clientSummary) string { return fmt.Sprint(c.ReplayStates[string(loadgen.StateOK)]) })
+	}
+	_ = tw.Flush()
+	v := r.Vegeta
+	fmt.Fprintf(out, "\nvegeta at %d req/s, same non-streaming endpoint: sent %.1f req/s, latency mean %.3f ms, p99 %.3f ms, success %.3f\n",
+		v.RateRPS, v.VegetaSendRPS, v.VegetaMeanMs, v.VegetaP99Ms, v.VegetaSuccess)
+	met := map[bool]string{true: "met", false: "NOT met"}
+	for _, c := range r.Clients {
+		fmt.Fprintf(out, "targets (issue 5), %s: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: %s; ≤ 4 KiB per in-flight request: %s",
+			c.Client, met[c.SustainedRPS >= 2000 && c.SustainedEventsPerS >= 250000], met[c.HeapStackPerInFlight <= 4096])
+		if r.ReplayRequests >= 1000000 {
+			fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", met[c.ReplayPeakRSSMB < 500])
+		}
+		fmt.Fprintln(out)
+	}
 }

@@ -37,10 +37,21 @@ func TestBenchClientJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%.1000s", err, out)
 	}
-	for _, k := range []string{"note", "server", "go_version", "num_cpu", "tokens_per_stream", "server_itl_ms", "stream",
-		"sustained_rps", "sustained_events_per_s", "in_flight", "heap_stack_bytes_per_in_flight", "rss_bytes_per_in_flight", "pacing", "vegeta"} {
+	for _, k := range []string{"note", "server", "go_version", "num_cpu", "gomaxprocs", "tokens_per_stream", "server_itl_ms", "duration_s",
+		"stream", "in_flight", "vegeta", "clients"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	clients, _ := rep["clients"].([]any)
+	if len(clients) != 2 {
+		t.Fatalf("%d client summaries, want 2 (lean and net/http by default)", len(clients))
+	}
+	for _, k := range []string{"client", "sustained_rps", "sustained_events_per_s", "sustained_cpu_ms_per_1k_events", "dispatch_sustained_rps",
+		"goroutines_per_in_flight", "heap_bytes_per_in_flight", "stack_bytes_per_in_flight", "heap_stack_bytes_per_in_flight",
+		"rss_bytes_per_in_flight", "open_streams", "pacing", "rate_ratio_ours_over_vegeta", "mean_latency_ratio_ours_over_vegeta"} {
+		if _, ok := clients[0].(map[string]any)[k]; !ok {
+			t.Errorf("client summary lacks %q", k)
 		}
 	}
 	if s, _ := rep["server"].(string); !strings.HasPrefix(s, "in-process") {
@@ -51,18 +62,24 @@ func TestBenchClientJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &typed); err != nil {
 		t.Fatal(err)
 	}
-	if len(typed.Stream) != 1 {
-		t.Fatalf("%d stream rows, want one per --rates entry (1)", len(typed.Stream))
+	if len(typed.Stream) != 2 {
+		t.Fatalf("%d stream rows, want one per --rates entry and client (2)", len(typed.Stream))
 	}
-	row := typed.Stream[0]
-	if row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
-		t.Errorf("stream row %+v: want offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row)
+	for i, want := range []string{clientLean, clientNetHTTP} {
+		row := typed.Stream[i]
+		if row.Client != want || row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
+			t.Errorf("stream row %+v: want client %s, offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row, want)
+		}
+		if row.LagP99Ms < 0 || row.DispatchLagP99Ms < 0 || row.EventsPerS <= 0 {
+			t.Errorf("stream row %+v: lags must be ≥ 0 and events must have arrived", row)
+		}
+		c := typed.Clients[i]
+		if c.Client != want || c.Pacing.OfferedRPS != 20 || c.Pacing.BinMs != 10 || c.OpenStreams < 8 || c.OursSuccess != 1 {
+			t.Errorf("client summary %+v: want %s, pacing at 20 req/s in 10 ms bins, at least 8 streams seen open (the health check may add one), every request ok", c, want)
+		}
 	}
-	if row.LagP99Ms < 0 || row.DispatchLagP99Ms < 0 || row.EventsPerS <= 0 {
-		t.Errorf("stream row %+v: lags must be ≥ 0 and events must have arrived", row)
-	}
-	if typed.Tokens != 2 || typed.InFlight != 8 || typed.Pacing.OfferedRPS != 20 || typed.Vegeta.RateRPS != 20 || typed.Pacing.BinMs != 10 {
-		t.Errorf("settings not echoed: tokens %d in-flight %d pacing %d vegeta %d bin %d", typed.Tokens, typed.InFlight, typed.Pacing.OfferedRPS, typed.Vegeta.RateRPS, typed.Pacing.BinMs)
+	if typed.Tokens != 2 || typed.InFlight != 8 || typed.Vegeta.RateRPS != 20 {
+		t.Errorf("settings not echoed: tokens %d in-flight %d vegeta %d", typed.Tokens, typed.InFlight, typed.Vegeta.RateRPS)
 	}
 	for _, k := range []string{"offered_rps", "achieved_send_rps", "events_per_s", "ok", "scheduled", "schedule_lag_p99_ms",
 		"dispatch_lag_p99_ms", "client_bound", "cpu_ms_per_1k_events", "cpu_cores_used", "sustained"} {
@@ -94,15 +111,16 @@ func TestBenchClientTable(t *testing.T) {
 	if header == "" {
 		t.Fatalf("no table header in:\n%s", out)
 	}
-	for _, col := range []string{"offered req/s", "sent req/s", "events/s", "ok", "lag p99 ms", "dispatch lag p99 ms",
+	for _, col := range []string{"client", "offered req/s", "sent req/s", "events/s", "ok", "lag p99 ms", "dispatch lag p99 ms",
 		"client-bound", "CPU ms/1k events", "cores used", "lag ≤ 1 ms & all ok"} {
 		if !strings.Contains(header, col) {
 			t.Errorf("header lacks column %q: %s", col, header)
 		}
 	}
 	for _, want := range []string{"not a lab result", "server: child process (client measured alone)", " 4/4 ",
-		"sustained (lag p99 ≤ 1 ms, all ok):", "memory per in-flight stream (8 held open)", "pacing at 20 req/s (non-streaming)",
-		"vegeta vs ours at 20 req/s", "targets (issue 5):"} {
+		"side by side", "highest req/s, schedule-lag p99 ≤ 1 ms, all ok", "goroutines per in-flight stream (8 open)",
+		"heap+stack B per in-flight stream", "RSS B per in-flight stream", "pacing at 20 req/s", "send rate / vegeta's",
+		"vegeta at 20 req/s", "targets (issue 5), lean:", "targets (issue 5), net/http:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table output lacks %q:\n%s", want, out)
 		}
