@@ -96,6 +96,16 @@ type LoadConfig struct {
 	// MaxInFlight caps in-flight requests (0: pure open loop); requests the cap
 	// delays are counted in the report.
 	MaxInFlight int `yaml:"max_in_flight,omitempty"`
+	// WarmupReplay, when true, replays each offered load's schedule once,
+	// unmeasured, before the first measured cell of that load on every
+	// freshly started server (its requests are in no cell and not in
+	// records.jsonl; the manifest lists each replay). A server that captures
+	// CUDA graphs lazily, one per new batch shape, otherwise pays for the
+	// captures inside the first measured cell after each start: on the H200
+	// reference server that made TTFT p50 ~150-300 ms in first cells against
+	// ~15-30 ms in cells replaying a schedule the server had already seen
+	// (results/h200-2026-11-29/README.md). Default false.
+	WarmupReplay bool `yaml:"warmup_replay,omitempty"`
 }
 
 // RequestConfig shapes each HTTP request.

@@ -284,3 +284,64 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// TestWarmupReplay: with load.warmup_replay, each freshly started server
+// replays a load's schedule once, unmeasured, before its first measured cell
+// of that load. Two arms, two repetitions run B C | C B: the servers start
+// three times (C is reused for its second cell), so three replays, and
+// records.jsonl holds only the four measured cells' requests.
+func TestWarmupReplay(t *testing.T) {
+	t.Parallel()
+	const cfgText = `
+name: warmup-replay-test
+seed: 5
+repetitions: 2
+trace: {path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv, clamp_context: 2048}
+load: {rates_rps: [6], warmup: 500ms, duration: 2s, max_requests: 20, warmup_replay: true}
+server: {kind: sim}
+arms:
+  - name: baseline
+  - name: cand
+    sim_overrides: {rmsnorm: 2}
+energy: {disabled: true}
+`
+	cfg, err := Parse(strings.NewReader(cfgText), "w.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	var log bytes.Buffer
+	res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: &log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	replays := map[string]int{}
+	for _, arm := range []string{"baseline", "cand"} {
+		info, _ := res.Manifest.Server[arm].(map[string]any)
+		recs, _ := info["warmup_replays"].([]WarmupReplayRecord)
+		for _, w := range recs {
+			if w.OfferedLoadRPS != 6 || w.States["ok"] == 0 {
+				t.Errorf("arm %s: replay %+v", arm, w)
+			}
+		}
+		replays[arm] = len(recs)
+	}
+	if replays["baseline"] != 2 || replays["cand"] != 1 {
+		t.Errorf("warm-up replays per arm = %v, want baseline 2 (started twice), cand 1 (started once, reused)\nlog:\n%s", replays, log.String())
+	}
+	eff := cfg.Effective()
+	cs, err := cellSchedule(mustBase(t, &eff), eff.Load, 6, eff.Seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.ReadFile(filepath.Join(out, RecordsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(f, []byte("\n")); n != 4*len(cs.Requests) || len(res.Cells) != 4 {
+		t.Errorf("records.jsonl has %d lines for %d cells of %d requests: the warm-up replays must add none", n, len(res.Cells), len(cs.Requests))
+	}
+	if got := strings.Count(log.String(), "warm-up replay (unmeasured"); got != 3 {
+		t.Errorf("log announces %d warm-up replays, want 3", got)
+	}
+}

@@ -507,18 +507,24 @@ func profileOpenAt(s traces.Schedule, warmup time.Duration) time.Duration {
 
 // addProfileRecord keeps rec in the results manifest under this arm's server.
 func (a *refArm) addProfileRecord(rec ProfileRecord) {
-	m := a.run.res.Manifest.Server
+	appendServerRecord(a.run, a.arm.Name, "amdahl_profiles", rec)
+}
+
+// appendServerRecord appends rec to the list under
+// manifest.server.<arm>.<key> in the results.
+func appendServerRecord[T any](r *runner, arm, key string, rec T) {
+	m := r.res.Manifest.Server
 	if m == nil {
 		m = map[string]any{}
-		a.run.res.Manifest.Server = m
+		r.res.Manifest.Server = m
 	}
-	info, _ := m[a.arm.Name].(map[string]any)
+	info, _ := m[arm].(map[string]any)
 	if info == nil {
 		info = map[string]any{}
-		m[a.arm.Name] = info
+		m[arm] = info
 	}
-	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
-	info["amdahl_profiles"] = append(recs, rec)
+	recs, _ := info[key].([]T)
+	info[key] = append(recs, rec)
 }
 
 // profileSource says where the baseline's f at offered load rateRPS came

@@ -198,6 +198,9 @@ func (r *runner) runAll(ctx context.Context) error {
 	var (
 		srv    armServer
 		srvArm string
+		// replayed holds the loads whose schedule this server has replayed
+		// unmeasured (load.warmup_replay).
+		replayed map[int]bool
 	)
 	closeSrv := func() error {
 		if srv == nil {
@@ -225,7 +228,14 @@ func (r *runner) runAll(ctx context.Context) error {
 				return fmt.Errorf("arm %s: %w", k.Arm, err)
 			}
 			srvArm = k.Arm
+			replayed = map[int]bool{}
 			r.addServerInfo(ctx, k.Arm, srv)
+		}
+		if r.cfg.Load.WarmupReplay && !replayed[li] {
+			if err := r.warmupReplay(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
+				return err
+			}
+			replayed[li] = true
 		}
 		r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
 		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s\n",
@@ -286,4 +296,52 @@ func lockOutDir(dir string) (unlock func(), err error) {
 	fmt.Fprintf(f, "pid %d, started %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
 	f.Close()
 	return func() { os.Remove(path) }, nil
+}
+
+// WarmupReplayRecord is one unmeasured warm-up replay (load.warmup_replay),
+// kept in the results manifest under manifest.server.<arm>.warmup_replays.
+type WarmupReplayRecord struct {
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	// BeforeRepetition is the repetition of the measured cell it preceded.
+	BeforeRepetition int `json:"before_repetition"`
+	// States counts the replay's requests by state; DurationS is its wall time (s).
+	States    map[string]int `json:"states"`
+	DurationS float64        `json:"duration_s"`
+}
+
+// warmupReplay replays the schedule of key's load once on srv, unmeasured:
+// its records are dropped (never in records.jsonl or a cell). The server
+// dying or the run ending stops it with an error.
+func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) error {
+	sched := r.scheds[key.load]
+	rate := r.cfg.Load.RatesRPS[key.load]
+	fmt.Fprintf(r.log, "warm-up replay (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s: %d requests over %s\n",
+		RecordsFile, key.arm, rate, len(sched.Requests), sched.Duration().Round(time.Millisecond))
+	began := time.Now()
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-srv.Died():
+			stop()
+		case <-cctx.Done():
+		}
+	}()
+	keep := &loadgen.SliceSink{}
+	_, err := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), keep, r.replayOptions(key.arm+" (warm-up replay)", rate, key.rep)...)
+	select {
+	case <-srv.Died():
+		return fmt.Errorf("arm %s at %g req/s: the server died during the warm-up replay: %w", key.arm, rate, srv.Err())
+	default:
+	}
+	if err != nil {
+		return fmt.Errorf("arm %s at %g req/s: warm-up replay: %w", key.arm, rate, err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("arm %s at %g req/s: run interrupted during the warm-up replay: %w", key.arm, rate, context.Cause(ctx))
+	}
+	rec := WarmupReplayRecord{OfferedLoadRPS: rate, BeforeRepetition: key.rep, States: replayStates(keep.Records), DurationS: time.Since(began).Seconds()}
+	appendServerRecord(r, key.arm, "warmup_replays", rec)
+	fmt.Fprintf(r.log, "warm-up replay for arm %s at %g req/s: %v in %s\n", key.arm, rate, rec.States, time.Since(began).Round(time.Millisecond))
+	return nil
 }
