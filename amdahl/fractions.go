@@ -48,6 +48,14 @@ type Fractions struct {
 	// ignores target time hidden under other kernels. Undefined without a
 	// kernel timeline.
 	FExcl Num `json:"f_excl"`
+	// TargetSpan is Σ over the target's calls (Profile.TargetCalls) whose
+	// first kernel starts in the window of their GPU span, first kernel start
+	// to last kernel end: kernel time plus the idle gaps between a call's
+	// kernels. FSpan = TargetSpan / ActiveWall is f as a candidate that
+	// replaces the whole call with one kernel sees it (the gaps go too); it
+	// is ≥ f_wall, undefined without call grouping. Not used by the bound.
+	TargetSpan time.Duration `json:"target_span_ns,omitempty"`
+	FSpan      Num           `json:"f_span"`
 
 	// Phases holds the same split per phase where the profile tells prefill
 	// from decode (keys PhasePrefill, PhaseDecode, PhaseMixed); nil otherwise.
@@ -113,6 +121,9 @@ func FromTotals(target, busy, activeWall time.Duration, opts ...TotalsOption) (F
 		FGPU:  ratio(float64(target), float64(busy)),
 		FWall: ratio(float64(target), float64(activeWall)),
 		FExcl: ratio(float64(target), float64(activeWall)),
+		// The simulator's op time is one span per call, no gaps inside.
+		TargetSpan: target,
+		FSpan:      ratio(float64(target), float64(activeWall)),
 	}
 	for _, o := range opts {
 		o(&fr)

@@ -355,7 +355,7 @@ func (h *HookTimings) Fractions(active []Interval) (Fractions, error) {
 	if err != nil {
 		return Fractions{}, err
 	}
-	fr := Fractions{Source: "hook", Target: h.Target, ActiveFrom: "requests", FExcl: NaN()}
+	fr := Fractions{Source: "hook", Target: h.Target, ActiveFrom: "requests", FExcl: NaN(), FSpan: NaN()}
 	busyKnown := true
 	for _, w := range h.Windows {
 		busyKnown = busyKnown && w.GPUBusyMs != nil

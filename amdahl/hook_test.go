@@ -342,4 +342,14 @@ func TestCompareHookProfileSpan(t *testing.T) {
 	}
 	approx(t, "rel diff (kernel time)", a.RelDiff, 0.275, 1e-12)
 	approx(t, "rel diff (span)", a.RelDiffSpan, 0.02, 1e-12)
+	// Over the profile's span [10, 60) µs: f_wall = 20/50, f_span = 25/50.
+	fr, err := p.Fractions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fr.TargetSpan != 25*time.Microsecond {
+		t.Errorf("target span %v, want 25µs", fr.TargetSpan)
+	}
+	approx(t, "f_wall", float64(fr.FWall), 0.4, 1e-12)
+	approx(t, "f_span", float64(fr.FSpan), 0.5, 1e-12)
 }

@@ -300,6 +300,15 @@ func (p *Profile) Fractions(opts ...WindowOption) (Fractions, error) {
 		FGPU:  ratio(float64(target), float64(busy)),
 		FWall: ratio(float64(targetActive), float64(activeLen)),
 		FExcl: ratio(float64(excl), float64(activeLen)),
+		FSpan: NaN(),
+	}
+	if calls := p.TargetCalls(); len(calls) > 0 {
+		for _, c := range calls {
+			if w.Contains(c.Span.Start) {
+				fr.TargetSpan += c.Span.Len()
+			}
+		}
+		fr.FSpan = ratio(float64(fr.TargetSpan), float64(activeLen))
 	}
 	for ph, ivs := range phaseAll {
 		if fr.Phases == nil {

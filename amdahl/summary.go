@@ -122,6 +122,9 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 		fr.ActiveWall, fr.ActiveFrom = c.ActiveWall, "server"
 		fr.FWall = ratio(float64(fr.TargetActive), float64(fr.ActiveWall))
 		fr.FExcl = ratio(float64(fr.TargetExclusive), float64(fr.ActiveWall))
+		if fr.FSpan.Defined() {
+			fr.FSpan = ratio(float64(fr.TargetSpan), float64(fr.ActiveWall))
+		}
 	}
 	n := c.Windows
 	if n <= 0 {
@@ -201,6 +204,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "f_wall\t%s [%s, %s]\ttarget / active wall; %d windows, %s (used by the bound)\n",
 		s.FWall.Value, s.FWall.Lo, s.FWall.Hi, s.FWall.N, pct(s.FWall.Level))
 	fmt.Fprintf(tw, "f_excl\t%s\ttarget not overlapped by other work / active wall (lower bound)\n", fr.FExcl)
+	if fr.FSpan.Defined() {
+		fmt.Fprintf(tw, "f_span\t%s\tΣ calls' GPU span (%s: kernels + the gaps between them) / active wall (not used by the bound)\n", fr.FSpan, ms(fr.TargetSpan))
+	}
 	for _, ph := range slices.Sorted(maps.Keys(fr.Phases)) {
 		pf := fr.Phases[ph]
 		fmt.Fprintf(tw, "%s: target / busy / wall\t%s / %s / %s\tf_gpu %s, f_wall %s\n", ph, ms(pf.TargetGPU), msOrNA(pf.Busy), msOrNA(pf.Wall), pf.FGPU, pf.FWall)
