@@ -438,6 +438,9 @@ func TestReferenceProfilePass(t *testing.T) {
 	if err != nil || !bytes.Contains(raw, []byte(`"amdahl_profiles"`)) {
 		t.Errorf("results.json does not carry the profile record (%v)", err)
 	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "load.warmup_replay is off") {
+		t.Errorf("results warnings = %q, want the cold-start warning (a reference server, no warm-up replay)", res.Warnings)
+	}
 	if !strings.Contains(log.String(), "profiling pass (unmeasured") {
 		t.Errorf("log does not label the profiling pass")
 	}

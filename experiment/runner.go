@@ -142,6 +142,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	}
 	jsonl := loadgen.NewJSONLSink(recFile)
 
+	if w := coldStartWarning(eff); w != "" {
+		res.Warnings = append(res.Warnings, w)
+		fmt.Fprintf(log, "warning: %s\n", w)
+	}
 	r := &runner{cfg: eff, opt: opt, log: log, scheds: scheds, res: res, jsonl: jsonl}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
@@ -344,4 +348,13 @@ func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) e
 	appendServerRecord(r, key.arm, "warmup_replays", rec)
 	fmt.Fprintf(r.log, "warm-up replay for arm %s at %g req/s: %v in %s\n", key.arm, rate, rec.States, time.Since(began).Round(time.Millisecond))
 	return nil
+}
+
+// coldStartWarning is the run's warning when measured cells follow a fresh
+// launched server with no warm-up replay ("" otherwise).
+func coldStartWarning(c Config) string {
+	if c.Server.Kind != ServerReference || c.Load.WarmupReplay {
+		return ""
+	}
+	return "load.warmup_replay is off on a launched server: the first measured cell after each server start also pays for the server's lazy warm-up (CUDA graphs captured per new batch shape, allocator growth). On the H200 reference server that made first cells' TTFT p50 ~160 ms against ~25 ms on a server that had seen the schedule, whatever the arm (results/h200-2026-11-29/README.md); A/B differences between cells in different positions are then not the arms' alone. Set load.warmup_replay: true."
 }

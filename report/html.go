@@ -386,6 +386,7 @@ svg.chart { width: 499px; height: 288px; display: block; }
 <h1>{{.Title}}</h1>
 {{if .Simulated}}<p class="banner">Simulated: every figure and chart in this report comes from the embedded simulator (sim), not from a GPU.</p>{{end}}
 {{if .Incomplete}}<p class="banner">Incomplete run: {{.Incomplete}}</p>{{end}}
+{{range .Results.Warnings}}<p class="banner">Warning: {{.}}</p>{{end}}
 <table>
 <tr><th>trace</th><td>{{.Results.Trace.Source}} ({{.Results.Trace.Format}}, sha256 {{.Results.Trace.SHA256}})</td></tr>
 <tr><th>config</th><td>{{.Results.Manifest.ConfigPath}} (sha256 {{.Results.Manifest.ConfigSHA256}})</td></tr>

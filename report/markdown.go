@@ -61,6 +61,9 @@ func (m mdWriter) header(r Results) {
 	if !r.Complete {
 		m.p("> **Incomplete run:** %s\n\n", orText(r.IncompleteReason, "no reason recorded"))
 	}
+	for _, w := range r.Warnings {
+		m.p("> **Warning:** %s\n\n", w)
+	}
 	m.p("| field | value |\n| --- | --- |\n")
 	m.p("| schema | %s |\n", r.SchemaVersion)
 	if !r.CreatedAt.IsZero() {

@@ -17,6 +17,10 @@ type Results struct {
 	// death); IncompleteReason then says why.
 	Complete         bool   `json:"complete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Warnings are problems of method the run detected that do not make it
+	// incomplete but change how its figures read (e.g. measured cells right
+	// after a server start with no warm-up replay). Rendered under the title.
+	Warnings []string `json:"warnings,omitempty"`
 
 	Manifest Manifest  `json:"manifest"`
 	Trace    TraceInfo `json:"trace"`
