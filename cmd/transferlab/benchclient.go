@@ -339,6 +339,7 @@ type clientSummary struct {
 
 	ReplayPeakRSSMB float64        `json:"replay_peak_rss_mb,omitempty"`
 	ReplayStates    map[string]int `json:"replay_states,omitempty"`
+	ReplayFirstErr  string         `json:"replay_first_error,omitempty"`
 }
 
 type benchReport struct {
@@ -687,9 +688,21 @@ func sendBins(sends []time.Duration, bin time.Duration) (lo, hi, first int) {
 
 // replayResult is what a --replay-child prints.
 type replayResult struct {
-	PeakRSSMB float64        `json:"peak_rss_mb"`
-	States    map[string]int `json:"states"`
+	PeakRSSMB  float64        `json:"peak_rss_mb"`
+	States     map[string]int `json:"states"`
+	FirstError string         `json:"first_error,omitempty"`
 }
+
+// firstError is a sink that keeps the first failed request's state and error.
+type firstError struct{ msg string }
+
+func (f *firstError) Add(r *loadgen.Record) error {
+	if r.State != loadgen.StateOK && f.msg == "" {
+		f.msg = fmt.Sprintf("request %d: %s: %s", r.RequestID, r.State, r.Error)
+	}
+	return nil
+}
+func (*firstError) Close() error { return nil }
 
 // replayChild is the child mode of the long replay: one client in a fresh
 // process, so its peak RSS is that client's alone.
@@ -706,11 +719,12 @@ func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) err
 	s := constSchedule(o.replayN, o.replayRate, 16, 1)
 	// Records go where a real run sends them: a JSONL encoder (to io.Discard
 	// here) and the summary's histograms; nothing is kept per request.
-	sum, err := loadgen.Replay(ctx, srv, s, nil, loadgen.NewJSONLSink(io.Discard), append(copts, loadgen.WithStream(false))...)
+	fe := &firstError{}
+	sum, err := loadgen.Replay(ctx, srv, s, nil, loadgen.MultiSink(loadgen.NewJSONLSink(io.Discard), fe), append(copts, loadgen.WithStream(false))...)
 	if err != nil {
 		return fmt.Errorf("bench-client: long replay: %w", err)
 	}
-	res := replayResult{PeakRSSMB: float64(peakRSSBytes()) / (1 << 20), States: map[string]int{}}
+	res := replayResult{PeakRSSMB: float64(peakRSSBytes()) / (1 << 20), States: map[string]int{}, FirstError: fe.msg}
 	for st, c := range sum.States {
 		res.States[string(st)] = c
 	}
@@ -742,7 +756,7 @@ func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, l
 			return fmt.Errorf("bench-client: %s replay child printed %q: %w", name, clipString(string(b), 200), err)
 		}
 		cs := rep.client(name)
-		cs.ReplayPeakRSSMB, cs.ReplayStates = res.PeakRSSMB, res.States
+		cs.ReplayPeakRSSMB, cs.ReplayStates, cs.ReplayFirstErr = res.PeakRSSMB, res.States, res.FirstError
 	}
 	return nil
 }
