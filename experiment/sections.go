@@ -132,15 +132,19 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 				HookVsProfilePct:     kernelPct,
 				Candidate:            arm.Name,
 				OfferedLoadRPS:       rate,
-				FGPU:                 meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FGPU }),
-				FWall:                float64(f.Value),
-				FExcl:                meanOf(frs, func(f amdahl.Fractions) amdahl.Num { return f.FExcl }),
-				S:                    float64(s.Value),
-				Bound:                float64(b.Value),
-				BoundLow:             float64(b.Lo),
-				BoundHigh:            float64(b.Hi),
-				FSource:              cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
-				STiming:              s.Method,
+				FGPU: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
+					return f.FGPU, f.TargetGPU, f.Busy
+				}),
+				FWall: float64(f.Value),
+				FExcl: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
+					return f.FExcl, f.TargetExclusive, f.ActiveWall
+				}),
+				S:         float64(s.Value),
+				Bound:     float64(b.Value),
+				BoundLow:  float64(b.Lo),
+				BoundHigh: float64(b.Hi),
+				FSource:   cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+				STiming:   s.Method,
 			})
 		}
 	}
@@ -168,18 +172,27 @@ func (r *runner) isolatedSpeedup(arm ArmConfig, target string) (amdahl.Estimate,
 	return r.validatedSpeedup(arm)
 }
 
-// meanOf is the mean of one fraction over the windows, nil when any window
-// leaves it undefined (e.g. f_gpu from hook timings, which see no other kernel).
-func meanOf(frs []amdahl.Fractions, get func(amdahl.Fractions) amdahl.Num) *float64 {
-	var sum float64
+// pooledOf pools one fraction over the windows as f_wall is pooled
+// (amdahl.FWallEstimate: Σ numerator / Σ denominator, each window weighted by
+// its denominator), so f_gpu, f_wall and f_excl of a load are comparable (a
+// mean of per-window ratios put f_excl 0.0969 above the pooled f_wall 0.0962
+// in results/h200-2026-11-29/reps). get returns the window's fraction,
+// numerator and denominator. It is nil when any window leaves the fraction
+// undefined (e.g. f_gpu from hook timings, which see no other kernel).
+func pooledOf(frs []amdahl.Fractions, get func(amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration)) *float64 {
+	var num, den time.Duration
 	for _, f := range frs {
-		v := get(f)
+		v, n, d := get(f)
 		if !v.Defined() {
 			return nil
 		}
-		sum += float64(v)
+		num += n
+		den += d
 	}
-	m := sum / float64(len(frs))
+	if den <= 0 {
+		return nil
+	}
+	m := float64(num) / float64(den)
 	return &m
 }
 
