@@ -193,7 +193,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "profile %s (%s), target %q\n", s.File, s.Format, s.Target)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "quantity\tvalue\tdefinition\n")
-	fmt.Fprintf(tw, "target GPU time\t%s\t|∪ target work| in the window\n", ms(fr.TargetGPU))
+	fmt.Fprintf(tw, "target GPU time\t%s\t%s\n", ms(fr.TargetGPU), targetTimeDefinition(s.Format))
 	if fr.Busy > 0 {
 		fmt.Fprintf(tw, "GPU busy time\t%s\t|∪ all GPU work| across streams\n", ms(fr.Busy))
 	} else {
@@ -232,6 +232,16 @@ func (s Summary) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// targetTimeDefinition says what "target GPU time" counts in each source: a
+// profile's union of the target's kernel intervals, or the hook's sum of the
+// CUDA-event times of the target's calls (HOOK_TIMINGS.md).
+func targetTimeDefinition(f Format) string {
+	if f == FormatHook {
+		return "Σ CUDA-event time of the target's calls in the window (hook timings)"
+	}
+	return "|∪ target work| in the window"
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }

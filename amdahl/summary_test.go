@@ -25,12 +25,14 @@ func TestSummarize(t *testing.T) {
 		windows    []float64 // per-window target/active
 		complete   bool
 		text       []string
+		absent     []string // text that must not appear (another source's definitions)
 	}{
 		{
 			name: "chrome, 2 windows", file: "chrome_overlap.json", format: FormatChrome,
 			cfg:   SummaryConfig{Windows: 2, Options: []Option{KernelPattern(rms)}},
 			fwall: 45.0 / 150, windows: []float64{30.0 / 75, 15.0 / 75}, complete: true,
-			text: []string{"f_gpu", "0.375", "0.120 ms", "prefill", "1 by name"},
+			text:   []string{"f_gpu", "0.375", "0.120 ms", "prefill", "1 by name", "|∪ target work| in the window"},
+			absent: []string{"CUDA-event"},
 		},
 		{
 			name: "nsys, no pattern: incomplete", file: "nsys_small.sqlite", format: FormatNsys,
@@ -53,7 +55,10 @@ func TestSummarize(t *testing.T) {
 			name: "hook", file: "hook_small.json", format: FormatHook,
 			cfg:   SummaryConfig{Target: "transformers.models.llama.modeling_llama:LlamaRMSNorm.forward"},
 			fwall: 400.0 / 9000, windows: []float64{0.06, 0.025}, complete: true,
-			text: []string{"not in this source", "writer_note"},
+			// Hook timings are Σ CUDA-event time of the target's calls, not
+			// the union of its kernels (the profile definition).
+			text:   []string{"not in this source", "writer_note", "Σ CUDA-event time of the target's calls"},
+			absent: []string{"|∪ target work|"},
 		},
 	}
 	for _, c := range cases {
@@ -83,6 +88,11 @@ func TestSummarize(t *testing.T) {
 			for _, want := range c.text {
 				if !strings.Contains(buf.String(), want) {
 					t.Errorf("text lacks %q:\n%s", want, buf.String())
+				}
+			}
+			for _, bad := range c.absent {
+				if strings.Contains(buf.String(), bad) {
+					t.Errorf("text has %q, another source's definition:\n%s", bad, buf.String())
 				}
 			}
 			if _, err := json.Marshal(s); err != nil {
