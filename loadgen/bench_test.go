@@ -2,9 +2,14 @@ package loadgen
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/transferlab/transferlab/loadgen/loadgentest"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // Benchmarks of the instrument's hot path: their cost becomes schedule lag
@@ -133,5 +138,42 @@ func BenchmarkRequestBody(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = c.body(buf[:0], &q)
+	}
+}
+
+// BenchmarkStreamRequest sends one 32-token streaming request per
+// iteration, back to back, through each client against the in-process fast
+// server: ns/op, B/op and allocs/op are per request, server included
+// (compare the clients, not the absolute figures).
+func BenchmarkStreamRequest(b *testing.B) {
+	srv, err := loadgentest.Start("127.0.0.1:0", loadgentest.Config{Tokens: 32})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	})
+	for _, cl := range clientCases {
+		b.Run(strings.ReplaceAll(cl.name, "/", "-"), func(b *testing.B) {
+			cfg := defaultConfig()
+			cl.opt(&cfg)
+			start := time.Now()
+			c := newClient(&cfg, srv.BaseURL(), func() time.Duration { return time.Since(start) })
+			defer c.closeIdle()
+			req := traces.Request{ID: 1, InputTokens: 16, OutputTokens: 32}
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				var rec Record
+				req.ID = i
+				c.do(ctx, &req, &rec)
+				if rec.State != StateOK || len(rec.Events) != 32 {
+					b.Fatalf("state %s (%s), %d events", rec.State, rec.Error, len(rec.Events))
+				}
+			}
+		})
 	}
 }
