@@ -160,8 +160,13 @@ func (t *leanTransport) dial(ctx context.Context, deadline time.Time, done chan<
 	done <- dialResult{nc, err}
 }
 
-// put keeps lc for reuse, or closes it when the pool is full.
+// put keeps lc for reuse, or closes it when the pool is full or the server
+// sent bytes after the response (they would be read as the next response).
 func (t *leanTransport) put(lc *leanConn) {
+	if lc.br.Buffered() > 0 {
+		_ = lc.nc.Close()
+		return
+	}
 	if err := lc.nc.SetDeadline(time.Time{}); err != nil {
 		_ = lc.nc.Close()
 		return

@@ -213,6 +213,21 @@ func TestLeanKeepAlive(t *testing.T) {
 	})
 }
 
+// TestLeanStrayBytes: a server that sends bytes after a complete response
+// must not have them read as the next response on that connection.
+func TestLeanStrayBytes(t *testing.T) {
+	t.Parallel()
+	url := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+		_, _ = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%sJUNK\r\n", len(sseTwoTokens), sseTwoTokens)
+		return true
+	})
+	var sink SliceSink
+	sum, err := Replay(context.Background(), urlServer{url}, schedule(3, 0, 4, 2), nil, &sink, withLean(true), WithClosedLoop(1))
+	if err != nil || sum.States[StateOK] != 3 {
+		t.Fatalf("err %v, states %v, records %+v", err, sum.States, sink.Records)
+	}
+}
+
 // TestLeanTimeoutAndCancel: a server that sends the head and one token and
 // then hangs; the per-request timeout and the run's cancellation each end the
 // request in its state and close the connection (the server sees EOF).
