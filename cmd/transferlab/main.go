@@ -7,8 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,30 +34,16 @@ func main() {
 const doubleSignalWindow = 500 * time.Millisecond
 
 // run executes the CLI and returns the exit status. A first SIGINT/SIGTERM
-// cancels the context (runs flush and write their reports); a second exits at once.
+// cancels the context with a cause naming the signal ("interrupted by
+// SIGINT"; runs flush, write their reports and give that as the incomplete
+// reason); a second exits at once.
 func run(args []string) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; !ok {
-			return
-		}
-		fmt.Fprintln(os.Stderr, "transferlab: interrupt: stopping and keeping what was measured (interrupt again to exit now)")
-		cancel()
-		first := time.Now()
-		for range sigs {
-			// Tools such as timeout(1) deliver one interrupt twice within
-			// microseconds (to the process, then to its group): that is one
-			// request to stop, not an insistence to exit now.
-			if time.Since(first) < doubleSignalWindow {
-				continue
-			}
-			os.Exit(130)
-		}
-	}()
+	go watchSignals(sigs, cancel, os.Stderr, os.Exit)
 
 	root := newRootCmd()
 	root.SetArgs(args)
@@ -88,4 +76,65 @@ func newRootCmd() *cobra.Command {
 		newProfileCmd(),
 	)
 	return root
+}
+
+// interruptedError is the run context's cancellation cause when a signal
+// stopped it; its text is what results.json's incomplete_reason and the
+// console give.
+type interruptedError struct{ sig os.Signal }
+
+func (e interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
+
+// signalName is the conventional name of the signals the CLI handles.
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// watchSignals cancels the run with cause interruptedError on the first
+// signal from sigs and calls exit(130) on a later one, unless it comes within
+// doubleSignalWindow of the first. It returns when sigs is closed.
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr io.Writer, exit func(int)) {
+	sig, ok := <-sigs
+	if !ok {
+		return
+	}
+	fmt.Fprintf(stderr, "transferlab: %s: stopping and keeping what was measured (interrupt again to exit now)\n", signalName(sig))
+	cancel(interruptedError{sig})
+	first := time.Now()
+	for range sigs {
+		// Tools such as timeout(1) deliver one interrupt twice within
+		// microseconds (to the process, then to its group): that is one
+		// request to stop, not an insistence to exit now.
+		if time.Since(first) < doubleSignalWindow {
+			continue
+		}
+		exit(130)
+		return
+	}
+}
+
+// groupRunE makes a command that only groups sub-commands fail on an unknown
+// sub-command (cobra otherwise prints the help and exits 0) and print its help
+// when called bare.
+func groupRunE(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, ", "))
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("%s; its sub-commands: %s", msg, strings.Join(names, ", "))
 }

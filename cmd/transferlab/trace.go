@@ -14,6 +14,8 @@ func newTraceCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trace",
 		Short: "Inspect request traces (Azure, vidur, Mooncake, BurstGPT, generic CSV/JSONL)",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  groupRunE,
 	}
 	cmd.AddCommand(newTraceStatsCmd())
 	return cmd

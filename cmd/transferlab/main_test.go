@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// TestUnknownSubcommandFails walks the whole command tree: every command that
+// groups sub-commands (the root included) must refuse an unknown one with a
+// non-zero status and "unknown command", never print its help and succeed.
+func TestUnknownSubcommandFails(t *testing.T) {
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.HasSubCommands() {
+			groups = append(groups, path)
+		}
+		for _, s := range c.Commands() {
+			walk(s, append(append([]string{}, path...), s.Name()))
+		}
+	}
+	walk(newRootCmd(), nil)
+	if len(groups) < 2 {
+		t.Fatalf("command groups = %v, want the root and trace at least", groups)
+	}
+	for _, g := range groups {
+		t.Run(strings.Join(append([]string{"transferlab"}, g...), " "), func(t *testing.T) {
+			args := append(append([]string{}, g...), "bogus")
+			root := newRootCmd()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs(args)
+			err := root.Execute()
+			if err == nil || !strings.Contains(err.Error(), `unknown command "bogus"`) {
+				t.Fatalf("%v: err = %v, want unknown command (output %q)", args, err, out.String())
+			}
+		})
+	}
+	t.Run("bare group prints help", func(t *testing.T) {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs([]string{"trace"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "stats") {
+			t.Errorf("help = %q, want the stats sub-command listed", out.String())
+		}
+	})
+	t.Run("suggestion", func(t *testing.T) {
+		root := newRootCmd()
+		root.SetArgs([]string{"trace", "stat"})
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), "did you mean stats") {
+			t.Fatalf("err = %v, want a suggestion of stats", err)
+		}
+	})
+}
+
+// TestWatchSignalsCause checks that the run's cancellation cause names the
+// signal (it becomes results.json's incomplete_reason), that a repeat within
+// doubleSignalWindow is ignored and that a later one exits with 130.
+func TestWatchSignalsCause(t *testing.T) {
+	cases := []struct {
+		sig  os.Signal
+		want string
+	}{
+		{os.Interrupt, "interrupted by SIGINT"},
+		{syscall.SIGTERM, "interrupted by SIGTERM"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.want, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			sigs := make(chan os.Signal, 2)
+			exited := make(chan int, 1)
+			var stderr bytes.Buffer
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				watchSignals(sigs, cancel, &stderr, func(code int) { exited <- code })
+			}()
+			sigs <- tc.sig
+			sigs <- tc.sig // the duplicate timeout(1) sends: ignored
+			<-ctx.Done()
+			if got := context.Cause(ctx); got == nil || got.Error() != tc.want {
+				t.Fatalf("cause = %v, want %q", got, tc.want)
+			}
+			var ie interruptedError
+			if !errors.As(context.Cause(ctx), &ie) || ie.sig != tc.sig {
+				t.Errorf("cause %#v is not interruptedError{%v}", context.Cause(ctx), tc.sig)
+			}
+			time.Sleep(doubleSignalWindow + 50*time.Millisecond)
+			select {
+			case c := <-exited:
+				t.Fatalf("exited %d on the duplicate signal", c)
+			default:
+			}
+			sigs <- tc.sig
+			if c := <-exited; c != 130 {
+				t.Errorf("exit status = %d, want 130", c)
+			}
+			<-done
+			if !strings.Contains(stderr.String(), signalName(tc.sig)) {
+				t.Errorf("stderr = %q, want the signal named", stderr.String())
+			}
+		})
+	}
+}
