@@ -308,3 +308,18 @@ func errSuffix(s string) string {
 	}
 	return " (" + s + ")"
 }
+
+// Preflight checks, before anything is measured or written, that the
+// machine can run the configured server: for server.kind reference, that the
+// reference interpreter imports torch, transformers and aiohttp and that torch
+// sees a GPU (integrate.Preflight: one subprocess, at most
+// integrate.DefaultPreflightTimeout). The simulator needs nothing: nil.
+func Preflight(ctx context.Context, cfg *Config) error {
+	if cfg.Server.Kind != ServerReference || cfg.Server.Reference == nil {
+		return nil
+	}
+	if _, err := integrate.Preflight(ctx, *cfg.Server.Reference); err != nil {
+		return fmt.Errorf("server.kind reference needs a GPU machine with torch + transformers: %w", err)
+	}
+	return nil
+}

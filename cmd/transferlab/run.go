@@ -43,6 +43,11 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 			if err != nil {
 				return err
 			}
+			// Missing GPU software fails here, with exit status 1, before a
+			// server starts or an output folder is made.
+			if err := experiment.Preflight(cmd.Context(), cfg); err != nil {
+				return fmt.Errorf("config %s: %w", args[0], err)
+			}
 			if otel != "" {
 				if cfg.Extra.OTel, err = telemetry.ApplyFlag(cfg.Extra.OTel, otel); err != nil {
 					return fmt.Errorf("--otel: %w", err)

@@ -120,6 +120,10 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	if err := ov.Validate(); err != nil {
 		return fmt.Errorf("validate: %s: arm %s: %w", cfgPath, o.arm, err)
 	}
+	// The same check as run's (experiment.Preflight), before anything is written.
+	if _, err := integrate.Preflight(ctx, *cfg.Server.Reference); err != nil {
+		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", cfgPath, err)
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// preflightConfig is a reference-server experiment whose interpreter is %s.
+const preflightConfig = `
+name: preflight
+trace: {path: %s}
+load: {rates_rps: [1], duration: 2s}
+server:
+  kind: reference
+  reference: {python: %s}
+arms: [{name: baseline}]
+energy: {disabled: true}
+`
+
+// TestRunPreflight: `run` on a reference config fails with exit status 1 and
+// a message naming the config, the interpreter and the missing module before
+// anything is launched or written, and validate refuses it the same way.
+// (integrate's TestPreflight covers the interpreters that pass.)
+func TestRunPreflight(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: the fake interpreters run python3")
+	}
+	trace, err := filepath.Abs(filepath.Join("..", "..", "configs", "traces", "AzureLLMInferenceTrace_conv-head2000.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "mods", "torch"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mods", "torch", "__init__.py"),
+		[]byte("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	py := filepath.Join(dir, "python")
+	script := fmt.Sprintf("#!/bin/sh\nPYTHONPATH='%s' PYTHONDONTWRITEBYTECODE=1 exec python3 \"$@\"\n", filepath.Join(dir, "mods"))
+	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "ref.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(preflightConfig, trace, py)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	root := newRootCmd()
+	var stdout bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(&stdout)
+	root.SetArgs([]string{"run", cfgPath, "--out", out, "--quiet"})
+	err = root.Execute()
+	want := fmt.Sprintf("config %s: server.kind reference needs a GPU machine with torch + transformers: %s -c 'import torch' failed: No module named 'torch'", cfgPath, py)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v\nwant %s", err, want)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		t.Errorf("exit status %d, want 1 (bad setup, nothing measured)", ee.code)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output folder %s exists (stat: %v): nothing may be written before the preflight", out, err)
+	}
+
+	// validate refuses the same machine the same way, before writing anything.
+	vcfg := filepath.Join(dir, "val.yaml")
+	body := strings.Replace(fmt.Sprintf(preflightConfig, trace, py), "arms: [{name: baseline}]",
+		"arms: [{name: baseline}, {name: cand, override: {target: 'm:C.forward', candidate: 'k.py:f', mode: 'on', validation_report: v.json}}]", 1)
+	if err := os.WriteFile(filepath.Join(dir, "k.py"), []byte("def f(x):\n    return x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vcfg, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vout := filepath.Join(dir, "vout")
+	err = runValidate(t.Context(), &stdout, vcfg, validateOpts{arm: "cand", out: vout}, nil)
+	if err == nil || !strings.Contains(err.Error(), "-c 'import torch' failed: No module named 'torch'") {
+		t.Fatalf("validate: err = %v, want the preflight's", err)
+	}
+	if _, err := os.Stat(vout); !os.IsNotExist(err) {
+		t.Errorf("validate wrote %s before the preflight (stat: %v)", vout, err)
+	}
+}
