@@ -180,16 +180,23 @@ func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
 	// Every problem at once: unknown keys (with their lines), values of the
-	// wrong type, then the checks of Validate on what did decode.
+	// wrong type (named by field, line and the type wanted; their nodes are
+	// nulled, so they decode as zero values), yaml's own type errors for
+	// what checkNodes does not know, then the checks of Validate on what did
+	// decode, less those that only repeat a refused value.
+	chk := checkNodes(&root, reflect.TypeOf(Config{}))
 	var problems []error
-	for _, u := range unknownKeys(&root, reflect.TypeOf(Config{})) {
+	for _, u := range chk.unknown {
 		problems = append(problems, errors.New(u))
+	}
+	for _, b := range chk.bad {
+		problems = append(problems, b)
 	}
 	var cfg Config
 	if err := root.Decode(&cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, fmt.Errorf("config %s: %w", name, err)
+			return nil, fmt.Errorf("config %s: %w", name, errors.Join(append(problems, err)...))
 		}
 		for _, e := range te.Errors {
 			problems = append(problems, errors.New(e))
@@ -202,7 +209,11 @@ func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 		}
 	}
 	if err := cfg.Validate(); err != nil {
-		problems = append(problems, err)
+		if len(chk.bad) > 0 {
+			problems = append(problems, dropFollowOns(err, chk.bad)...)
+		} else {
+			problems = append(problems, err)
+		}
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("config %s: %w", name, errors.Join(problems...))

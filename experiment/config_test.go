@@ -1,0 +1,228 @@
+package experiment
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// validBase is a config that parses cleanly; the tests below break one
+// field of it at a time.
+const validBase = `name: base
+trace: {path: t.csv}
+load:
+  rates_rps: [3, 10]
+  duration: 14s
+  max_requests: 600
+server: {kind: sim}
+arms: [{name: baseline}, {name: c, sim_overrides: {rmsnorm: 2}}]
+amdahl: {target_op: rmsnorm}
+repetitions: 1
+cost:
+  price_per_gpu_hour: 3.5
+  currency: USD
+  price_date: "2026-05-01"
+  price_source: test input
+  gpus: 1
+  utilisation: 1
+`
+
+// TestConfigValueTypes: a value that does not fit its field is refused with
+// the dotted field, the line and the kind of value wanted, all at once, and
+// the range checks that the field's zero value would fail are not added.
+func TestConfigValueTypes(t *testing.T) {
+	base, err := Parse(strings.NewReader(validBase), "base.yaml", ".")
+	if err != nil || base.Extra.Cost.GPUs != 1 {
+		t.Fatalf("base config: %v", err)
+	}
+	cases := []struct {
+		name    string
+		from    string // a line of validBase
+		to      string // replaced by this
+		want    []string
+		notWant []string
+	}{
+		{name: "decimal GPUs", from: "  gpus: 1", to: "  gpus: 2.9",
+			want: []string{"cost.gpus (line 16): 2.9 is not a whole number"}, notWant: []string{"must be ≥ 1"}},
+		{name: "decimal repetitions", from: "repetitions: 1", to: "repetitions: 1.5",
+			want: []string{"repetitions (line 10): 1.5 is not a whole number"}},
+		{name: "decimal max_requests", from: "  max_requests: 600", to: "  max_requests: 600.9",
+			want: []string{"load.max_requests (line 6): 600.9 is not a whole number"}},
+		{name: "text in a whole number", from: "  max_requests: 600", to: `  max_requests: "lots"`,
+			want: []string{`load.max_requests (line 6): "lots" is not a whole number`}},
+		{name: "word duration", from: "  duration: 14s", to: "  duration: fourteen",
+			want:    []string{`load.duration (line 5): "fourteen" is not a duration such as 14s`},
+			notWant: []string{"must be > 0", "cannot unmarshal", "time.Duration"}},
+		{name: "duration without unit", from: "  duration: 14s", to: "  duration: 14",
+			want: []string{"load.duration (line 5): 14 is not a duration such as 14s (a number needs a unit"}, notWant: []string{"must be > 0"}},
+		{name: "rates not a list", from: "  rates_rps: [3, 10]", to: "  rates_rps: fast",
+			want:    []string{`load.rates_rps (line 4): "fast" is not a list of numbers`},
+			notWant: []string{"at least one offered load", "[]float64", "cannot unmarshal"}},
+		{name: "one rate not a number", from: "  rates_rps: [3, 10]", to: "  rates_rps: [3, ten]",
+			want: []string{`load.rates_rps[1] (line 4): "ten" is not a number`}, notWant: []string{"must be > 0 req/s"}},
+		{name: "bool", from: "server: {kind: sim}", to: "server: {kind: sim}\nenergy: {disabled: maybe}",
+			want: []string{`energy.disabled (line 8): "maybe" is not true or false`}},
+		{name: "mapping for a number", from: "  price_per_gpu_hour: 3.5", to: "  price_per_gpu_hour: {usd: 3.5}",
+			want: []string{"cost.price_per_gpu_hour (line 12): a mapping is not a number"}, notWant: []string{"must be a finite price"}},
+		{name: "list for a block", from: "server: {kind: sim}", to: "server: [sim]",
+			want: []string{"server (line 7): a list is not a mapping"}, notWant: []string{"kind: required"}},
+		{name: "sim block field", from: "server: {kind: sim}", to: "server: {kind: sim, sim: {scheduler: {max_num_seqs: 8.5}}}",
+			want: []string{"server.sim.scheduler.max_num_seqs (line 7): 8.5 is not a whole number"}},
+		{name: "every problem at once, unrelated checks kept", from: "  duration: 14s",
+			to:   "  duration: fourteen\n  mode: burst\n  warmup: soon",
+			want: []string{`load.duration (line 5): "fourteen"`, `load.warmup (line 7): "soon"`, `load.mode: unknown mode "burst"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(validBase, tc.from) {
+				t.Fatalf("validBase has no line %q", tc.from)
+			}
+			doc := strings.Replace(validBase, tc.from, tc.to, 1)
+			_, err := Parse(strings.NewReader(doc), "bad.yaml", ".")
+			if err == nil {
+				t.Fatalf("no error for:\n%s", doc)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error contains the follow-on %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	t.Run("whole values still decode", func(t *testing.T) {
+		doc := strings.NewReplacer("  gpus: 1", "  gpus: 2.0", "repetitions: 1", "repetitions: 3", "  max_requests: 600", "  max_requests: 1e3").Replace(validBase)
+		cfg, err := Parse(strings.NewReader(doc), "ok.yaml", ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Extra.Cost.GPUs != 2 || cfg.Repetitions != 3 || cfg.Load.MaxRequests != 1000 {
+			t.Errorf("gpus %d, repetitions %d, max_requests %d; want 2, 3, 1000", cfg.Extra.Cost.GPUs, cfg.Repetitions, cfg.Load.MaxRequests)
+		}
+	})
+}
+
+// leafField is one scalar field of the config tree, by dotted YAML path.
+type leafField struct {
+	path []string // "[]" marks a list of one element
+	t    reflect.Type
+}
+
+// configLeaves lists every field of t (as the config decodes it) whose type
+// is a whole number, a float or a duration, following structs, pointers and
+// lists of structs (maps are not followed: their keys are free).
+func configLeaves(t reflect.Type, path []string, out *[]leafField) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == simSectionType {
+		t = t.Field(0).Type
+	}
+	switch {
+	case t == durationType || isInt(t) || isUint(t) || isFloat(t):
+		*out = append(*out, leafField{path: path, t: t})
+	case t.Kind() == reflect.Struct:
+		fields := yamlFields(t)
+		keys := make([]string, 0, len(fields))
+		for k := range fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			configLeaves(fields[k], append(append([]string{}, path...), k), out)
+		}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		configLeaves(t.Elem(), append(append([]string{}, path...), "[]"), out)
+	}
+}
+
+// TestConfigEveryNumericField puts a wrong value into every whole-number,
+// number and duration field of the config in turn (found from the Go types,
+// so a field added later is covered) and checks that each is refused by name:
+// yaml.v3 alone truncates 2.5 into an int without a word.
+func TestConfigEveryNumericField(t *testing.T) {
+	var leaves []leafField
+	configLeaves(reflect.TypeOf(Config{}), nil, &leaves)
+	ints := 0
+	for _, l := range leaves {
+		if isInt(l.t) || isUint(l.t) {
+			ints++
+		}
+	}
+	if ints < 10 {
+		t.Fatalf("found %d whole-number fields, want the config's (seed, repetitions, load.max_requests, cost.gpus, …): %v", ints, leaves)
+	}
+	for _, l := range leaves {
+		var (
+			bad  any
+			want string
+		)
+		switch {
+		case l.t == durationType:
+			bad, want = "fourteen", `"fourteen" is not a duration such as 14s`
+		case isInt(l.t) || isUint(l.t):
+			bad, want = 2.5, "2.5 is not a whole number"
+		default:
+			bad, want = "fast", `"fast" is not a number`
+		}
+		dotted := strings.ReplaceAll(strings.Join(l.path, "."), ".[]", "[0]")
+		t.Run(dotted, func(t *testing.T) {
+			var doc map[string]any
+			if err := yaml.Unmarshal([]byte(validBase), &doc); err != nil {
+				t.Fatal(err)
+			}
+			setPath(doc, l.path, bad)
+			b, err := yaml.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Parse(strings.NewReader(string(b)), "bad.yaml", ".")
+			w := fmt.Sprintf("%s (line ", dotted)
+			if err == nil || !strings.Contains(err.Error(), w) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("err = %v\nwant %q … %q\nconfig:\n%s", err, w, want, b)
+			}
+		})
+	}
+}
+
+// setPath sets doc's value at path ("[]": the first element of a list,
+// created if needed) to v, creating mappings on the way.
+func setPath(doc map[string]any, path []string, v any) {
+	k := path[0]
+	if len(path) == 1 {
+		doc[k] = v
+		return
+	}
+	if path[1] == "[]" {
+		list, _ := doc[k].([]any)
+		if len(list) == 0 {
+			list = []any{map[string]any{}}
+		}
+		m, ok := list[0].(map[string]any)
+		if !ok {
+			m = map[string]any{}
+			list[0] = m
+		}
+		doc[k] = list
+		if len(path) == 2 {
+			list[0] = v
+			return
+		}
+		setPath(m, path[2:], v)
+		return
+	}
+	m, ok := doc[k].(map[string]any)
+	if !ok {
+		m = map[string]any{}
+		doc[k] = m
+	}
+	setPath(m, path[1:], v)
+}
