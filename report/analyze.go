@@ -97,6 +97,22 @@ func (g group) values(metric, stat string) (vals []float64, reps []int, refused 
 	return vals, reps, refused
 }
 
+// refusedNote says why metric/stat has no value in any repetition of g: the
+// sample sizes that could not support the statistic (MinSamples), or nothing measured.
+func (g group) refusedNote(metric, stat string) string {
+	ns := make([]string, 0, len(g.cells))
+	total := 0
+	for _, c := range g.cells {
+		d, _ := cellDist(c, metric)
+		ns = append(ns, strconv.Itoa(d.N))
+		total += d.N
+	}
+	if total == 0 {
+		return fmt.Sprintf("not measured: no %s sample in %d repetitions", metric, len(g.cells))
+	}
+	return fmt.Sprintf("refused in all %d repetitions: n = %s samples is too few for %s", len(g.cells), strings.Join(ns, ", "), stat)
+}
+
 // Validate reports every problem of the rule at once (errors.Join).
 func (r DecisionRule) Validate() error {
 	var errs []error
@@ -153,12 +169,20 @@ func Analyze(r *Results, rule DecisionRule) error {
 		for _, m := range latencyMetrics {
 			for _, s := range summaryStats {
 				vals, _, refused := g.values(m, s)
-				cs.Metrics = append(cs.Metrics, MetricStat{Metric: m, Stat: s, Unit: "ms", Value: bs.mean(key(g.arm, g.load, m, s), vals), Refused: refused})
+				e := bs.mean(key(g.arm, g.load, m, s), vals)
+				if len(vals) == 0 {
+					e.Note = g.refusedNote(m, s)
+				}
+				cs.Metrics = append(cs.Metrics, MetricStat{Metric: m, Stat: s, Unit: "ms", Value: e, Refused: refused})
 			}
 		}
 		for _, m := range []struct{ metric, unit string }{{"throughput", "tok/s"}, {"goodput", "req/s"}} {
 			vals, _, refused := g.values(m.metric, "")
-			cs.Metrics = append(cs.Metrics, MetricStat{Metric: m.metric, Stat: "mean", Unit: m.unit, Value: bs.mean(key(g.arm, g.load, m.metric), vals), Refused: refused})
+			e := bs.mean(key(g.arm, g.load, m.metric), vals)
+			if len(vals) == 0 {
+				e.Note = fmt.Sprintf("not measured: no repetition of %d had a measured window", len(g.cells))
+			}
+			cs.Metrics = append(cs.Metrics, MetricStat{Metric: m.metric, Stat: "mean", Unit: m.unit, Value: e, Refused: refused})
 		}
 		st.Cells = append(st.Cells, cs)
 	}
@@ -218,8 +242,7 @@ func pairedRatio(bs bootstrapper, k string, cand, base group, metric, stat strin
 		vals []float64
 	}{{cand, cv}, {base, bv}} {
 		if len(side.vals) == 0 {
-			return Estimate{Note: fmt.Sprintf("%s %s of %s at %s req/s is refused or unmeasured in all %d repetitions (too few samples for %s)",
-				metric, stat, side.g.arm, num(side.g.load), len(side.g.cells), stat)}
+			return Estimate{Note: fmt.Sprintf("%s (%s %s of %s at %s req/s)", side.g.refusedNote(metric, stat), metric, stat, side.g.arm, num(side.g.load))}
 		}
 	}
 	return bs.ratio(k, cv, bv, pair && slices.Equal(cr, br))
@@ -365,16 +388,25 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 			}
 		}
 		capa.CapacityRPS = bs.mean(key("capacity", arm), capa.PerRepRPS)
-		if len(capa.PerRepRPS) == 0 {
-			capa.CapacityRPS.Note = "unknown: no swept load had enough samples to claim the SLO percentile"
+		switch {
+		case len(loads) == 0:
+			capa.CapacityRPS.Note = "not measured: no complete cell of " + arm
+		case len(capa.PerRepRPS) == 0:
+			capa.CapacityRPS.Note = "unknown: no measured load had enough samples to claim the SLO percentile"
 		}
+		hi := 0.0
 		if len(capa.PerRepRPS) > 0 {
-			hi := slices.Max(capa.PerRepRPS)
+			hi = slices.Max(capa.PerRepRPS)
 			for _, l := range loads {
 				if l > hi {
 					capa.NextLoadRPS = l
 					break
 				}
+			}
+		}
+		for _, l := range plannedLoads(r, arm) {
+			if !slices.Contains(loads, l) && (capa.NextLoadRPS == 0 || l < capa.NextLoadRPS) && l > hi {
+				capa.NotMeasuredRPS = append(capa.NotMeasuredRPS, l)
 			}
 		}
 		var detail []string
@@ -392,23 +424,74 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 	for _, g := range groups {
 		maxLoad = max(maxLoad, g.load)
 	}
+	// Loads planned above the highest measured one (an incomplete run): a
+	// capacity at the top of what was measured is not at the top of the sweep.
+	var above []float64
+	for _, k := range r.RunOrder {
+		if k.OfferedLoadRPS > maxLoad && !slices.Contains(above, k.OfferedLoadRPS) {
+			above = append(above, k.OfferedLoadRPS)
+		}
+	}
+	slices.Sort(above)
+	top := fmt.Sprintf("the highest measured load (%s req/s)", num(maxLoad))
+	if len(above) > 0 {
+		top = fmt.Sprintf("the highest measured load (%s req/s; planned %s req/s not measured)", num(maxLoad), nums(above))
+	}
 	for _, arm := range arms {
 		if arm == baseline {
 			continue
 		}
 		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))
 		switch {
+		case !measuredArm(groups, arm) || !measuredArm(groups, baseline):
+			g.Note = "not measured: no complete cell of " + strings.Join(unmeasuredOf(groups, arm, baseline), " or ") + ", so the capacity gain is undefined"
 		case len(perArm[arm]) == 0 || len(perArm[baseline]) == 0:
-			g.Note = "capacity unknown for an arm (no swept load had enough samples): gain undefined"
+			g.Note = "unknown: an arm's capacity is unknown (no measured load had enough samples to claim the SLO percentile), so the gain is undefined"
 		case g.Note == "baseline mean is 0: ratio undefined":
-			g.Note = "the baseline met the SLOs at no swept load: gain undefined"
+			g.Note = "undefined: the baseline met the SLOs at no measured load"
 		case atTop(perArm[arm], maxLoad) && atTop(perArm[baseline], maxLoad):
-			g = Estimate{Note: fmt.Sprintf("both arms met the SLOs at the highest swept load (%s req/s): each capacity is at least that, so the gain is unknown; sweep higher loads", num(maxLoad))}
+			g = Estimate{Note: fmt.Sprintf("unknown: both arms met the SLOs at %s: each capacity is at least that, so the gain is unknown; %s", top, orText(onlyIf(len(above) > 0, "run the planned loads"), "sweep higher loads"))}
 		case atTop(perArm[arm], maxLoad):
-			g.Note = strings.TrimSpace(g.Note + fmt.Sprintf(" a lower bound: %s met the SLOs at the highest swept load (%s req/s), so its capacity may be higher", arm, num(maxLoad)))
+			g.Note = strings.TrimSpace(g.Note + fmt.Sprintf(" a lower bound: %s met the SLOs at %s, so its capacity may be higher", arm, top))
 		}
 		st.CapacityGain = append(st.CapacityGain, CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
 	}
+}
+
+// plannedLoads lists the loads r.RunOrder planned for arm, ascending.
+func plannedLoads(r Results, arm string) []float64 {
+	var out []float64
+	for _, k := range r.RunOrder {
+		if k.Arm == arm && !slices.Contains(out, k.OfferedLoadRPS) {
+			out = append(out, k.OfferedLoadRPS)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// measuredArm reports whether arm has a complete cell.
+func measuredArm(groups []group, arm string) bool {
+	return slices.ContainsFunc(groups, func(g group) bool { return g.arm == arm })
+}
+
+// unmeasuredOf lists the arms among arms with no complete cell.
+func unmeasuredOf(groups []group, arms ...string) []string {
+	var out []string
+	for _, a := range arms {
+		if !measuredArm(groups, a) && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// onlyIf is s when cond holds, else "".
+func onlyIf(cond bool, s string) string {
+	if cond {
+		return s
+	}
+	return ""
 }
 
 // key joins parts into a bootstrap stream key.

@@ -43,6 +43,9 @@ type CompareOptions struct {
 	ArmA, ArmB string
 	// NameA and NameB are the arms' names in the comparison (default "A:<arm>", "B:<arm>").
 	NameA, NameB string
+	// PathA and PathB are the files A and B were read from, named in the
+	// comparison's Inputs (empty: "(path not given)").
+	PathA, PathB string
 	// Force compares even when Differences is not empty (they are kept in the result).
 	Force bool
 	// Rule decides; its Baseline is set to NameA.
@@ -83,8 +86,14 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 	if len(cmp.Differences) > 0 && !opts.Force {
 		return cmp, fmt.Errorf("report: compare: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
 	}
+	// CreatedAt stays zero: a comparison's own creation time is the caller's
+	// to set; each input's created_at is in Inputs, labelled A and B.
 	out := Results{
-		SchemaVersion: SchemaVersion, CreatedAt: b.CreatedAt,
+		SchemaVersion: SchemaVersion,
+		Inputs: []Input{
+			{Label: "A", Path: opts.PathA, CreatedAt: a.CreatedAt, Arm: opts.ArmA, Name: opts.NameA, Complete: a.Complete},
+			{Label: "B", Path: opts.PathB, CreatedAt: b.CreatedAt, Arm: opts.ArmB, Name: opts.NameB, Complete: b.Complete},
+		},
 		Simulated: a.Simulated || b.Simulated,
 		Complete:  a.Complete && b.Complete,
 		Manifest:  a.Manifest, Trace: a.Trace, SLO: a.SLO, Aliases: a.Aliases,

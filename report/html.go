@@ -45,6 +45,15 @@ type htmlPage struct {
 	Unit         func(string) string
 	Headline     string
 	Tables       []tableSection
+	// Inputs are a comparison's input files ("A: path, created …").
+	Inputs []string
+	// NotRun are the planned cells that did not run (order, arm, load, rep); NotRunNote introduces them.
+	NotRun     [][]string
+	NotRunNote string
+	// VerdictLines are VerdictLine of each verdict, in order.
+	VerdictLines []string
+	// The window figures' definitions, printed under the summary table.
+	TokensDefinition, WindowDefinition, GoodputDenominator string
 }
 
 type htmlSection struct {
@@ -72,12 +81,22 @@ func buildPage(r Results) (htmlPage, error) {
 		}
 		return unit
 	}
-	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r)}
+	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r),
+		TokensDefinition: windowTokensDefinition, WindowDefinition: windowDefinition, GoodputDenominator: goodputDenominator}
 	if sim {
 		p.Title += " (simulated)"
 	}
 	if !r.Complete {
 		p.Incomplete = orText(r.IncompleteReason, "no reason recorded")
+	}
+	for _, in := range r.Inputs {
+		p.Inputs = append(p.Inputs, in.Label+": "+in.text())
+	}
+	if nr := CellsNotRun(r); len(nr) > 0 {
+		p.NotRun, p.NotRunNote = notRunRows(r, nr), notRunNote(r, nr)
+	}
+	for _, v := range r.Verdicts {
+		p.VerdictLines = append(p.VerdictLines, VerdictLine(v))
 	}
 	switch {
 	case r.Stats == nil:
@@ -98,7 +117,7 @@ func buildPage(r Results) (htmlPage, error) {
 		for _, d := range []Dist{c.TTFT, c.ITL, c.TPOT, c.E2E} {
 			row.Cells = append(row.Cells, figure(d.P50Ms, d.N), figure(d.P99Ms, d.N), figure(d.MeanMs, d.N))
 		}
-		row.Cells = append(row.Cells, num(c.ThroughputTokPerS), num(c.GoodputRPS))
+		row.Cells = append(row.Cells, num(c.ThroughputTokPerS), tokensText(c.WindowOutputTokens), windowText(c.WindowS), num(c.GoodputRPS)+" ("+goodCount(c)+")")
 		p.Summary = append(p.Summary, row)
 	}
 
@@ -392,13 +411,20 @@ svg.chart { width: 499px; height: 288px; display: block; }
 <tr><th>config</th><td>{{.Results.Manifest.ConfigPath}} (sha256 {{.Results.Manifest.ConfigSHA256}})</td></tr>
 <tr><th>seed</th><td>{{.Results.Manifest.Seed}}</td></tr>
 <tr><th>SLO</th><td>{{.SLO}}</td></tr>
-</table>
+{{if .Inputs}}{{with .Results.CreatedAt}}{{if not .IsZero}}<tr><th>comparison created</th><td>{{.UTC.Format "2006-01-02T15:04:05Z"}}</td></tr>{{end}}{{end}}{{end}}
+{{range .Inputs}}<tr><th>input</th><td>{{.}}</td></tr>
+{{end}}</table>
 <p><strong>Headline: {{.Headline}}.</strong></p>
+{{if .NotRun}}<h3 id="not-run">Cells not run</h3>
+<p>{{.NotRunNote}}</p>
+<table><tr><th>order</th><th>arm</th><th>load (req/s)</th><th>repetition</th></tr>
+{{range .NotRun}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 
 <h2 id="verdicts">Verdicts</h2>
 {{if not .Verdicts}}<p class="not-measured">Not analysed: no verdicts in this results file.</p>{{end}}
-{{range .Verdicts}}<h3>{{.Candidate}} vs {{.Baseline}}: <span class="verdict-{{.Outcome}}">{{.Outcome}}</span> (clause {{.DecidingClause}})</h3>
-<p>{{.Reason}}</p>
+{{range $i, $v := .Verdicts}}<h3>{{.Candidate}} vs {{.Baseline}}: <span class="verdict-{{.Outcome}}">{{.Outcome}}</span> (clause {{.DecidingClause}})</h3>
+<p>{{index $.VerdictLines $i}}</p>
 <table><tr><th>clause</th><th>name</th><th>outcome</th><th>detail</th></tr>
 {{range .Clauses}}<tr><td>{{.Clause}}</td><td>{{.Name}}</td><td>{{.Outcome}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>
@@ -424,10 +450,12 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{end}}{{end}}{{end}}
 <h2 id="summary">Per arm, offered load and repetition</h2>
 <table>
-<tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>TTFT p50</th><th>TTFT p99</th><th>TTFT mean</th><th>ITL p50</th><th>ITL p99</th><th>ITL mean</th><th>TPOT p50</th><th>TPOT p99</th><th>TPOT mean</th><th>E2E p50</th><th>E2E p99</th><th>E2E mean</th><th>throughput ({{call .Unit "tok/s"}})</th><th>goodput ({{call .Unit "req/s"}})</th><th>states</th></tr>
+<tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>TTFT p50</th><th>TTFT p99</th><th>TTFT mean</th><th>ITL p50</th><th>ITL p99</th><th>ITL mean</th><th>TPOT p50</th><th>TPOT p99</th><th>TPOT mean</th><th>E2E p50</th><th>E2E p99</th><th>E2E mean</th><th>throughput ({{call .Unit "tok/s"}})</th><th>output tokens in the window</th><th>window ({{call .Unit "s"}})</th><th>goodput ({{call .Unit "req/s"}}; met SLOs / measured)</th><th>states</th></tr>
 {{range .Summary}}<tr><td>{{.Arm}}</td><td>{{.Load}}</td><td>{{.Rep}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.States}}</td></tr>
 {{end}}</table>
-<p>Latencies in {{call .Unit "ms"}}; percentiles are exact nearest-rank over raw records and refused when the sample is too small for them.</p>
+<p>Latencies in {{call .Unit "ms"}}; percentiles are exact nearest-rank over raw records and refused when the sample is too small for them.
+Throughput = output tokens in the window / window, where output tokens in the window are {{.TokensDefinition}} (also the numerator of J per output token and cost per output token) and the window is {{.WindowDefinition}}.
+Goodput = requests that met every SLO / window: {{.GoodputDenominator}}.</p>
 </body>
 </html>
 `))

@@ -67,7 +67,14 @@ func (m mdWriter) header(r Results) {
 	m.p("| field | value |\n| --- | --- |\n")
 	m.p("| schema | %s |\n", r.SchemaVersion)
 	if !r.CreatedAt.IsZero() {
-		m.p("| created | %s |\n", r.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+		label := "created"
+		if len(r.Inputs) > 0 {
+			label = "comparison created"
+		}
+		m.p("| %s | %s |\n", label, r.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	for _, in := range r.Inputs {
+		m.p("| %s | %s |\n", mdCell(in.Label), mdCell(in.text()))
 	}
 	m.p("| trace | %s (%s, sha256 %s) |\n", orText(r.Trace.Source, "—"), orText(r.Trace.Format, "—"), orText(short(r.Trace.SHA256), "—"))
 	m.p("| trace rows | %d (skipped %d, clamped %d), %s s, mean %s req/s |\n", r.Trace.Rows, r.Trace.Skipped, r.Trace.Clamped, num(r.Trace.DurationS), num(r.Trace.MeanRateRPS))
@@ -78,7 +85,36 @@ func (m mdWriter) header(r Results) {
 	}
 	m.p("| SLO | %s |\n", sloText(r.SLO))
 	m.p("\n**Headline: %s.**\n\n", Headline(r))
+	if nr := CellsNotRun(r); len(nr) > 0 {
+		m.p("### Cells not run\n\n%s\n\n| order | arm | load (req/s) | repetition |\n| --- | --- | --- | --- |\n", notRunNote(r, nr))
+		for _, row := range notRunRows(r, nr) {
+			m.p("|%s|\n", mdRow(row))
+		}
+		m.p("\n")
+	}
 }
+
+// notRunNote introduces the table of planned cells that did not run.
+func notRunNote(r Results, nr []CellKey) string {
+	return fmt.Sprintf("%d of the %d planned cells did not run (%s); results.json's run_order lists the plan. Statistics, capacity and verdicts cover only the cells that ran to their end.",
+		len(nr), len(r.RunOrder), orText(r.IncompleteReason, "no reason recorded"))
+}
+
+// notRunRows are the rows (order, arm, load, repetition) of the cells not run.
+func notRunRows(r Results, nr []CellKey) [][]string {
+	pos := make(map[CellKey]int, len(r.RunOrder))
+	for i, k := range r.RunOrder {
+		pos[k] = i + 1
+	}
+	rows := make([][]string, len(nr))
+	for i, k := range nr {
+		rows[i] = []string{fmt.Sprint(pos[k]), k.Arm, num(k.OfferedLoadRPS), fmt.Sprint(k.Repetition)}
+	}
+	return rows
+}
+
+// mdCell escapes "|" inside a pipe-table cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func sloText(s SLO) string {
 	t := sloTargets(s)
@@ -120,10 +156,10 @@ func (m mdWriter) verdicts(r Results) {
 		m.p("Rule: %s.\n\n", ruleText(*r.Rule))
 	}
 	for _, v := range r.Verdicts {
-		m.p("### %s vs %s: **%s** (clause %s)\n\n%s\n\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+		m.p("### %s vs %s: **%s**, decided by %s\n\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), decidedBy(v))
 		m.p("| clause | name | outcome | detail |\n| --- | --- | --- | --- |\n")
 		for _, c := range v.Clauses {
-			m.p("| %s | %s | %s | %s |\n", c.Clause, c.Name, c.Outcome, c.Detail)
+			m.p("|%s|\n", mdRow([]string{c.Clause, c.Name, c.Outcome, c.Detail}))
 		}
 		m.p("\n")
 	}
@@ -158,7 +194,11 @@ func (m mdWriter) capacity(r Results) {
 		m.p("Not measured: %s.\n\n", r.Stats.CapacityNotMeasured)
 		return
 	}
-	m.p("Highest swept offered load meeting %s (%s).\n\n", sloText(r.SLO), m.u("req/s"))
+	m.p("Highest measured offered load meeting %s (%s).", sloText(r.SLO), m.u("req/s"))
+	if slices.ContainsFunc(r.Stats.Capacity, func(c Capacity) bool { return len(c.NotMeasuredRPS) > 0 }) {
+		m.p(" Loads planned but not measured are named in the next-load column: the capacity may lie among them.")
+	}
+	m.p("\n\n")
 	m.p("| arm | capacity (%s) | interval | next load | per repetition |\n| --- | --- | --- | --- | --- |\n", m.u("req/s"))
 	for _, c := range r.Stats.Capacity {
 		next := nextLoadText(c)
@@ -176,7 +216,8 @@ func (m mdWriter) capacity(r Results) {
 	}
 }
 
-// armOrder lists arms in first-appearance order (manifest order first).
+// armOrder lists arms in first-appearance order (manifest order first, then
+// the planned run order, then the cells).
 func armOrder(r Results) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -188,6 +229,9 @@ func armOrder(r Results) []string {
 	}
 	for _, a := range r.Manifest.ArmOrder {
 		add(a)
+	}
+	for _, k := range r.RunOrder { // planned arms count even when none of their cells ran
+		add(k.Arm)
 	}
 	for _, c := range r.Cells {
 		add(c.Arm)
@@ -221,7 +265,7 @@ func (m mdWriter) cells(r Results) {
 			for _, ms := range cs.Metrics {
 				v := num(ms.Value.Value) + " " + m.u(ms.Unit)
 				if ms.Value.Reps == 0 {
-					v = "refused in every repetition"
+					v = valueText(ms.Value)
 				}
 				m.p("| %s | %s | %d | %s | %s | %s | %s |\n", cs.Arm, num(cs.OfferedLoadRPS), cs.Reps, ms.Metric, ms.Stat, v, interval(ms.Value))
 			}
@@ -242,11 +286,12 @@ func (m mdWriter) cells(r Results) {
 		}
 		m.p("\n")
 		m.p("- arrival rate of the measured requests: %s %s (the offered load is the mean over warm-up and measured span together; a bursty trace's measured part can differ)\n", num(c.ArrivalRateRPS), m.u("req/s"))
-		m.p("- window: %s %s\n", num(c.WindowS), m.u("s"))
-		m.p("- throughput: %s %s (output tokens inside the window / window)\n", num(c.ThroughputTokPerS), m.u("tok/s"))
-		m.p("- goodput: %s %s (%d requests meeting %s)\n", num(c.GoodputRPS), m.u("req/s"), c.GoodRequests, sloTargets(r.SLO))
+		m.p("- window: %s %s (%s)\n", windowText(c.WindowS), m.u("s"), windowDefinition)
+		m.p("- output tokens in the window: %s (%s); the numerator of throughput, J per output token and cost per output token\n", tokensText(c.WindowOutputTokens), windowTokensDefinition)
+		m.p("- throughput: %s %s = output tokens in the window / window = %s / %s s\n", num(c.ThroughputTokPerS), m.u("tok/s"), tokensText(c.WindowOutputTokens), windowText(c.WindowS))
+		m.p("- goodput: %s %s = %s / window %s s (%s)\n", num(c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), windowText(c.WindowS), goodputDenominator)
 		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
-		m.p("- output tokens: %d (sources: %s; usage mismatches: %d); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
+		m.p("- output tokens of the measured requests: %d (ok measured requests' output_tokens; sources: %s; usage mismatches: %d; not throughput's numerator); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
 		for _, cl := range c.SLOClaims {
 			allowed := fmt.Sprintf("at %s confidence at most %d may be", pct(cl.Confidence), cl.MaxOver)
 			if cl.MaxOver < 0 {
@@ -270,6 +315,41 @@ func (m mdWriter) cells(r Results) {
 		}
 		m.p("- percentile method: %s\n\n", c.TTFT.Method)
 	}
+}
+
+// The definitions printed next to the window figures (DESIGN.md, "Throughput", "Goodput").
+const (
+	windowDefinition       = "the measured window: first measured send to the last event of any measured request, drain included"
+	windowTokensDefinition = "token events between the first measured send and the last measured end, warm-up requests' late tokens included"
+	goodputDenominator     = "the denominator is the measured window, drain included, so goodput reads below the arrival rate even when every request met the SLOs"
+)
+
+// windowText formats a window length in s with ms resolution, so that
+// throughput can be reproduced from the printed figures.
+func windowText(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
+
+// tokensText formats a token count that may be fractional (usage/events weighting).
+func tokensText(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// goodText is goodput's numerator with its count of measured requests: "48/48
+// measured requests met every SLO (TTFT ≤ 500 ms, …)".
+func goodText(c Cell, s SLO) string {
+	return fmt.Sprintf("%s measured requests met every SLO (%s)", goodCount(c), sloTargets(s))
+}
+
+// goodCount is "good/measured": requests meeting every declared SLO out of the
+// measured requests (every state counted, warm-up left out).
+func goodCount(c Cell) string {
+	n := 0
+	for _, v := range c.States {
+		n += v
+	}
+	return fmt.Sprintf("%d/%d", c.GoodRequests, n)
 }
 
 func statesText(s map[string]int) string {
@@ -339,18 +419,30 @@ func figure(v *float64, n int) string {
 	return num(*v)
 }
 
-// valueText formats an Estimate's value, or "undefined" when no repetition supports it.
+// valueText formats an Estimate's value, or, when no repetition supports it,
+// "not measured"/"refused" with the reason (its Note), never a number.
 func valueText(e Estimate) string {
 	if e.Reps == 0 {
-		return "undefined"
+		return undefinedText(e)
 	}
 	return num(e.Value)
+}
+
+// undefinedText says why an Estimate has no value: its Note when the note
+// already says "refused"/"not measured"/"unknown"/"undefined", else "not measured (note)".
+func undefinedText(e Estimate) string {
+	for _, p := range []string{"refused", "not measured", "unknown", "undefined"} {
+		if strings.HasPrefix(e.Note, p) {
+			return e.Note
+		}
+	}
+	return "not measured (" + orText(e.Note, "no reason recorded") + ")"
 }
 
 // estimateText formats value, unit and interval, or why the estimate is undefined.
 func estimateText(e Estimate, unit string) string {
 	if e.Reps == 0 {
-		return "undefined (" + orText(e.Note, "nothing measured") + ")"
+		return undefinedText(e)
 	}
 	return num(e.Value) + unit + " " + interval(e)
 }
@@ -358,7 +450,7 @@ func estimateText(e Estimate, unit string) string {
 // interval formats an Estimate's interval or the reason it has none.
 func interval(e Estimate) string {
 	if e.Reps == 0 {
-		return "none: " + orText(e.Note, "nothing measured")
+		return "none (no value)"
 	}
 	if !e.Interval {
 		return "no interval: " + orText(e.Note, "too few repetitions")

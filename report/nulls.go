@@ -10,14 +10,42 @@ func (c EnergyCell) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes transfer_efficiency as null when it was not computed
-// (TransferMetric empty), never as 0.
+// (TransferMetric empty), and bound_low/bound_high as null when no interval
+// was given (both 0), never as 0.
 func (l AmdahlLoad) MarshalJSON() ([]byte, error) {
 	type plain AmdahlLoad
 	var missing []string
 	if l.TransferMetric == "" {
-		missing = []string{"transfer_efficiency"}
+		missing = append(missing, "transfer_efficiency")
+	}
+	if l.BoundLow == 0 && l.BoundHigh == 0 {
+		missing = append(missing, "bound_low", "bound_high")
 	}
 	return nullKeys(plain(l), missing)
+}
+
+// MarshalJSON writes value, low and high as null when no repetition supports
+// the estimate (Reps == 0: refused for too few samples, or not measured; Note
+// says which), never as 0. Reading null back leaves them 0 with Reps 0, which
+// every renderer shows as "not measured" with the note.
+func (e Estimate) MarshalJSON() ([]byte, error) {
+	type plain Estimate
+	var missing []string
+	if e.Reps == 0 {
+		missing = []string{"value", "low", "high"}
+	}
+	return nullKeys(plain(e), missing)
+}
+
+// MarshalJSON writes next_load_rps as null when no measured load lies above
+// the capacity (NextLoadRPS 0), never as 0 req/s.
+func (c Capacity) MarshalJSON() ([]byte, error) {
+	type plain Capacity
+	var missing []string
+	if c.NextLoadRPS == 0 {
+		missing = []string{"next_load_rps"}
+	}
+	return nullKeys(plain(c), missing)
 }
 
 // nullKeys marshals v, then replaces the named top-level keys' values with null.

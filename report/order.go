@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // CellKey names one arm × offered load × repetition.
 type CellKey struct {
@@ -40,4 +43,47 @@ func RunOrder(arms []string, loadsRPS []float64, reps int) ([]CellKey, error) {
 		}
 	}
 	return out, nil
+}
+
+// CellsNotRun lists the planned cells (r.RunOrder) that have no entry in
+// r.Cells, in run order: what an incomplete run (deadline, interrupt, server
+// death) never started. Nil when every planned cell ran or nothing was planned.
+func CellsNotRun(r Results) []CellKey {
+	ran := make(map[CellKey]bool, len(r.Cells))
+	for _, c := range r.Cells {
+		ran[CellKey{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition}] = true
+	}
+	var out []CellKey
+	for _, k := range r.RunOrder {
+		if !ran[k] {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// cellsCutShort lists the cells that started but did not run to their end
+// (Cell.Incomplete), in run order.
+func cellsCutShort(r Results) []CellKey {
+	var out []CellKey
+	for _, c := range r.Cells {
+		if c.Incomplete != "" {
+			out = append(out, CellKey{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition})
+		}
+	}
+	return out
+}
+
+// String names the cell as the reports do: "arm at 3 req/s, rep 0".
+func (k CellKey) String() string {
+	return fmt.Sprintf("%s at %s req/s, rep %d", k.Arm, num(k.OfferedLoadRPS), k.Repetition)
+}
+
+// keysText joins cell names with "; ".
+func keysText(ks []CellKey) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = k.String()
+	}
+	return strings.Join(s, "; ")
 }

@@ -22,6 +22,10 @@ type Results struct {
 	// after a server start with no warm-up replay). Rendered under the title.
 	Warnings []string `json:"warnings,omitempty"`
 
+	// Inputs names the results files a comparison (Compare) was made from,
+	// labelled A (baseline side) and B (candidate side); empty for a run.
+	Inputs []Input `json:"compared_inputs,omitempty"`
+
 	Manifest Manifest  `json:"manifest"`
 	Trace    TraceInfo `json:"trace"`
 	SLO      SLO       `json:"slo"`
@@ -45,6 +49,31 @@ type Results struct {
 	Cost       *CostSection       `json:"cost,omitempty"`
 	Validation *ValidationSection `json:"validation,omitempty"`
 	Hook       *HookSection       `json:"hook,omitempty"`
+}
+
+// Input is one results file a comparison read.
+type Input struct {
+	// Label is "A" or "B"; Arm the arm taken from the file, Name its name in the comparison.
+	Label string `json:"label"`
+	Path  string `json:"path"`
+	// CreatedAt is the file's own created_at (when that run was made).
+	CreatedAt time.Time `json:"created_at"`
+	Arm       string    `json:"arm"`
+	Name      string    `json:"name"`
+	Complete  bool      `json:"complete"`
+}
+
+// text is the input as the report header prints it.
+func (in Input) text() string {
+	s := orText(in.Path, "(path not given)")
+	if !in.CreatedAt.IsZero() {
+		s += ", created " + in.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	s += ", arm " + in.Arm + " as " + in.Name
+	if !in.Complete {
+		s += " (incomplete run)"
+	}
+	return s
 }
 
 // Manifest is what is needed to reproduce the run.

@@ -59,9 +59,14 @@ type Capacity struct {
 	Arm string `json:"arm"`
 	// CapacityRPS is the mean over repetitions of each repetition's highest passing load, with its interval.
 	CapacityRPS Estimate `json:"capacity_rps"`
-	// NextLoadRPS is the lowest swept load above the capacity (0 when the highest load passed):
+	// NextLoadRPS is the lowest measured load above the capacity (0, null in
+	// JSON, when the highest measured load passed):
 	// the true capacity lies between the two at the sweep's resolution.
 	NextLoadRPS float64 `json:"next_load_rps"`
+	// NotMeasuredRPS are loads the run planned for this arm (RunOrder) above
+	// the capacity and below NextLoadRPS that have no complete cell (an
+	// incomplete run): the capacity may lie among them.
+	NotMeasuredRPS []float64 `json:"planned_not_measured_rps,omitempty"`
 	// PerRepRPS are the repetitions' capacities.
 	PerRepRPS []float64 `json:"per_rep_rps"`
 	Detail    string    `json:"detail,omitempty"`

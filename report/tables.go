@@ -126,7 +126,8 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 	return tableSection{ID: id, Heading: h, Parts: parts}
 }
 
-func energyTable(s *EnergySection, u units) tableSection {
+func energyTable(r Results) tableSection {
+	s, u := r.Energy, units(r.Simulated)
 	const id, h = "energy-table", "Energy and memory"
 	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
 		return notMeasuredSection(id, h, reason)
@@ -136,10 +137,10 @@ func energyTable(s *EnergySection, u units) tableSection {
 		note = "Energy is simulated (each cell's source names the model); on a GPU it is the board counter (GPU-reported), never facility energy."
 	}
 	p := tablePart{Note: note,
-		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "J/output token", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
+		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "output tokens in the window", "J/output token (energy / output tokens in the window)", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
 	for _, c := range s.Cells {
 		if !c.Available {
-			p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + orText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", ""})
+			p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + orText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		src := c.Source
@@ -153,11 +154,53 @@ func energyTable(s *EnergySection, u units) tableSection {
 			return v
 		}
 		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src,
-			f("energy_j", num(c.EnergyJ)), f("j_per_output_token", num(c.JPerOutputToken)), f("j_per_request", num(c.JPerRequest)),
+			f("energy_j", num(c.EnergyJ)), windowTokensOf(r, c.Arm, c.OfferedLoadRPS, c.Repetition), f("j_per_output_token", num(c.JPerOutputToken)), f("j_per_request", num(c.JPerRequest)),
 			f("mean_power_w", num(c.MeanPowerW)), f("peak_power_w", num(c.PeakPowerW)), f("idle_power_w", num(c.IdlePowerW)),
 			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes))})
 	}
-	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+	return tableSection{ID: id, Heading: h, Parts: append([]tablePart{p}, energyNotes(s.Cells)...)}
+}
+
+// windowTokensOf is the window output-token count (throughput's numerator)
+// of the cell arm × load × rep, or why there is none.
+func windowTokensOf(r Results, arm string, load float64, rep int) string {
+	for _, c := range r.Cells {
+		if c.Arm == arm && c.OfferedLoadRPS == load && c.Repetition == rep {
+			return tokensText(c.WindowOutputTokens)
+		}
+	}
+	return "not in the results (no such cell)"
+}
+
+// energyNotes is the table of each cell's energy checks and warnings
+// (energy.Window): the counter reading used, the power-integral cross-check
+// and its disagreement, the counter's quantisation, throttling, the sampler's
+// warnings. Empty when no cell has any.
+func energyNotes(cells []EnergyCell) []tablePart {
+	p := tablePart{Heading: "Energy checks and warnings",
+		Note:   "Per cell: which reading the energy figure uses, the power-integral cross-check, the counter's quantisation and the sampler's warnings.",
+		Header: []string{"arm", "load (req/s)", "rep", "energy from", "power integral (J)", "disagreement (%)", "quantisation (% of energy)", "flags", "warnings"}}
+	for _, c := range cells {
+		var flags []string
+		if c.DisagreementFlagged {
+			flags = append(flags, "counter and power integral disagree beyond the threshold")
+		}
+		if c.BelowResolution {
+			flags = append(flags, "window shorter than the counter's resolution")
+		}
+		if c.Throttled {
+			flags = append(flags, "GPU throttled ("+orText(strings.Join(c.ThrottleReasons, ", "), "reason not given")+")")
+		}
+		if c.EnergyHeadline == "" && c.PowerIntegralJ == nil && c.QuantisationPct == nil && len(flags) == 0 && len(c.Warnings) == 0 {
+			continue
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), orText(c.EnergyHeadline, "not recorded"),
+			optNum(c.PowerIntegralJ), optNum(c.DisagreementPct), optNum(c.QuantisationPct), orText(strings.Join(flags, "; "), "none"), orText(strings.Join(c.Warnings, "; "), "none")})
+	}
+	if len(p.Rows) == 0 {
+		return nil
+	}
+	return []tablePart{p}
 }
 
 func costTable(s *CostSection, u units) tableSection {
@@ -165,10 +208,10 @@ func costTable(s *CostSection, u units) tableSection {
 	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
 		return notMeasuredSection(id, h, reason)
 	}
-	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed.",
-		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy per 1M output", "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens", "total tokens"}}
+	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed. Output tokens are those in the window (" + windowTokensDefinition + "), throughput's numerator; total tokens are input + output tokens as the cost inputs count them.",
+		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy cost per 1M output tokens (currency)", "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens in the window", "total tokens"}}
 	for _, c := range s.Cells {
-		energy := "not given"
+		energy := "not computed: needs energy_price_per_kwh (cost.energy_price_per_kwh in the config), not given"
 		if c.EnergyPricePerKWh > 0 {
 			energy = fmt.Sprintf("%s %s (at %s/kWh)", num(c.EnergyCostPer1MOutputTokens), c.Currency, num(c.EnergyPricePerKWh))
 		}
@@ -232,19 +275,27 @@ func hookTable(s *HookSection) tableSection {
 
 // nextLoadText says where the sweep bracketed capacity from above.
 func nextLoadText(c Capacity) string {
+	gap := ""
+	if len(c.NotMeasuredRPS) > 0 {
+		gap = "planned " + nums(c.NotMeasuredRPS) + " req/s not measured"
+	}
 	switch {
 	case len(c.PerRepRPS) == 0:
-		return "—"
+		return orText(gap, "—")
+	case c.NextLoadRPS > 0 && gap != "":
+		return num(c.NextLoadRPS) + " (" + gap + " in between)"
 	case c.NextLoadRPS > 0:
 		return num(c.NextLoadRPS)
+	case gap != "":
+		return "none measured above (" + gap + "; capacity may be higher)"
 	}
-	return "none above (highest load passed)"
+	return "none above (highest planned load passed)"
 }
 
 // tableSections are the table sections both reports carry, in order.
 func tableSections(r Results) []tableSection {
 	u := units(r.Simulated)
-	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r.Energy, u), costTable(r.Cost, u), validationTables(r.Validation), hookTable(r.Hook)}
+	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r), costTable(r.Cost, u), validationTables(r.Validation), hookTable(r.Hook)}
 }
 
 // writeMarkdown renders the section as Markdown (## heading, ### parts, pipe tables).
@@ -277,7 +328,7 @@ func mdRow(cells []string) string {
 	var b strings.Builder
 	for _, c := range cells {
 		b.WriteString(" ")
-		b.WriteString(strings.ReplaceAll(c, "|", `\|`))
+		b.WriteString(mdCell(c))
 		b.WriteString(" |")
 	}
 	return strings.TrimSuffix(b.String(), "|")

@@ -31,7 +31,7 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 		for _, c := range v.Clauses {
 			if c.Outcome == outcome {
 				v.Outcome, v.DecidingClause = outcome, c.Clause
-				v.Reason = fmt.Sprintf("clause %s (%s): %s", c.Clause, c.Name, c.Detail)
+				v.Reason = c.Name + ": " + c.Detail
 				return v
 			}
 		}
@@ -43,8 +43,26 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 			declared = append(declared, c.Clause)
 		}
 	}
-	v.Reason = fmt.Sprintf("every declared clause (%s) passed; clause b (%s): %s", strings.Join(declared, ", "), v.Clauses[1].Name, v.Clauses[1].Detail)
+	v.Reason = fmt.Sprintf("%s: %s (every declared clause passed: %s)", v.Clauses[1].Name, v.Clauses[1].Detail, strings.Join(declared, ", "))
 	return v
+}
+
+// VerdictLine is a verdict in one line, each thing said once: "cand vs base:
+// OUTCOME (clause b: <clause name>: <detail>)". Verdict.Reason names the
+// deciding clause's test and detail but not its letter, which is
+// DecidingClause; renderers and the console summary print this line.
+func VerdictLine(v Verdict) string {
+	return fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+}
+
+// decidedBy names the deciding clause with its test: "clause b (e2e mean improves …)".
+func decidedBy(v Verdict) string {
+	for _, c := range v.Clauses {
+		if c.Clause == v.DecidingClause {
+			return "clause " + c.Clause + " (" + c.Name + ")"
+		}
+	}
+	return "clause " + v.DecidingClause
 }
 
 func clauseA(r Results, rule DecisionRule, cand string) ClauseResult {
@@ -98,6 +116,10 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s improves beyond the regression margin", rule.Metric, stat)}
 	thr := 1 + rule.RegressionMargin
 	var fails, incs, passes []string
+	// Loads without an interval share a reason (often "1 repetition: …"):
+	// it is said once per reason, with the loads and their ratios.
+	var notes []string
+	noInterval := map[string][]string{}
 	if r.Stats != nil {
 		for _, q := range r.Stats.Ratios {
 			if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
@@ -107,7 +129,15 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 			desc := fmt.Sprintf("at %s req/s ratio %s", num(q.OfferedLoadRPS), estimateText(e, ""))
 			switch {
 			case !e.Interval:
-				incs = append(incs, desc)
+				// "no interval (why): ratio 0.98 at 3.00 req/s, …" or, with no value, "no ratio (why) at …".
+				note, at := "no interval ("+orText(e.Note, "no reason recorded")+"): ratio ", num(e.Value)+" at "+num(q.OfferedLoadRPS)+" req/s"
+				if e.Reps == 0 {
+					note, at = "no ratio ("+undefinedText(e)+") at ", num(q.OfferedLoadRPS)+" req/s"
+				}
+				if _, ok := noInterval[note]; !ok {
+					notes = append(notes, note)
+				}
+				noInterval[note] = append(noInterval[note], at)
 			case e.Low > thr:
 				fails = append(fails, desc)
 			case e.High < thr:
@@ -116,6 +146,9 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 				incs = append(incs, desc+" straddles "+num(thr))
 			}
 		}
+	}
+	for _, n := range notes {
+		incs = append(incs, n+strings.Join(noInterval[n], ", "))
 	}
 	limit := "threshold 1 + margin = " + num(thr)
 	switch {

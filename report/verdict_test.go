@@ -218,7 +218,7 @@ func TestVRAMNotMeasuredNeverDecides(t *testing.T) {
 	if err := WriteMarkdown(&b, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "| GPU-reported | 100.0 | 0 | 0 | 0 | 0 | not measured | not measured | 0 |") {
+	if !strings.Contains(b.String(), "| GPU-reported | 100.0 | 0 | 0 | 0 | 0 | 0 | not measured | not measured | 0 |") {
 		t.Errorf("energy row does not say not measured:\n%s", b.String()[strings.Index(b.String(), "## Energy"):][:600])
 	}
 }
@@ -271,10 +271,10 @@ func TestCapacityUnknownWhenEveryLoadIsTooSmall(t *testing.T) {
 			t.Errorf("%s: capacity %+v next %v, want unknown", c.Arm, c.CapacityRPS, c.NextLoadRPS)
 		}
 	}
-	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "capacity unknown") {
+	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "capacity is unknown") {
 		t.Errorf("gain %+v, want undefined", g)
 	}
-	if h := Headline(r); !strings.Contains(h, "undefined (capacity unknown") {
+	if h := Headline(r); !strings.Contains(h, "unknown: an arm's capacity is unknown") {
 		t.Errorf("headline %q", h)
 	}
 }
@@ -301,7 +301,7 @@ func TestCapacityGainCensoredAtTopLoad(t *testing.T) {
 	if err := Analyze(&r, DecisionRule{}); err != nil {
 		t.Fatal(err)
 	}
-	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "both arms met the SLOs at the highest swept load") {
+	if g := r.Stats.CapacityGain[0].Gain; g.Reps != 0 || !strings.Contains(g.Note, "both arms met the SLOs at the highest measured load") {
 		t.Errorf("both at the top: gain %+v, want undefined with the reason", g)
 	}
 	r = build(0)

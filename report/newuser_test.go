@@ -1,0 +1,351 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The defects a fresh-clone test of the quickstart found, one test each:
+// every printed figure reproducible from the figures printed next to it, no 0
+// where nothing was measured, incomplete runs described as such.
+
+// renderBoth returns report.md and report.html of r.
+func renderBoth(t *testing.T, r Results) (md, html string) {
+	t.Helper()
+	var m, h bytes.Buffer
+	if err := WriteMarkdown(&m, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&h, r); err != nil {
+		t.Fatal(err)
+	}
+	return m.String(), h.String()
+}
+
+// quickstartCell is the quickstart's 24 req/s baseline cell as results.json
+// recorded it: 99512 output tokens of measured requests, 100019 token events
+// in the 21.683221918 s window (warm-up stragglers included).
+func quickstartCell() Cell {
+	return Cell{Arm: "baseline", OfferedLoadRPS: 24, WindowS: 21.683221918, WindowOutputTokens: 100019, OutputTokens: 99512,
+		ThroughputTokPerS: 100019 / 21.683221918, GoodRequests: 352, GoodputRPS: 352 / 21.683221918,
+		States: map[string]int{"ok": 367, "timeout": 0}}
+}
+
+// TestThroughputReproducibleFromPrintedFigures: report.md prints the
+// throughput's numerator (window output tokens, with its definition) and the
+// window to enough digits that numerator / window gives the printed
+// throughput; the measured requests' output tokens keep their own label.
+func TestThroughputReproducibleFromPrintedFigures(t *testing.T) {
+	t.Parallel()
+	r := Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{quickstartCell()}, SLO: SLO{TTFTMs: 500, TPOTMs: 50}}
+	md, html := renderBoth(t, r)
+	for _, want := range []string{
+		"- output tokens in the window: 100019 (token events between the first measured send and the last measured end, warm-up requests' late tokens included)",
+		"- throughput: 4612.7 tok/s = output tokens in the window / window = 100019 / 21.683 s",
+		"- output tokens of the measured requests: 99512",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "- output tokens: 99512") {
+		t.Error("the measured requests' output tokens are printed unlabelled, next to a throughput they do not give")
+	}
+	// Reproduce: numerator / printed window = printed throughput. Tolerance:
+	// the window printed to ±0.0005 s moves the quotient by ≤ 4613 × 0.0005 /
+	// 21.683 ≈ 0.11 tok/s, the throughput printed to ±0.05 tok/s: 0.16.
+	near(t, "100019 / 21.683", 100019/21.683, 4612.7, 0.16)
+	for _, want := range []string{"<td>100019</td><td>21.683</td>", "output tokens in the window are token events between the first measured send"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	// J per output token and cost per output token name the same numerator.
+	r.Energy = &EnergySection{Cells: []EnergyCell{{Arm: "baseline", OfferedLoadRPS: 24, Available: true, Source: "GPU-reported", EnergyJ: 12090.3, JPerOutputToken: 12090.3 / 100019}}}
+	r.Cost = &CostSection{Cells: []CostCell{{Arm: "baseline", OfferedLoadRPS: 24, Currency: "USD", PricePerGPUHour: 3.5, GPUs: 1, UtilisationAssumption: 1, WindowS: 21.683221918, OutputTokens: 100019, TotalTokens: 442568}}}
+	md, _ = renderBoth(t, r)
+	for _, want := range []string{"| output tokens in the window | J/output token (energy / output tokens in the window) |", "| 12090.3 | 100019 | 0.121 |", "| output tokens in the window | total tokens |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
+// TestGoodputStatesItsCountAndDenominator: every request met the SLOs and
+// goodput still reads below the arrival rate; the report prints 48/48 and says
+// the denominator is the measured window, drain included.
+func TestGoodputStatesItsCountAndDenominator(t *testing.T) {
+	t.Parallel()
+	c := Cell{Arm: "baseline", OfferedLoadRPS: 3, WindowS: 16.259880205, GoodRequests: 48, GoodputRPS: 48 / 16.259880205,
+		States: map[string]int{"ok": 48, "timeout": 0, "not_sent": 0}}
+	r := Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{c}, SLO: SLO{TTFTMs: 500, TPOTMs: 50}}
+	md, html := renderBoth(t, r)
+	want := "- goodput: 2.95 req/s = 48/48 measured requests met every SLO (TTFT ≤ 500.0 ms, TPOT ≤ 50.00 ms) / window 16.260 s (the denominator is the measured window, drain included"
+	if !strings.Contains(md, want) {
+		t.Errorf("report.md lacks %q", want)
+	}
+	if !strings.Contains(html, "<td>2.95 (48/48)</td>") || !strings.Contains(html, "Goodput = requests that met every SLO / window: the denominator is the measured window, drain included") {
+		t.Error("report.html lacks goodput's count or its denominator")
+	}
+}
+
+// TestUnmeasuredEstimatesAreNull: in results.json, every Estimate without a
+// supporting repetition (refused percentiles, Amdahl speedups of refused
+// p99s, an unknown capacity gain) is null, never 0; the file reads back with
+// them undefined; the reports say "refused"/"not measured" with the reason.
+func TestUnmeasuredEstimatesAreNull(t *testing.T) {
+	t.Parallel()
+	r := fixtureResults(t)
+	// 20 requests per cell: p99 (and p90) are refused in every repetition.
+	for i := range r.Cells {
+		recs := synthRecords(fixtureBaseline, r.Cells[i].OfferedLoadRPS, r.Cells[i].Repetition, 20, 3)
+		r.Cells[i] = BuildCell(recs, CellOptions{Arm: r.Cells[i].Arm, OfferedLoadRPS: r.Cells[i].OfferedLoadRPS, Repetition: r.Cells[i].Repetition, SLO: r.SLO})
+	}
+	for i := range r.Amdahl.Loads {
+		r.Amdahl.Loads[i].Measured = nil
+		r.Amdahl.Loads[i].BoundLow, r.Amdahl.Loads[i].BoundHigh = 0, 0
+	}
+	if err := Analyze(&r, *r.Rule); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Stats struct {
+			Cells []struct {
+				Metrics []struct {
+					Metric, Stat string
+					Value        map[string]any
+				}
+			}
+			Ratios   []struct{ Value map[string]any }
+			Capacity []map[string]any
+		}
+		Amdahl struct {
+			Loads []struct {
+				BoundLow any `json:"bound_low"`
+				Measured []struct {
+					Stat  string
+					Value map[string]any
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	checkEstimate := func(where string, v map[string]any) (undefined bool) {
+		t.Helper()
+		if v["reps"].(float64) > 0 {
+			return false
+		}
+		if v["value"] != nil || v["low"] != nil || v["high"] != nil {
+			t.Errorf("%s: value/low/high = %v/%v/%v with no supporting repetition, want null", where, v["value"], v["low"], v["high"])
+		}
+		if v["note"] == nil || v["note"] == "" {
+			t.Errorf("%s: undefined with no note saying why", where)
+		}
+		return true
+	}
+	nulls := 0
+	for _, cs := range doc.Stats.Cells {
+		for _, m := range cs.Metrics {
+			if checkEstimate("stats "+m.Metric+" "+m.Stat, m.Value) {
+				nulls++
+			}
+		}
+	}
+	for _, q := range doc.Stats.Ratios {
+		checkEstimate("ratio", q.Value)
+	}
+	for _, l := range doc.Amdahl.Loads {
+		if l.BoundLow != nil {
+			t.Errorf("bound_low = %v with no bound interval given, want null", l.BoundLow)
+		}
+		for _, s := range l.Measured {
+			if checkEstimate("amdahl measured "+s.Stat, s.Value) {
+				nulls++
+			}
+		}
+	}
+	if nulls == 0 {
+		t.Fatal("no refused estimate: the test would prove nothing")
+	}
+	// Round trip: ReadResults accepts the nulls and reads them as undefined.
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := WriteJSON(&again, back); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != b.String() {
+		t.Error("results.json does not round-trip through ReadResults and WriteJSON unchanged")
+	}
+	md, html := renderBoth(t, back)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		if !strings.Contains(doc.text, "refused in all 3 repetitions: n = ") {
+			t.Errorf("%s does not say why a statistic was refused", doc.name)
+		}
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if strings.Contains(line, "| p99 |") && (strings.Contains(line, "| 0 ms") || strings.Contains(line, "| 0.0000 |")) {
+			t.Errorf("a refused p99 renders as 0: %s", line)
+		}
+	}
+}
+
+// TestIncompleteRunHeadline: a run stopped after 3 of 6 planned cells (the
+// candidate's only cell cut short) says so in its headline, lists the cells
+// not run, and tells the loads measured from those planned.
+func TestIncompleteRunHeadline(t *testing.T) {
+	t.Parallel()
+	order, err := RunOrder([]string{"baseline", "candidate"}, []float64{3, 10, 24}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Results{SchemaVersion: SchemaVersion, Complete: false, IncompleteReason: "the run deadline (--deadline 45s) passed",
+		Manifest: Manifest{ArmOrder: []string{"baseline"}}, SLO: SLO{TTFTMs: 500, Percentile: 90}, RunOrder: order}
+	for i, k := range order[:2] {
+		recs := synthRecords(fixtureBaseline, k.OfferedLoadRPS, 0, 100, uint64(i))
+		r.Cells = append(r.Cells, BuildCell(recs, CellOptions{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Order: i, SLO: r.SLO}))
+	}
+	r.Cells[1].Incomplete = "the run deadline (--deadline 45s) passed" // candidate at 3 req/s cut short
+	if err := Analyze(&r, DecisionRule{Metric: "e2e", UseMean: true}); err != nil {
+		t.Fatal(err)
+	}
+	h := Headline(r)
+	for _, want := range []string{
+		"incomplete run: 4 of 6 planned cells not run: candidate at 10.00 req/s, rep 0; baseline at 10.00 req/s, rep 0; baseline at 24.00 req/s, rep 0; candidate at 24.00 req/s, rep 0",
+		"cut short and left out: candidate at 3.00 req/s, rep 0",
+		"no complete cell of candidate",
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("headline %q lacks %q", h, want)
+		}
+	}
+	if strings.Contains(h, "no candidate arm") {
+		t.Errorf("headline %q denies the planned candidate", h)
+	}
+	md, html := renderBoth(t, r)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		if !strings.Contains(doc.text, "Cells not run") {
+			t.Errorf("%s has no list of cells not run", doc.name)
+		}
+		if !strings.Contains(doc.text, "planned 10.00, 24.00 req/s not measured") {
+			t.Errorf("%s does not tell the planned loads from the measured ones", doc.name)
+		}
+	}
+	if !strings.Contains(md, "| 6 | candidate | 24.00 | 0 |") {
+		t.Error("report.md's cells-not-run table lacks the last planned cell")
+	}
+	for _, c := range r.Stats.Capacity {
+		if c.Arm == "baseline" && fmt.Sprint(c.NotMeasuredRPS) != "[10 24]" {
+			t.Errorf("baseline's planned-not-measured loads %v, want [10 24]", c.NotMeasuredRPS)
+		}
+	}
+	if strings.Contains(md, "highest swept load") {
+		t.Error("capacity wording calls the highest measured load the highest swept one")
+	}
+}
+
+// TestVerdictLineSaysEachThingOnce: the clause letter, its name and the
+// shared no-interval reason each appear once in the verdict line.
+func TestVerdictLineSaysEachThingOnce(t *testing.T) {
+	t.Parallel()
+	r := fixtureResults(t)
+	for i := range r.Cells { // one repetition: no intervals anywhere
+		if r.Cells[i].Repetition > 0 {
+			r.Cells[i].Incomplete = "test: keep one repetition"
+		}
+	}
+	r.Complete = true
+	if err := Analyze(&r, DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verdicts[0]
+	line := VerdictLine(v)
+	if v.Outcome != "inconclusive" || v.DecidingClause != "b" {
+		t.Fatalf("verdict %s", line)
+	}
+	for _, once := range []string{"clause b", "e2e mean improves beyond the regression margin", "1 repetition: an interval over repetitions needs ≥ 2", "2.00 req/s", "4.00 req/s", "8.00 req/s"} {
+		if n := strings.Count(line, once); n != 1 {
+			t.Errorf("%q appears %d times in %q", once, n, line)
+		}
+	}
+	md, html := renderBoth(t, r)
+	if strings.Count(md, "1 repetition: an interval over repetitions needs ≥ 2): ratio") != 1 {
+		t.Error("report.md repeats clause b's detail")
+	}
+	if !strings.Contains(html, "INCONCLUSIVE (clause b: e2e mean improves beyond the regression margin: no interval (1 repetition") {
+		t.Error("report.html does not print the verdict line")
+	}
+}
+
+// TestEnergyCostLabelAndNotes: the cost table names the energy COST column
+// and the missing input; energy warnings and checks reach both reports.
+func TestEnergyCostLabelAndNotes(t *testing.T) {
+	t.Parallel()
+	r := fixtureResults(t)
+	r.Energy.Cells[0].Warnings = []string{"trimmed window covers 16.200 s of the 16.259 s asked for (sampling period 50 ms)"}
+	r.Energy.Cells[1].Throttled, r.Energy.Cells[1].ThrottleReasons = true, []string{"hw_slowdown"}
+	md, html := renderBoth(t, r)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		for _, want := range []string{
+			"energy cost per 1M output tokens (currency)",
+			"not computed: needs energy_price_per_kwh",
+			"trimmed window covers 16.200 s of the 16.259 s",
+			"GPU throttled (hw_slowdown)",
+		} {
+			if !strings.Contains(doc.text, want) {
+				t.Errorf("%s lacks %q", doc.name, want)
+			}
+		}
+		if strings.Contains(doc.text, "energy per 1M output") {
+			t.Errorf("%s labels the energy cost column as energy", doc.name)
+		}
+	}
+}
+
+// TestCompareNamesItsInputs: a comparison records both files as inputs
+// labelled A and B, with their created times; its own created time is unset.
+func TestCompareNamesItsInputs(t *testing.T) {
+	t.Parallel()
+	a, b := fixtureResults(t), fixtureResults(t)
+	b.CreatedAt = a.CreatedAt.Add(26 * time.Hour)
+	c, err := Compare(a, b, CompareOptions{ArmB: "candidate", PathA: "runs/prod/results.json", PathB: "runs/canary/results.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Results.CreatedAt.IsZero() {
+		t.Errorf("comparison created_at %v: one input's time with nothing saying so", c.Results.CreatedAt)
+	}
+	md, html := renderBoth(t, c.Results)
+	for _, want := range []string{
+		"| A | runs/prod/results.json, created 2026-11-29T08:00:00Z, arm baseline as A:baseline |",
+		"| B | runs/canary/results.json, created 2026-11-30T10:00:00Z, arm candidate as B:candidate |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(html, "B: runs/canary/results.json, created 2026-11-30T10:00:00Z") {
+		t.Error("report.html does not name input B")
+	}
+	if strings.Contains(md, "| created |") {
+		t.Error("report.md prints an unlabelled created time")
+	}
+}
