@@ -7,11 +7,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/report"
 )
+
+// fromA is how the decision-rule flags' help states their default.
+const fromA = "default: A.json's recorded decision rule; without one,"
 
 // Exit statuses of `compare --exit-code`.
 const (
@@ -40,7 +44,9 @@ intervals over repetitions (resampled independently: the runs were not
 interleaved), candidate/baseline ratios, capacity at SLO and a verdict naming
 its deciding clause. It prints report.md to stdout (or the comparison as JSON
 with --json) and with --out writes compare.json, report.md and report.html.
-Decision-rule flags not given default to the rule recorded in A.json.`,
+Decision-rule flags not given default to the rule recorded in A.json (the
+run's own config), else to the defaults each flag names. The report names
+both input files, labelled A and B, with their paths and created times.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := report.ReadResults(args[0])
@@ -52,10 +58,12 @@ Decision-rule flags not given default to the rule recorded in A.json.`,
 				return err
 			}
 			useRecordedRule(cmd, &opts.Rule, a.Rule)
+			opts.PathA, opts.PathB = args[0], args[1]
 			c, err := report.Compare(a, b, opts)
 			if err != nil {
 				return fmt.Errorf("compare %s %s: %w", args[0], args[1], err)
 			}
+			c.Results.CreatedAt = time.Now().UTC() // the comparison's own time; A's and B's are in its inputs
 			if len(c.Differences) > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "transferlab compare: --force: comparing despite %d differences:\n", len(c.Differences))
 				for _, d := range c.Differences {
@@ -83,15 +91,17 @@ Decision-rule flags not given default to the rule recorded in A.json.`,
 	f.StringVar(&opts.ArmA, "arm-a", report.DefaultBaseline, "arm of A.json taken as the baseline")
 	f.StringVar(&opts.ArmB, "arm-b", "", "arm of B.json taken as the candidate (default: the same name as --arm-a)")
 	f.BoolVar(&opts.Force, "force", false, "compare even when the two results were made from different traces, configs, SLOs or loads")
-	f.StringVar(&opts.Rule.Metric, "metric", report.DefaultRuleMetric, "decision metric: ttft, ttft_intended, ttfo, itl, tpot or e2e")
-	f.Float64Var(&opts.Rule.Percentile, "percentile", report.DefaultRulePercentile, "decision percentile: 50, 90, 95, 99 or 99.9")
-	f.BoolVar(&opts.Rule.UseMean, "mean", false, "decide on the mean instead of a percentile")
-	f.Float64Var(&opts.Rule.RegressionMargin, "margin", 0, "tolerated slowdown as a fraction (0.02 = 2 %): pass when the ratio's interval lies below 1 + margin")
-	f.Uint64Var(&opts.Rule.VRAMBudgetBytes, "vram-budget-bytes", 0, "peak VRAM budget of the candidate in bytes (0: not declared)")
-	f.BoolVar(&opts.Rule.RequireReproducible, "require-reproducible", false, "declare clause d: both runs complete, config and trace hashes recorded")
-	f.Float64Var(&opts.Rule.IntervalLevel, "interval", report.DefaultIntervalLevel, "two-sided bootstrap interval level")
-	f.IntVar(&opts.Rule.Resamples, "resamples", report.DefaultResamples, "bootstrap resamples")
-	f.Uint64Var(&opts.Rule.Seed, "seed", report.DefaultBootstrapSeed, "bootstrap seed (recorded in the output)")
+	// Rule flags have no flag default: a flag not given takes A.json's
+	// recorded decision rule (useRecordedRule), else report's stated default.
+	f.StringVar(&opts.Rule.Metric, "metric", "", fmt.Sprintf("decision metric: ttft, ttft_intended, ttfo, itl, tpot or e2e (%s %q)", fromA, report.DefaultRuleMetric))
+	f.Float64Var(&opts.Rule.Percentile, "percentile", 0, fmt.Sprintf("decision percentile: 50, 90, 95, 99 or 99.9 (%s %v)", fromA, report.DefaultRulePercentile))
+	f.BoolVar(&opts.Rule.UseMean, "mean", false, fmt.Sprintf("decide on the mean instead of a percentile (%s false)", fromA))
+	f.Float64Var(&opts.Rule.RegressionMargin, "margin", 0, fmt.Sprintf("tolerated slowdown as a fraction (0.02 = 2 %%): pass when the ratio's interval lies below 1 + margin (%s 0)", fromA))
+	f.Uint64Var(&opts.Rule.VRAMBudgetBytes, "vram-budget-bytes", 0, fmt.Sprintf("peak VRAM budget of the candidate in bytes, 0: not declared (%s 0)", fromA))
+	f.BoolVar(&opts.Rule.RequireReproducible, "require-reproducible", false, fmt.Sprintf("declare clause d: both runs complete, config and trace hashes recorded (%s false)", fromA))
+	f.Float64Var(&opts.Rule.IntervalLevel, "interval", 0, fmt.Sprintf("two-sided bootstrap interval level (%s %v)", fromA, report.DefaultIntervalLevel))
+	f.IntVar(&opts.Rule.Resamples, "resamples", 0, fmt.Sprintf("bootstrap resamples (%s %d)", fromA, report.DefaultResamples))
+	f.Uint64Var(&opts.Rule.Seed, "seed", 0, fmt.Sprintf("bootstrap seed, recorded in the output (%s %d)", fromA, report.DefaultBootstrapSeed))
 	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
 	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail and %d when inconclusive (for canary gates)", compareExitFail, compareExitInconclusive))
@@ -143,9 +153,9 @@ func verdictExit(vs []report.Verdict, enabled bool) error {
 	for _, v := range vs {
 		switch v.Outcome {
 		case "fail":
-			return &exitError{code: compareExitFail, err: fmt.Errorf("compare: verdict fail (clause %s): %s", v.DecidingClause, v.Reason)}
+			return &exitError{code: compareExitFail, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
 		case "inconclusive":
-			return &exitError{code: compareExitInconclusive, err: fmt.Errorf("compare: verdict inconclusive (clause %s): %s", v.DecidingClause, v.Reason)}
+			return &exitError{code: compareExitInconclusive, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
 		}
 	}
 	return nil
@@ -166,7 +176,10 @@ func useRecordedRule(cmd *cobra.Command, r *report.DecisionRule, rec *report.Dec
 	}
 	take("metric", func() { r.Metric = rec.Metric })
 	take("percentile", func() { r.Percentile = rec.Percentile })
-	take("mean", func() { r.UseMean = rec.UseMean })
+	take("mean", func() {
+		// --percentile alone asks for a percentile, whatever A decided on.
+		r.UseMean = rec.UseMean && !f.Changed("percentile")
+	})
 	take("margin", func() { r.RegressionMargin = rec.RegressionMargin })
 	take("vram-budget-bytes", func() { r.VRAMBudgetBytes = rec.VRAMBudgetBytes })
 	take("require-reproducible", func() { r.RequireReproducible = rec.RequireReproducible })

@@ -141,9 +141,9 @@ func TestCompareCommand(t *testing.T) {
 			want  string
 		}{
 			{"pass: 0", faster, nil, 0, ""},
-			{"fail (E2E doubled): 3", slower, nil, compareExitFail, "verdict fail (clause b)"},
+			{"fail (E2E doubled): 3", slower, nil, compareExitFail, "FAIL (clause b: e2e mean"},
 			// B is faster, but a declared VRAM budget that neither run measured leaves clause c inconclusive.
-			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, compareExitInconclusive, "verdict inconclusive (clause c)"},
+			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, compareExitInconclusive, "INCONCLUSIVE (clause c: peak VRAM"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +188,97 @@ func TestCompareCommand(t *testing.T) {
 		}
 		if _, _, code, _ := runCLI(t, "compare", base); code != 1 {
 			t.Errorf("one argument: exit %d, want 1", code)
+		}
+	})
+}
+
+// rewrite reads the results.json at path, applies edit and writes it back.
+func rewrite(t *testing.T, path string, edit func(*report.Results)) {
+	t.Helper()
+	r, err := report.ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&r)
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCompareDefaultsAndInputs: the help states that rule flags default to
+// A's recorded rule (no flag default of its own is shown), a compare with no
+// rule flag decides by A's rule, and the report names A and B by path and
+// created time.
+func TestCompareDefaultsAndInputs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeResults(t, dir, "a.json", "trace-1", 100*time.Millisecond)
+	b := writeResults(t, dir, "b.json", "trace-1", 50*time.Millisecond)
+	recorded := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 300}.WithDefaults()
+	rewrite(t, a, func(r *report.Results) { r.Rule = &recorded })
+	createdB := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	rewrite(t, b, func(r *report.Results) { r.CreatedAt = createdB })
+
+	t.Run("help states A's rule as the default", func(t *testing.T) {
+		out, _, code, err := runCLI(t, "compare", "--help")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		for _, bad := range []string{`(default "tpot")`, "(default 99)", "(default 0.95)", "(default 2000)"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("help shows %s, but an absent flag takes A's recorded rule:\n%s", bad, out)
+			}
+		}
+		if n := strings.Count(out, "default: A.json's recorded decision rule"); n != 9 {
+			t.Errorf("%d rule flags say they default to A's rule, want 9:\n%s", n, out)
+		}
+	})
+	t.Run("no rule flag: A's recorded rule decides", func(t *testing.T) {
+		out, _, code, err := runCLI(t, "compare", a, b, "--json")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		var c report.Comparison
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.Results.Rule; r == nil || r.Metric != "e2e" || !r.UseMean || r.Resamples != 300 {
+			t.Errorf("rule %+v, want A's (e2e mean, 300 resamples)", r)
+		}
+	})
+	t.Run("--percentile alone overrides A's mean", func(t *testing.T) {
+		out, _, code, err := runCLI(t, "compare", a, b, "--json", "--percentile", "90")
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		var c report.Comparison
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.Results.Rule; r == nil || r.UseMean || r.Percentile != 90 || r.Metric != "e2e" {
+			t.Errorf("rule %+v, want e2e p90", r)
+		}
+	})
+	t.Run("report names A and B with paths and created times", func(t *testing.T) {
+		out, _, code, err := runCLI(t, "compare", a, b)
+		if code != 0 {
+			t.Fatalf("exit %d: %v", code, err)
+		}
+		for _, want := range []string{
+			"| A | " + a + ", created 2026-01-02T03:04:05Z, arm baseline as A:baseline |",
+			"| B | " + b + ", created 2026-02-03T04:05:06Z, arm baseline as B:baseline |",
+			"| comparison created | ",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report.md lacks %q:\n%.1200s", want, out)
+			}
+		}
+		if strings.Contains(out, "| created | ") {
+			t.Error("an unlabelled created time in a comparison reads as one run's")
 		}
 	})
 }
