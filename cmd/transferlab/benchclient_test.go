@@ -126,3 +126,25 @@ func TestBenchClientTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchTableNoRateQualified: when no tried rate met the lag budget the
+// table says so and the JSON holds null, never 0 req/s.
+func TestBenchTableNoRateQualified(t *testing.T) {
+	t.Parallel()
+	r := &benchReport{Clients: []clientSummary{{Client: clientLean}}}
+	var b strings.Builder
+	printBenchTable(&b, r)
+	out := b.String()
+	if !strings.Contains(out, "none of the rates tried") || !strings.Contains(out, "– (no rate qualified)") {
+		t.Errorf("table does not say no rate qualified:\n%s", out)
+	}
+	js, err := json.Marshal(r.Clients[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{`"sustained_rps":null`, `"sustained_events_per_s":null`, `"dispatch_sustained_rps":null`} {
+		if !strings.Contains(string(js), k) {
+			t.Errorf("JSON %s lacks %s", js, k)
+		}
+	}
+}
