@@ -25,7 +25,9 @@ func TestPooledOf(t *testing.T) {
 	if got == nil || math.Abs(*got-31.0/110) > 1e-12 {
 		t.Errorf("pooled f_excl = %v, want %v", got, 31.0/110)
 	}
-	gpu := func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) { return f.FGPU, f.TargetGPU, f.Busy }
+	gpu := func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
+		return f.FGPU, f.TargetGPU, f.Busy
+	}
 	if got := pooledOf(frs, gpu); got != nil {
 		t.Errorf("pooled f_gpu = %v, want nil (one window has none)", *got)
 	}

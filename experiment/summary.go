@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/transferlab/transferlab/report"
@@ -46,7 +45,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		fmt.Fprintln(w)
 	}
 	for _, v := range res.Verdicts {
-		fmt.Fprintf(w, "verdict %s vs %s: %s (clause %s: %s)\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+		fmt.Fprintf(w, "verdict %s\n", report.VerdictLine(v))
 	}
 	if res.Stats != nil {
 		fmt.Fprintf(w, "%s\n", report.Headline(*res))
