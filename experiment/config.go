@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -155,14 +157,30 @@ type EnergyConfig struct {
 	Idle time.Duration `yaml:"idle,omitempty"`
 }
 
-// Load reads and decodes a config file, rejecting unknown keys, and validates it.
-// Relative paths inside it are relative to the file's folder.
-func Load(path string) (*Config, []byte, error) {
+// LoadOption changes how Load reads a config.
+type LoadOption func(*loadSettings)
+
+type loadSettings struct{ files bool }
+
+// CheckFiles makes Load also check that every file the config names exists
+// (Config.FileProblems), reporting each with its field and every place
+// looked, together with the other problems. Default off: a config can be
+// read from a folder its relative paths do not resolve from.
+func CheckFiles() LoadOption { return func(s *loadSettings) { s.files = true } }
+
+// Load reads and decodes a config file, rejecting unknown keys, and validates
+// it. Relative paths inside it are relative to the file's folder (or, when
+// nothing is there, to the working folder).
+func Load(path string, opts ...LoadOption) (*Config, []byte, error) {
+	var set loadSettings
+	for _, o := range opts {
+		o(&set)
+	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
-	cfg, err := Parse(bytes.NewReader(raw), path, filepath.Dir(path))
+	cfg, err := parse(bytes.NewReader(raw), path, filepath.Dir(path), set.files)
 	if err != nil {
 		return nil, raw, err
 	}
@@ -170,8 +188,13 @@ func Load(path string) (*Config, []byte, error) {
 }
 
 // Parse decodes a config from r (name labels errors), rejecting unknown keys,
-// and validates it. Relative paths inside it are relative to baseDir.
+// and validates it. Relative paths inside it are relative to baseDir. It does
+// not look for the files the config names (Load with CheckFiles does).
 func Parse(r io.Reader, name, baseDir string) (*Config, error) {
+	return parse(r, name, baseDir, false)
+}
+
+func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -208,9 +231,16 @@ func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 			o.BaseDir = overrideBase(baseDir, o.Candidate)
 		}
 	}
+	refused := chk.bad
+	if files {
+		for _, f := range cfg.FileProblems() {
+			problems = append(problems, f)
+			refused = append(refused, badValue{path: f.Field})
+		}
+	}
 	if err := cfg.Validate(); err != nil {
-		if len(chk.bad) > 0 {
-			problems = append(problems, dropFollowOns(err, chk.bad)...)
+		if len(refused) > 0 {
+			problems = append(problems, dropFollowOns(err, refused)...)
 		} else {
 			problems = append(problems, err)
 		}
@@ -381,6 +411,112 @@ func resolvePath(baseDir, p string) string {
 		}
 	}
 	return q
+}
+
+// FileProblem is a file named in the config that is not there.
+type FileProblem struct {
+	// Field is the dotted field ("trace.path", "arms[1].override.candidate").
+	Field string
+	// Path is the path as written; Looked lists every place it was looked
+	// for, in order, as absolute paths.
+	Path   string
+	Looked []string
+	// Why is "no such file", "is a folder, not a file" or the stat error.
+	Why string
+	// Hint says how to make the file, when the run can say ("" otherwise).
+	Hint string
+}
+
+func (f FileProblem) Error() string {
+	msg := fmt.Sprintf("%s %q: %s (looked in %s)", f.Field, f.Path, f.Why, strings.Join(f.Looked, " and "))
+	if f.Hint != "" {
+		msg += "; " + f.Hint
+	}
+	return msg
+}
+
+// FileProblems checks every file the config names, by the rules the run
+// resolves them with: trace.path from the config's folder, then the working
+// folder (Config.path); an override's candidate, validation_report and
+// captured_shapes from the working folder, then the override's base folder
+// (integrate.Override.Resolve). The validation report and captured set are
+// checked only in the modes that read them (on, shadow). It returns one
+// problem per missing file, nil when all are there.
+func (c *Config) FileProblems() []FileProblem {
+	var out []FileProblem
+	if c.Trace.Path != "" {
+		if _, f := checkFile("trace.path", c.Trace.Path, c.baseDir, "."); f != nil {
+			out = append(out, *f)
+		}
+	}
+	for i, a := range c.Arms {
+		o := a.Override
+		if o == nil {
+			continue
+		}
+		field := fmt.Sprintf("arms[%d].override.", i)
+		if file, _, ok := strings.Cut(o.Candidate, ":"); ok && file != "" {
+			if _, f := checkFile(field+"candidate", file, ".", o.BaseDir); f != nil {
+				out = append(out, *f)
+			}
+		}
+		if m := o.EffectiveMode(); m != integrate.ModeOn && m != integrate.ModeShadow {
+			continue
+		}
+		for _, p := range []struct{ key, path string }{{"validation_report", o.ValidationReport}, {"captured_shapes", o.CapturedShapes}} {
+			if p.path == "" {
+				continue
+			}
+			if _, f := checkFile(field+p.key, p.path, ".", o.BaseDir); f != nil {
+				f.Hint = fmt.Sprintf("`transferlab validate CONFIG --arm %s --out DIR` writes it", a.Name)
+				out = append(out, *f)
+			}
+		}
+	}
+	return out
+}
+
+// FindFile resolves path p, named by field in a config, by looking in each
+// folder of dirs in order (an absolute p as is). It returns the first match
+// when that is a file, else a FileProblem naming the field, the path as
+// written and every place looked.
+func FindFile(field, p string, dirs ...string) (string, error) {
+	found, f := checkFile(field, p, dirs...)
+	if f != nil {
+		return "", *f
+	}
+	return found, nil
+}
+
+func checkFile(field, p string, dirs ...string) (string, *FileProblem) {
+	where := []string{p}
+	if !filepath.IsAbs(p) {
+		where = where[:0]
+		for _, d := range dirs {
+			if d == "" {
+				d = "."
+			}
+			q := filepath.Join(d, p)
+			if abs, err := filepath.Abs(q); err == nil {
+				q = abs
+			}
+			if !slices.Contains(where, q) {
+				where = append(where, q)
+			}
+		}
+	}
+	for _, q := range where {
+		st, err := os.Stat(q)
+		switch {
+		case err == nil && st.IsDir():
+			return "", &FileProblem{Field: field, Path: p, Looked: where, Why: "is a folder, not a file"}
+		case err == nil:
+			return q, nil
+		case !errors.Is(err, os.ErrNotExist):
+			return "", &FileProblem{Field: field, Path: p, Looked: where, Why: err.Error()}
+		}
+	}
+	return "", &FileProblem{Field: field, Path: p, Looked: where, Why: "no such file"}
 }
 
 // overrideBase picks the folder an override's relative paths are resolved

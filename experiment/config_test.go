@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -86,16 +88,7 @@ func TestConfigValueTypes(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error for:\n%s", doc)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not contain %q:\n%v", w, err)
-				}
-			}
-			for _, w := range tc.notWant {
-				if strings.Contains(err.Error(), w) {
-					t.Errorf("error contains the follow-on %q:\n%v", w, err)
-				}
-			}
+			checkMessages(t, err, tc.want, tc.notWant)
 		})
 	}
 	t.Run("whole values still decode", func(t *testing.T) {
@@ -225,4 +218,101 @@ func setPath(doc map[string]any, path []string, v any) {
 		doc[k] = m
 	}
 	setPath(m, path[1:], v)
+}
+
+// refFilesConfig is a reference-server config naming a trace, a candidate
+// kernel, its validation report and captured set (%s each, then the mode).
+const refFilesConfig = `name: files
+trace: {path: %s}
+load: {rates_rps: [1], duration: 2s}
+server: {kind: reference, reference: {python: python3}}
+arms:
+  - name: baseline
+  - name: cand
+    override: {target: 'm:C.forward', candidate: '%s:f', mode: %s, validation_report: %s, captured_shapes: %s}
+`
+
+// TestLoadFileProblems: Load with CheckFiles names the field, the path as written and every
+// folder looked in (the config's folder, then the working folder, for the
+// trace; the working folder, then the config's, for an override's files, as
+// integrate.Override.Resolve does) for each missing file, all at once, and
+// drops the override check that only repeats a missing candidate.
+func TestLoadFileProblems(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	cfgDir := filepath.Join(t.TempDir(), "cfgs")
+	for _, f := range []string{"trace.csv", "k.py", "v.json", "shapes.json"} {
+		if err := os.MkdirAll(filepath.Join(cfgDir, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cfgDir, f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "cwd-trace.csv"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := func(dir, p string) string { return filepath.Join(dir, p) }
+	cases := []struct {
+		name                            string
+		trace, cand, mode, report, shps string
+		want                            []string // "" : loads
+		notWant                         []string
+	}{
+		{name: "all there", trace: "trace.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json"},
+		{name: "trace in the working folder only", trace: "cwd-trace.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json"},
+		{name: "trace typo", trace: "traces/Azure_typo.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
+			want: []string{fmt.Sprintf(`trace.path "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
+				in(cfgDir, "traces/Azure_typo.csv"), in(cwd, "traces/Azure_typo.csv"))}},
+		{name: "absolute trace missing", trace: in(cwd, "gone.csv"), cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
+			want: []string{fmt.Sprintf(`trace.path %q: no such file (looked in %s)`, in(cwd, "gone.csv"), in(cwd, "gone.csv"))}},
+		{name: "trace is a folder", trace: "sub", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
+			want: []string{`trace.path "sub": is a folder, not a file`}},
+		{name: "every override file missing at once", trace: "trace.csv", cand: "kk.py", mode: "on", report: "vv.json", shps: "ss.json",
+			want: []string{
+				fmt.Sprintf(`arms[1].override.candidate "kk.py": no such file (looked in %s and %s)`, in(cwd, "kk.py"), in(cfgDir, "kk.py")),
+				fmt.Sprintf(`arms[1].override.validation_report "vv.json": no such file (looked in %s and %s); `+"`transferlab validate CONFIG --arm cand --out DIR` writes it", in(cwd, "vv.json"), in(cfgDir, "vv.json")),
+				`arms[1].override.captured_shapes "ss.json": no such file`},
+			notWant: []string{"not a readable file"}},
+		{name: "capture mode reads no report", trace: "trace.csv", cand: "k.py", mode: "capture", report: "vv.json", shps: "ss.json"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(cfgDir, "c.yaml")
+			doc := fmt.Sprintf(refFilesConfig, tc.trace, tc.cand, tc.mode, tc.report, tc.shps)
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := Load(path, CheckFiles())
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error for:\n%s", doc)
+			}
+			if !strings.HasPrefix(err.Error(), "config "+path+": ") {
+				t.Errorf("error does not name the config %s: %v", path, err)
+			}
+			checkMessages(t, err, tc.want, tc.notWant)
+		})
+	}
+}
+
+// checkMessages fails t unless err's text contains every want and no
+// notWant (a follow-on of an error already given).
+func checkMessages(t *testing.T, err error, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not contain\n%s\n%v", w, err)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(err.Error(), w) {
+			t.Errorf("error contains the follow-on %q:\n%v", w, err)
+		}
+	}
 }

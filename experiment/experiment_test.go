@@ -17,7 +17,8 @@ import (
 )
 
 // TestConfigsLoad decodes every shipped config with unknown keys rejected,
-// from the repository root as the README runs them.
+// from the repository root as the README runs them, and finds every file
+// each names (CheckFiles).
 func TestConfigsLoad(t *testing.T) {
 	t.Chdir("..")
 	files, err := filepath.Glob("configs/*.yaml")
@@ -26,7 +27,7 @@ func TestConfigsLoad(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			if _, _, err := Load(f); err != nil {
+			if _, _, err := Load(f, CheckFiles()); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -308,18 +308,24 @@ var (
 )
 
 // messageField is the dotted field a check's message is about: its leading
-// ": "-separated parts that name fields, joined by dots ("cost: line 58:
-// cost.gpus: must be ≥ 1" → "cost.cost.gpus").
+// ": "-separated parts that name fields, joined by dots, a part that repeats
+// the one before it once ("cost: line 58: cost.gpus: must be ≥ 1" →
+// "cost.gpus"; "arms[1]: override: override.candidate: file …" →
+// "arms[1].override.candidate").
 func messageField(m string) string {
 	var parts []string
 	for _, seg := range strings.Split(m, ": ") {
-		switch {
-		case lineSegment.MatchString(seg):
-		case fieldSegment.MatchString(seg):
-			seg, _, _ = strings.Cut(seg, " (")
-			parts = append(parts, seg)
-		default:
-			return strings.Join(parts, ".")
+		if lineSegment.MatchString(seg) {
+			continue
+		}
+		if !fieldSegment.MatchString(seg) {
+			break
+		}
+		seg, _, _ = strings.Cut(seg, " (")
+		for _, p := range strings.Split(seg, ".") {
+			if len(parts) == 0 || parts[len(parts)-1] != p {
+				parts = append(parts, p)
+			}
 		}
 	}
 	return strings.Join(parts, ".")

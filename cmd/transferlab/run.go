@@ -39,7 +39,7 @@ then prints a summary table. Exit status is non-zero when the run did not
 complete (interrupt, deadline, server death); what was measured is kept.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, raw, err := experiment.Load(args[0])
+			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,12 +55,8 @@ func TestRunPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	root := newRootCmd()
 	var stdout bytes.Buffer
-	root.SetOut(&stdout)
-	root.SetErr(&stdout)
-	root.SetArgs([]string{"run", cfgPath, "--out", out, "--quiet"})
-	err = root.Execute()
+	err = execute(&stdout, "run", cfgPath, "--out", out, "--quiet")
 	want := fmt.Sprintf("config %s: server.kind reference needs a GPU machine with torch + transformers: %s -c 'import torch' failed: No module named 'torch'", cfgPath, py)
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
@@ -90,4 +87,58 @@ func TestRunPreflight(t *testing.T) {
 	if _, err := os.Stat(vout); !os.IsNotExist(err) {
 		t.Errorf("validate wrote %s before the preflight (stat: %v)", vout, err)
 	}
+}
+
+// TestMissingTraceNamesFieldAndFolders: run and validate name the config, the
+// field and every folder looked in for a trace that is not there, with exit
+// status 1 and nothing written.
+func TestMissingTraceNamesFieldAndFolders(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "k.py"), []byte("def f(x):\n    return x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "relmiss.yaml")
+	body := strings.Replace(fmt.Sprintf(preflightConfig, "traces/Azure_typo.csv", "python3"), "arms: [{name: baseline}]",
+		"arms: [{name: baseline}, {name: cand, override: {target: 'm:C.forward', candidate: 'k.py:f', mode: 'on', validation_report: k.py}}]", 1)
+	if err := os.WriteFile(cfgPath, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`trace.path "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
+		filepath.Join(dir, "traces", "Azure_typo.csv"), filepath.Join(cwd, "traces", "Azure_typo.csv"))
+
+	out := filepath.Join(dir, "out")
+	var buf bytes.Buffer
+	err = execute(&buf, "run", cfgPath, "--out", out, "--quiet")
+	if err == nil || err.Error() != "config "+cfgPath+": "+want {
+		t.Errorf("run: err = %v\nwant config %s: %s", err, cfgPath, want)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		t.Errorf("run: exit status %d, want 1", ee.code)
+	}
+
+	vout := filepath.Join(dir, "vout")
+	err = runValidate(t.Context(), &buf, cfgPath, validateOpts{arm: "cand", out: vout, requests: 1}, nil)
+	if err == nil || err.Error() != "validate: config "+cfgPath+": "+want {
+		t.Errorf("validate: err = %v\nwant validate: config %s: %s", err, cfgPath, want)
+	}
+	for _, d := range []string{out, vout} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s exists (stat: %v): nothing may be written for a bad config", d, err)
+		}
+	}
+}
+
+// execute runs the CLI's command tree on args, its output into w.
+func execute(w io.Writer, args ...string) error {
+	root := newRootCmd()
+	root.SetOut(w)
+	root.SetErr(w)
+	root.SetArgs(args)
+	return root.Execute()
 }

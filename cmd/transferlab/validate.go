@@ -18,6 +18,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/traces"
@@ -117,8 +118,25 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 			ov.BaseDir = filepath.Dir(abs) // relative paths: from the working folder if they exist, else the config's folder
 		}
 	}
+	for i, a := range cfg.Arms {
+		if file, _, ok := strings.Cut(ov.Candidate, ":"); a.Name == o.arm && ok && file != "" {
+			// As the hook resolves it (integrate.Override.Resolve): the working folder, then the config's.
+			if _, err := experiment.FindFile(fmt.Sprintf("arms[%d].override.candidate", i), file, ".", ov.BaseDir); err != nil {
+				return fmt.Errorf("validate: config %s: %w", cfgPath, err)
+			}
+		}
+	}
 	if err := ov.Validate(); err != nil {
 		return fmt.Errorf("validate: %s: arm %s: %w", cfgPath, o.arm, err)
+	}
+	if o.captured != "" {
+		if _, err := experiment.FindFile("--captured", o.captured, "."); err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+	}
+	sched, err := captureSchedule(cfgPath, cfg, o.requests)
+	if err != nil {
+		return err
 	}
 	// The same check as run's (experiment.Preflight), before anything is written.
 	if _, err := integrate.Preflight(ctx, *cfg.Server.Reference); err != nil {
@@ -136,10 +154,6 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	idle, idleErr := smi(ctx)
 	if idleErr != nil {
 		fmt.Fprintf(w, "note: GPU idle memory unreadable (%v): the between-runs idle check is skipped\n", idleErr)
-	}
-	sched, err := captureSchedule(cfgPath, cfg, o.requests)
-	if err != nil {
-		return err
 	}
 	replay := func(ctx context.Context, srv *integrate.Process, label string, conc, n, maxOut int) error {
 		s := traces.First(sched, n)
@@ -343,11 +357,10 @@ func loadValidateConfig(path string) (*validateConfig, error) {
 
 // captureSchedule reads the config's trace (clamped as the config says) for the capture replay.
 func captureSchedule(cfgPath string, cfg *validateConfig, n int) (traces.Schedule, error) {
-	p := cfg.Trace.Path
-	if !filepath.IsAbs(p) {
-		if _, err := os.Stat(p); err != nil {
-			p = filepath.Join(filepath.Dir(cfgPath), p)
-		}
+	// The rule of run (experiment.Config): the config's folder, then the working folder.
+	p, err := experiment.FindFile("trace.path", cfg.Trace.Path, filepath.Dir(cfgPath), ".")
+	if err != nil {
+		return traces.Schedule{}, fmt.Errorf("validate: config %s: %w", cfgPath, err)
 	}
 	s, err := traces.ReadFile(p, traces.ReadOptions{Format: cfg.Trace.Format, Lenient: cfg.Trace.Lenient})
 	if err != nil {
