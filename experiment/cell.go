@@ -74,7 +74,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		return fmt.Errorf("arm %s at %g req/s: %w", key.arm, rate, rerr)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("arm %s at %g req/s: run interrupted: %w", key.arm, rate, context.Cause(ctx))
+		return fmt.Errorf("arm %s at %g req/s: run stopped: %w", key.arm, rate, context.Cause(ctx))
 	}
 	return nil
 }

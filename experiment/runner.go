@@ -222,7 +222,7 @@ func (r *runner) runAll(ctx context.Context) error {
 	for i, k := range order {
 		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
 		if ctx.Err() != nil {
-			return fmt.Errorf("run interrupted before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
+			return fmt.Errorf("run stopped before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
 		}
 		if srv == nil || srvArm != k.Arm {
 			if err := closeSrv(); err != nil {
