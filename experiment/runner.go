@@ -342,7 +342,7 @@ func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) e
 		return fmt.Errorf("arm %s at %g req/s: warm-up replay: %w", key.arm, rate, err)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("arm %s at %g req/s: run interrupted during the warm-up replay: %w", key.arm, rate, context.Cause(ctx))
+		return fmt.Errorf("arm %s at %g req/s: run stopped during the warm-up replay: %w", key.arm, rate, context.Cause(ctx))
 	}
 	rec := WarmupReplayRecord{OfferedLoadRPS: rate, BeforeRepetition: key.rep, States: replayStates(keep.Records), DurationS: time.Since(began).Seconds()}
 	appendServerRecord(r, key.arm, "warmup_replays", rec)
