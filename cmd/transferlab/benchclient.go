@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -42,7 +44,13 @@ type benchClientOpts struct {
 	serve       string // hidden: run only the fast server (child mode)
 	serveHoldMs int    // hidden: hold streams after the first token
 	replayChild string // hidden: run only the long replay with this client (child mode)
+	// shutdownGrace is how long the fast-server child lets open streams
+	// finish once told to stop before closing them (0: defaultShutdownGrace).
+	shutdownGrace time.Duration
 }
+
+// defaultShutdownGrace is the fast-server child's default shutdown grace.
+const defaultShutdownGrace = 5 * time.Second
 
 // The clients bench-client compares: loadgen's default for plain http://
 // targets (the lean HTTP/1.1 client) and net/http (WithHTTPClient).
@@ -133,9 +141,19 @@ func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Read
 	case <-ctx.Done():
 	}
 	close(hold)
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	grace := o.shutdownGrace
+	if grace <= 0 {
+		grace = defaultShutdownGrace
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	return srv.Close(sctx)
+	// The parent closes stdin when it is done with the server: streams still
+	// open after the grace (a client that stopped reading, an ITL longer than
+	// the grace) are closed by Close, as asked, and that is no failure.
+	if err := srv.Close(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
 }
 
 // fastServer is a running fast server (child process or in-process).
@@ -187,6 +205,19 @@ func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bo
 	if hold {
 		args = append(args, "--serve-hold", "1")
 	}
+	return startChild(ctx, exe, args)
+}
+
+// childStderrLimit bounds how much of a child's stderr is kept for its error.
+const childStderrLimit = 64 << 10
+
+// startChild starts the fast-server child exe args, reads the base URL it
+// prints, and returns it with a close that tells it to stop (closing its
+// stdin) and waits. The child's stderr is kept, not passed through: a child
+// that fails (non-zero exit, no URL) makes an error carrying its message; one
+// that stops as asked prints nothing. A child killed because ctx ended
+// (an interrupt) is not reported.
+func startChild(ctx context.Context, exe string, args []string) (*fastServer, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -196,20 +227,70 @@ func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bo
 	if err != nil {
 		return nil, err
 	}
-	cmd.Stderr = os.Stderr
+	stderr := &limitedBuffer{max: childStderrLimit}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench-client: starting the server child: %w", err)
+	}
+	failed := func(what string, err error) error {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			return fmt.Errorf("bench-client: server child %s: %w", what, err)
+		}
+		return fmt.Errorf("bench-client: server child %s: %w: %s", what, err, msg)
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, fmt.Errorf("bench-client: server child gave no URL: %w", err)
+		werr := cmd.Wait()
+		if werr != nil && ctx.Err() == nil {
+			err = werr
+		}
+		return nil, failed("gave no URL", err)
 	}
+	var once sync.Once
+	var cerr error
 	return &fastServer{url: strings.TrimSpace(line), close: func() error {
-		_ = stdin.Close()
-		return cmd.Wait()
+		once.Do(func() {
+			_ = stdin.Close()
+			if err := cmd.Wait(); err != nil && ctx.Err() == nil {
+				cerr = failed("failed", err)
+			}
+		})
+		return cerr
 	}}, nil
+}
+
+// limitedBuffer keeps the first max bytes written to it (safe for the
+// goroutine exec copies a child's stderr on and a reader after Wait).
+type limitedBuffer struct {
+	mu  sync.Mutex
+	b   []byte
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := l.max - len(l.b); room > 0 {
+		l.b = append(l.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (l *limitedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
+
+// closeServer stops srv and, when the function it is deferred in had no
+// error of its own, makes srv's failure (a child's, with its message) that
+// function's error.
+func closeServer(srv *fastServer, err *error) {
+	if cerr := srv.close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
 }
 
 // cpuTime is this process's user+system CPU time so far.
@@ -435,12 +516,12 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 
 // benchStreams sweeps the offered loads, each client in turn at each load
 // (interleaved, so a change in the machine's load hits both alike).
-func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) (err error) {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
 		return err
 	}
-	defer srv.close()
+	defer closeServer(srv, &err)
 	for _, rate := range o.rates {
 		for _, name := range o.clients {
 			if ctx.Err() != nil {
@@ -549,7 +630,7 @@ func benchMemoryOne(ctx context.Context, o benchClientOpts, name string, cs *cli
 	cancel()
 	<-done
 	if err := srv.close(); err != nil {
-		fmt.Fprintf(log, "bench-client: server child: %v\n", err)
+		return err
 	}
 	per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(n) }
 	cs.OpenStreams = open
@@ -593,12 +674,12 @@ func openStreams(url string) int {
 
 // benchVegeta runs each client, then vegeta's attacker, non-streaming at
 // o.vegetaRate against the same endpoint.
-func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) (err error) {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
 		return err
 	}
-	defer srv.close()
+	defer closeServer(srv, &err)
 	rate := o.vegetaRate
 	n := int(float64(rate) * o.duration.Seconds())
 
@@ -709,7 +790,7 @@ func (*firstError) Close() error { return nil }
 
 // replayChild is the child mode of the long replay: one client in a fresh
 // process, so its peak RSS is that client's alone.
-func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
+func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) (err error) {
 	copts, err := clientOptions(o.replayChild)
 	if err != nil {
 		return err
@@ -718,7 +799,7 @@ func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) err
 	if err != nil {
 		return err
 	}
-	defer srv.close()
+	defer closeServer(srv, &err)
 	s := constSchedule(o.replayN, o.replayRate, 16, 1)
 	// Records go where a real run sends them: a JSONL encoder (to io.Discard
 	// here) and the summary's histograms; nothing is kept per request.

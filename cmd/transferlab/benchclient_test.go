@@ -1,17 +1,35 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
+
+// failingChild is the first argument that makes this test binary act as a
+// fast-server child that fails on shutdown (TestMain).
+const failingChild = "fail-child"
 
 // TestMain lets this test binary stand in for transferlab when bench-client
 // starts its fast-server child from os.Executable() (the default mode).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "bench-client" {
 		os.Exit(run(os.Args[1:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == failingChild {
+		// A fast-server child that serves nothing and fails when told to
+		// stop, as a child whose server broke would.
+		fmt.Println("http://127.0.0.1:1")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		fmt.Fprintln(os.Stderr, "transferlab: fake server broke: disk on fire")
+		os.Exit(3)
 	}
 	os.Exit(m.Run())
 }
@@ -147,4 +165,71 @@ func TestBenchTableNoRateQualified(t *testing.T) {
 			t.Errorf("JSON %s lacks %s", js, k)
 		}
 	}
+}
+
+// TestServeFastExpectedShutdown: the fast-server child, told to stop (stdin
+// closed) while a stream is still open past the shutdown grace, closes it
+// and returns no error (it used to return "context deadline exceeded",
+// which the child printed on the parent's stderr while the parent exited 0).
+func TestServeFastExpectedShutdown(t *testing.T) {
+	t.Parallel()
+	o := benchClientOpts{serve: "127.0.0.1:0", tokens: 2, itl: time.Hour, shutdownGrace: 50 * time.Millisecond}
+	stdinR, stdinW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- serveFast(context.Background(), o, outW, stdinR) }()
+	url, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	body := `{"prompt":"x","max_tokens":2,"stream":true}`
+	resp, err := http.Post(strings.TrimSpace(url)+"/v1/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The first token event arrives; the second is an hour away, so the
+	// stream is open when the child is told to stop.
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	_ = stdinW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serveFast after the parent closed stdin: %v, want nil (an expected shutdown)", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("serveFast did not return within a minute of stdin closing")
+	}
+}
+
+// TestChildFailureIsAnError: a fast-server child that exits non-zero makes
+// close return an error carrying the child's own message, and its stderr is
+// not passed through to ours.
+func TestChildFailureIsAnError(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startChild(context.Background(), exe, []string{failingChild})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if srv.url != "http://127.0.0.1:1" {
+		t.Errorf("url = %q", srv.url)
+	}
+	var err2 error
+	closeServer(srv, &err2)
+	if err2 == nil || !strings.Contains(err2.Error(), "fake server broke: disk on fire") || !strings.Contains(err2.Error(), "exit status 3") {
+		t.Fatalf("close error = %v, want the child's exit status and message", err2)
+	}
+	t.Run("no URL", func(t *testing.T) {
+		_, err := startChild(context.Background(), exe, []string{"bench-client", "--serve-fast", "127.0.0.1:not-a-port"})
+		if err == nil || !strings.Contains(err.Error(), "gave no URL") || !strings.Contains(err.Error(), "not-a-port") {
+			t.Fatalf("err = %v, want the child's listen error", err)
+		}
+	})
 }
