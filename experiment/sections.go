@@ -266,9 +266,18 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			setU("peak_vram_bytes", &ec.PeakVRAMBytes, w.VRAMPeakBytes)
 			setU("steady_vram_bytes", &ec.SteadyVRAMBytes, w.VRAMSteadyBytes)
 			ec.EnergyHeadline, ec.PowerIntegralJ = w.EnergyHeadline, w.PowerIntegralJ
+			if w.Source == energy.SourceSimulated && ec.EnergyHeadline != "" {
+				// The simulated sampler integrates a power model; there is no counter.
+				ec.EnergyHeadline = report.SimulatedEnergyHeadline
+			}
 			ec.DisagreementPct, ec.DisagreementFlagged = w.DisagreementPct, w.DisagreementFlagged
 			ec.QuantisationPct, ec.BelowResolution = w.QuantisationPct, w.BelowResolution
 			ec.Throttled, ec.ProcessVRAMPeakBytes, ec.Warnings = w.Throttled, w.ProcessVRAMPeakBytes, w.Warnings
+			if c.NotMeasured != "" {
+				// No measured window to trim to: the figures are of the cell's
+				// whole energy window (warm-up only), never of measured requests.
+				ec.Warnings = append(ec.Warnings, "this energy window covers no measured request ("+c.NotMeasured+"): its figures are of the warm-up only")
+			}
 			for _, t := range w.ThrottleReasons {
 				ec.ThrottleReasons = append(ec.ThrottleReasons, fmt.Sprintf("%s (%d samples)", t.Reason, t.Samples))
 			}
@@ -276,8 +285,10 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 		}
 		if in := r.cfg.Extra.Cost; in != nil && c.Incomplete != "" {
 			fmt.Fprintf(r.log, "warning: no cost for %s at %g req/s: the cell is incomplete (%s)\n", c.Arm, c.OfferedLoadRPS, c.Incomplete)
+		} else if in != nil && c.WindowS == nil {
+			fmt.Fprintf(r.log, "warning: no cost for %s at %g req/s: not measured: %s\n", c.Arm, c.OfferedLoadRPS, c.NotMeasured)
 		} else if in != nil {
-			window := time.Duration(c.WindowS * float64(time.Second))
+			window := time.Duration(*c.WindowS * float64(time.Second))
 			res, err := cost.Compute(*in, window, windowTokens, windowTokens+c.InputTokens, energyJ)
 			if err == nil && (res.CostPer1MOutputTokens == nil || res.CostPer1MTotalTokens == nil) {
 				err = fmt.Errorf("undefined (%s)", strings.Join(res.Notes, "; "))
@@ -289,8 +300,9 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			cs.Cells = append(cs.Cells, report.CostCell{
 				Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition,
 				Currency: in.Currency, PricePerGPUHour: in.PricePerGPUHour, PriceDate: in.PriceDate, PriceSource: in.PriceSource, GPUs: in.GPUs,
-				UtilisationAssumption: in.Utilisation, WindowS: c.WindowS, OutputTokens: windowTokens, TotalTokens: windowTokens + c.InputTokens,
+				UtilisationAssumption: in.Utilisation, WindowS: *c.WindowS, OutputTokens: windowTokens, TotalTokens: windowTokens + c.InputTokens,
 				EnergyPricePerKWh:           in.EnergyPricePerKWh,
+				EnergyPriceSource:           in.EnergyPriceSource,
 				CostPer1MOutputTokens:       orZero(res.CostPer1MOutputTokens),
 				CostPer1MTotalTokens:        orZero(res.CostPer1MTotalTokens),
 				EnergyCostPer1MOutputTokens: orZero(res.EnergyCostPer1MOutputTokens),

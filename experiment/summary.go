@@ -24,6 +24,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
+	var notMeasured []string
 	for _, c := range byArmAndLoad(res.Cells) {
 		n := 0
 		for _, v := range c.States {
@@ -33,13 +34,22 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		if c.Incomplete != "" {
 			arm += " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.2f\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
 			ms(c.TTFT.P50Ms), ms(c.TTFT.P90Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P90Ms), ms(c.E2E.P99Ms),
-			c.ThroughputTokPerS, c.GoodputRPS)
+			rate(c.ThroughputTokPerS, "%.0f"), rate(c.GoodputRPS, "%.2f"))
+		if c.NotMeasured != "" {
+			notMeasured = append(notMeasured, fmt.Sprintf("%s at %g req/s rep %d: %s", c.Arm, c.OfferedLoadRPS, c.Repetition, c.NotMeasured))
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "(-: refused, too few samples for that percentile at 99 % confidence, e.g. p99 needs ≥ 459 requests per cell; or undefined)")
+	if len(notMeasured) > 0 {
+		fmt.Fprintln(w, "n/m: not measured (no window, so no throughput or goodput):")
+		for _, s := range notMeasured {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
 	printAmdahl(w, res)
 	if len(res.Verdicts) > 0 {
 		fmt.Fprintln(w)
@@ -58,6 +68,15 @@ func ms(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f", *v)
+}
+
+// rate formats an optional per-window figure with format; "n/m" (not
+// measured) when the cell had no window or a zero-length one.
+func rate(v *float64, format string) string {
+	if v == nil {
+		return "n/m"
+	}
+	return fmt.Sprintf(format, *v)
 }
 
 // byArmAndLoad orders cells by arm (config order of first appearance), then

@@ -44,9 +44,9 @@ func cellDist(c Cell, metric string) (Dist, error) {
 func cellValue(c Cell, metric, stat string) (v float64, ok bool, err error) {
 	switch metric {
 	case "throughput":
-		return c.ThroughputTokPerS, c.WindowS > 0, nil
+		return deref(c.ThroughputTokPerS)
 	case "goodput":
-		return c.GoodputRPS, c.WindowS > 0, nil
+		return deref(c.GoodputRPS)
 	}
 	d, err := cellDist(c, metric)
 	if err != nil {
@@ -527,4 +527,12 @@ func atTop(perRep []float64, maxLoad float64) bool {
 		}
 	}
 	return true
+}
+
+// deref is cellValue's answer for an optional per-window figure: not ok when nil.
+func deref(v *float64) (float64, bool, error) {
+	if v == nil {
+		return 0, false, nil
+	}
+	return *v, true, nil
 }

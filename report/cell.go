@@ -7,6 +7,11 @@ import (
 	"github.com/transferlab/transferlab/loadgen"
 )
 
+// NoMeasuredRequestSent is Cell.NotMeasured when no measured (non-warm-up)
+// request was sent, so the cell has no window, throughput, goodput or
+// arrival rate.
+const NoMeasuredRequestSent = "no measured request was sent"
+
 // Defaults of CellOptions.
 const (
 	// DefaultCDFPoints is how many points of the TTFT and ITL CDFs a Cell keeps for plots.
@@ -66,6 +71,9 @@ func (o CellOptions) withDefaults() CellOptions {
 //     (the one definition, also Replay's Summary): from the first measured
 //     send to the last event of any measured request, counting token events
 //     inside it (warm-up stragglers included); WindowS is its length in s;
+//   - when no measured request was sent, NotMeasured is
+//     NoMeasuredRequestSent and WindowS, ThroughputTokPerS, GoodputRPS and
+//     ArrivalRateRPS are nil (not 0: nothing was measured);
 //   - GoodputRPS = ok requests ending inside the window that meet every
 //     declared SLO / WindowS (a TPOT target does not apply to a one-token
 //     output, which has no TPOT);
@@ -115,9 +123,16 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		}
 	}
 	win := loadgen.Window(recs)
-	c.WindowS = win.Length().Seconds()
 	c.WindowOutputTokens = win.OutputTokens
-	c.ThroughputTokPerS = win.ThroughputTokPerS
+	windowS := win.Length().Seconds()
+	if win.Measured {
+		c.WindowS = &windowS
+		if windowS > 0 {
+			c.ThroughputTokPerS = ptr(win.ThroughputTokPerS)
+		}
+	} else {
+		c.NotMeasured = NoMeasuredRequestSent
+	}
 
 	var good int
 	claims := newClaimCounter(opts.SLO)
@@ -161,11 +176,13 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 			good++
 		}
 	}
-	if c.WindowS > 0 {
-		c.GoodputRPS = float64(good) / c.WindowS
+	if windowS > 0 {
+		c.GoodputRPS = ptr(float64(good) / windowS)
 	}
 	c.GoodRequests = good
-	c.ArrivalRateRPS = arrivalRate(measured)
+	if win.Measured {
+		c.ArrivalRateRPS = arrivalRate(measured)
+	}
 
 	conf := opts.Confidence
 	c.TTFT = BuildDist(ttft, conf, opts.CDFPoints)
@@ -275,17 +292,18 @@ func (cc *claimCounter) claims(conf float64) []SLOClaim {
 	return out
 }
 
-// arrivalRate is (n − 1) / (last − first scheduled time) over the records, in req/s.
-func arrivalRate(recs []*loadgen.Record) float64 {
+// arrivalRate is (n − 1) / (last − first scheduled time) over the records,
+// in req/s; nil when fewer than two or they share one scheduled time.
+func arrivalRate(recs []*loadgen.Record) *float64 {
 	if len(recs) < 2 {
-		return 0
+		return nil
 	}
 	first, last := recs[0].ScheduledAt, recs[0].ScheduledAt
 	for _, r := range recs[1:] {
 		first, last = min(first, r.ScheduledAt), max(last, r.ScheduledAt)
 	}
 	if last <= first {
-		return 0
+		return nil
 	}
-	return float64(len(recs)-1) / (last - first).Seconds()
+	return ptr(float64(len(recs)-1) / (last - first).Seconds())
 }

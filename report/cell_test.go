@@ -60,13 +60,13 @@ func TestBuildCell(t *testing.T) {
 		}
 	})
 	t.Run("window and rates", func(t *testing.T) {
-		near(t, "WindowS", c.WindowS, windowS, 1e-12)
+		near(t, "WindowS", val(c.WindowS), windowS, 1e-12)
 		if c.OutputTokens != 5 || c.InputTokens != 100 {
 			t.Errorf("OutputTokens, InputTokens = %d, %d; want 5, 100", c.OutputTokens, c.InputTokens)
 		}
-		near(t, "ThroughputTokPerS", c.ThroughputTokPerS, 5/windowS, 1e-9)
+		near(t, "ThroughputTokPerS", val(c.ThroughputTokPerS), 5/windowS, 1e-9)
 		// SLO TTFT ≤ 30 ms: request 1 (10 ms) meets, request 2 (50 ms) does not.
-		near(t, "GoodputRPS", c.GoodputRPS, 1/windowS, 1e-9)
+		near(t, "GoodputRPS", val(c.GoodputRPS), 1/windowS, 1e-9)
 		if c.MultiTokenEvents != 1 || c.UsageMismatches != 1 {
 			t.Errorf("MultiTokenEvents, UsageMismatches = %d, %d; want 1, 1", c.MultiTokenEvents, c.UsageMismatches)
 		}
@@ -177,12 +177,12 @@ func TestBuildCellWindow(t *testing.T) {
 	const windowS, tokens = 0.060, 12.0
 	recs := windowRecords()
 	c := BuildCell(recs, CellOptions{Confidence: 0.5})
-	near(t, "WindowS", c.WindowS, windowS, 1e-12)
+	near(t, "WindowS", val(c.WindowS), windowS, 1e-12)
 	near(t, "WindowOutputTokens", c.WindowOutputTokens, tokens, 1e-12)
-	near(t, "ThroughputTokPerS", c.ThroughputTokPerS, tokens/windowS, 1e-9)
+	near(t, "ThroughputTokPerS", val(c.ThroughputTokPerS), tokens/windowS, 1e-9)
 	wf := loadgen.Window(recs)
-	if !wf.Measured || wf.Start != 10*msD || wf.End != 70*msD || wf.OutputTokens != c.WindowOutputTokens || wf.ThroughputTokPerS != c.ThroughputTokPerS {
-		t.Errorf("loadgen.Window = %+v; BuildCell window %g s, %g tokens, %g tok/s", wf, c.WindowS, c.WindowOutputTokens, c.ThroughputTokPerS)
+	if !wf.Measured || wf.Start != 10*msD || wf.End != 70*msD || wf.OutputTokens != c.WindowOutputTokens || wf.ThroughputTokPerS != val(c.ThroughputTokPerS) {
+		t.Errorf("loadgen.Window = %+v; BuildCell window %g s, %g tokens, %g tok/s", wf, val(c.WindowS), c.WindowOutputTokens, val(c.ThroughputTokPerS))
 	}
 	if c.OutputTokens != 3 || c.MissingUsage != 1 || c.PromptMismatches != 1 || c.QueuedByCap != 1 || c.WarmupRecords != 2 {
 		t.Errorf("OutputTokens %d MissingUsage %d PromptMismatches %d QueuedByCap %d WarmupRecords %d; want 3 1 1 1 2",
@@ -223,7 +223,8 @@ func TestBuildCellWindow(t *testing.T) {
 	})
 
 	empty := BuildCell(nil, CellOptions{})
-	if empty.WindowS != 0 || empty.ThroughputTokPerS != 0 || empty.TTFT.MeanMs != nil || empty.ClientBound || len(empty.States) != len(loadgen.States) {
+	if empty.WindowS != nil || empty.ThroughputTokPerS != nil || empty.GoodputRPS != nil || empty.ArrivalRateRPS != nil || empty.NotMeasured != NoMeasuredRequestSent ||
+		empty.TTFT.MeanMs != nil || empty.ClientBound || len(empty.States) != len(loadgen.States) {
 		t.Errorf("empty cell: %+v", empty)
 	}
 }
@@ -448,13 +449,13 @@ func TestSummaryAndBuildCellAgree(t *testing.T) {
 	}
 	near(t, "Summary.WindowOutputTokens", sum.WindowOutputTokens, want, 1e-9)
 	near(t, "Cell.WindowOutputTokens", c.WindowOutputTokens, want, 1e-9)
-	near(t, "Cell.WindowS", c.WindowS, (end - start).Seconds(), 1e-12)
+	near(t, "Cell.WindowS", val(c.WindowS), (end - start).Seconds(), 1e-12)
 	if sum.ThroughputTokPerS <= 0 {
 		t.Fatalf("Summary throughput %g", sum.ThroughputTokPerS)
 	}
-	near(t, "Cell/Summary throughput", c.ThroughputTokPerS/sum.ThroughputTokPerS, 1, 1e-12)
+	near(t, "Cell/Summary throughput", val(c.ThroughputTokPerS)/sum.ThroughputTokPerS, 1, 1e-12)
 	t.Logf("window %v–%v: %g tokens (warm-up events inside %d, outside %d); throughput Summary %.4f, Cell %.4f tok/s; dispatch-lag p99 Summary %v, Cell max %v ms",
-		start, end, want, warmIn, warmOut, sum.ThroughputTokPerS, c.ThroughputTokPerS, sum.DispatchLagP99, *c.DispatchLag.MaxMs)
+		start, end, want, warmIn, warmOut, sum.ThroughputTokPerS, val(c.ThroughputTokPerS), sum.DispatchLagP99, *c.DispatchLag.MaxMs)
 	if sum.MissingUsage != c.MissingUsage || c.MissingUsage != 1 || sum.PromptMismatches != c.PromptMismatches || c.PromptMismatches != 1 {
 		t.Errorf("missing usage %d/%d, prompt mismatches %d/%d (Summary/Cell); want 1 each", sum.MissingUsage, c.MissingUsage, sum.PromptMismatches, c.PromptMismatches)
 	}

@@ -17,6 +17,14 @@ import (
 var update = flag.Bool("update", false, "rewrite report/testdata golden files")
 
 // near is the package's one tolerance helper: |got − want| ≤ tol.
+// val reads an optional figure; NaN when nil, so a near() against it fails.
+func val(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
 func near(t *testing.T, name string, got, want, tol float64) {
 	t.Helper()
 	if math.Abs(got-want) > tol || math.IsNaN(got) {
@@ -157,13 +165,13 @@ func buildFixture() (Results, error) {
 		if c.Arm == "candidate" {
 			powerW -= 20
 		}
-		e := powerW * c.WindowS
+		e := powerW * val(c.WindowS)
 		r.Energy.Cells = append(r.Energy.Cells, EnergyCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Available: true, Source: "simulated",
 			EnergyJ: e, JPerOutputToken: e / float64(c.OutputTokens), JPerRequest: e / float64(c.States["ok"]), MeanPowerW: powerW, PeakPowerW: powerW + 50, IdlePowerW: 90,
 			PeakVRAMBytes: 70 << 30, SteadyVRAMBytes: 68 << 30})
-		hours := c.WindowS / 3600
+		hours := val(c.WindowS) / 3600
 		r.Cost.Cells = append(r.Cost.Cells, CostCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Currency: "USD", PricePerGPUHour: 3.5, PriceDate: "2026-11-01",
-			GPUs: 1, UtilisationAssumption: 1, WindowS: c.WindowS, OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
+			GPUs: 1, UtilisationAssumption: 1, WindowS: val(c.WindowS), OutputTokens: c.OutputTokens, TotalTokens: c.OutputTokens + c.InputTokens,
 			CostPer1MOutputTokens: 3.5 * hours / float64(c.OutputTokens) * 1e6, CostPer1MTotalTokens: 3.5 * hours / float64(c.OutputTokens+c.InputTokens) * 1e6})
 	}
 	r.Hook = &HookSection{Arms: []HookArm{{Arm: "candidate", Target: "sim:rmsnorm", Candidate: "fused_rmsnorm", ReportSHA256: "abcdef0123456789abcdef", CallsEager: 123456, Receipts: []string{"patched sim:rmsnorm at import"}}}}

@@ -117,7 +117,11 @@ func buildPage(r Results) (htmlPage, error) {
 		for _, d := range []Dist{c.TTFT, c.ITL, c.TPOT, c.E2E} {
 			row.Cells = append(row.Cells, figure(d.P50Ms, d.N), figure(d.P99Ms, d.N), figure(d.MeanMs, d.N))
 		}
-		row.Cells = append(row.Cells, num(c.ThroughputTokPerS), tokensText(c.WindowOutputTokens), windowText(c.WindowS), num(c.GoodputRPS)+" ("+goodCount(c)+")")
+		windowTokens := tokensText(c.WindowOutputTokens)
+		if c.NotMeasured != "" {
+			windowTokens = "not measured"
+		}
+		row.Cells = append(row.Cells, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), cellRate(c, c.GoodputRPS)+" ("+goodCount(c)+")")
 		p.Summary = append(p.Summary, row)
 	}
 

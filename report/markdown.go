@@ -285,11 +285,27 @@ func (m mdWriter) cells(r Results) {
 			m.p("| %s | %d | %s | %s | %s | %s |\n", d.name, d.d.N, figure(d.d.P50Ms, d.d.N), figure(d.d.P90Ms, d.d.N), figure(d.d.P99Ms, d.d.N), figure(d.d.MeanMs, d.d.N))
 		}
 		m.p("\n")
-		m.p("- arrival rate of the measured requests: %s %s (the offered load is the mean over warm-up and measured span together; a bursty trace's measured part can differ)\n", num(c.ArrivalRateRPS), m.u("req/s"))
-		m.p("- window: %s %s (%s)\n", windowText(c.WindowS), m.u("s"), windowDefinition)
-		m.p("- output tokens in the window: %s (%s); the numerator of throughput, J per output token and cost per output token\n", tokensText(c.WindowOutputTokens), windowTokensDefinition)
-		m.p("- throughput: %s %s = output tokens in the window / window = %s / %s s\n", num(c.ThroughputTokPerS), m.u("tok/s"), tokensText(c.WindowOutputTokens), windowText(c.WindowS))
-		m.p("- goodput: %s %s = %s / window %s s (%s)\n", num(c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), windowText(c.WindowS), goodputDenominator)
+		if c.ArrivalRateRPS != nil {
+			m.p("- arrival rate of the measured requests: %s %s (the offered load is the mean over warm-up and measured span together; a bursty trace's measured part can differ)\n", num(*c.ArrivalRateRPS), m.u("req/s"))
+		} else {
+			m.p("- arrival rate of the measured requests: %s\n", notMeasuredText(orText(c.NotMeasured, "fewer than two measured requests, or all scheduled at one instant")))
+		}
+		if c.NotMeasured != "" {
+			m.p("- window, throughput and goodput: %s\n", notMeasuredText(c.NotMeasured))
+		} else {
+			m.p("- window: %s %s (%s)\n", optWindowText(c.WindowS), m.u("s"), windowDefinition)
+			m.p("- output tokens in the window: %s (%s); the numerator of throughput, J per output token and cost per output token\n", tokensText(c.WindowOutputTokens), windowTokensDefinition)
+			if c.ThroughputTokPerS != nil {
+				m.p("- throughput: %s %s = output tokens in the window / window = %s / %s s\n", num(*c.ThroughputTokPerS), m.u("tok/s"), tokensText(c.WindowOutputTokens), optWindowText(c.WindowS))
+			} else {
+				m.p("- throughput: %s\n", notMeasuredText(zeroWindow))
+			}
+			if c.GoodputRPS != nil {
+				m.p("- goodput: %s %s = %s / window %s s (%s)\n", num(*c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), optWindowText(c.WindowS), goodputDenominator)
+			} else {
+				m.p("- goodput: %s (%s)\n", notMeasuredText(zeroWindow), goodText(c, r.SLO))
+			}
+		}
 		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
 		m.p("- output tokens of the measured requests: %d (ok measured requests' output_tokens; sources: %s; usage mismatches: %d; not throughput's numerator); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
 		for _, cl := range c.SLOClaims {
@@ -327,6 +343,29 @@ const (
 // windowText formats a window length in s with ms resolution, so that
 // throughput can be reproduced from the printed figures.
 func windowText(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
+
+// zeroWindow is why a measured cell has no throughput or goodput.
+const zeroWindow = "the measured window has zero length"
+
+// notMeasuredText is "not measured: reason".
+func notMeasuredText(reason string) string { return "not measured: " + reason }
+
+// optWindowText is windowText of a window that may not have been measured.
+func optWindowText(s *float64) string {
+	if s == nil {
+		return "not measured"
+	}
+	return windowText(*s)
+}
+
+// cellRate formats a per-window figure of c (throughput, goodput): the
+// number, or "not measured: why" when the cell has no window or a zero one.
+func cellRate(c Cell, v *float64) string {
+	if v != nil {
+		return num(*v)
+	}
+	return notMeasuredText(orText(c.NotMeasured, zeroWindow))
+}
 
 // tokensText formats a token count that may be fractional (usage/events weighting).
 func tokensText(v float64) string {

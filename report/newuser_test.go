@@ -32,8 +32,8 @@ func renderBoth(t *testing.T, r Results) (md, html string) {
 // recorded it: 99512 output tokens of measured requests, 100019 token events
 // in the 21.683221918 s window (warm-up stragglers included).
 func quickstartCell() Cell {
-	return Cell{Arm: "baseline", OfferedLoadRPS: 24, WindowS: 21.683221918, WindowOutputTokens: 100019, OutputTokens: 99512,
-		ThroughputTokPerS: 100019 / 21.683221918, GoodRequests: 352, GoodputRPS: 352 / 21.683221918,
+	return Cell{Arm: "baseline", OfferedLoadRPS: 24, WindowS: ptr(21.683221918), WindowOutputTokens: 100019, OutputTokens: 99512,
+		ThroughputTokPerS: ptr(100019 / 21.683221918), GoodRequests: 352, GoodputRPS: ptr(352 / 21.683221918),
 		States: map[string]int{"ok": 367, "timeout": 0}}
 }
 
@@ -82,7 +82,7 @@ func TestThroughputReproducibleFromPrintedFigures(t *testing.T) {
 // the denominator is the measured window, drain included.
 func TestGoodputStatesItsCountAndDenominator(t *testing.T) {
 	t.Parallel()
-	c := Cell{Arm: "baseline", OfferedLoadRPS: 3, WindowS: 16.259880205, GoodRequests: 48, GoodputRPS: 48 / 16.259880205,
+	c := Cell{Arm: "baseline", OfferedLoadRPS: 3, WindowS: ptr(16.259880205), GoodRequests: 48, GoodputRPS: ptr(48 / 16.259880205),
 		States: map[string]int{"ok": 48, "timeout": 0, "not_sent": 0}}
 	r := Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{c}, SLO: SLO{TTFTMs: 500, TPOTMs: 50}}
 	md, html := renderBoth(t, r)
@@ -305,7 +305,7 @@ func TestEnergyCostLabelAndNotes(t *testing.T) {
 	md, html := renderBoth(t, r)
 	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
 		for _, want := range []string{
-			"energy cost per 1M output tokens (currency)",
+			"energy cost per 1M output tokens (USD)",
 			"not computed: needs energy_price_per_kwh",
 			"trimmed window covers 16.200 s of the 16.259 s",
 			"GPU throttled (hw_slowdown)",
@@ -313,6 +313,9 @@ func TestEnergyCostLabelAndNotes(t *testing.T) {
 			if !strings.Contains(doc.text, want) {
 				t.Errorf("%s lacks %q", doc.name, want)
 			}
+		}
+		if strings.Contains(doc.text, "(currency)") {
+			t.Errorf("%s prints the placeholder (currency) instead of the configured currency", doc.name)
 		}
 		if strings.Contains(doc.text, "energy per 1M output") {
 			t.Errorf("%s labels the energy cost column as energy", doc.name)

@@ -120,22 +120,32 @@ type Cell struct {
 	Order       int            `json:"order"`
 	RecordsFile string         `json:"records_file"`
 	States      map[string]int `json:"states"`
+	// NotMeasured says why the cell has no window (WindowS,
+	// ThroughputTokPerS, GoodputRPS and ArrivalRateRPS are then nil, null in
+	// JSON): NoMeasuredRequestSent when no measured request was sent (e.g. a
+	// deadline landed in the warm-up). "" when the window was measured.
+	NotMeasured string `json:"not_measured,omitempty"`
 	// WindowS is the measured window length in seconds: from the first
-	// measured send to the last event of any measured request (loadgen.Window).
-	WindowS           float64 `json:"window_s"`
-	ThroughputTokPerS float64 `json:"throughput_tok_per_s"`
+	// measured send to the last event of any measured request (loadgen.Window);
+	// nil when NotMeasured.
+	WindowS *float64 `json:"window_s"`
+	// ThroughputTokPerS is WindowOutputTokens / WindowS (tok/s); nil when
+	// NotMeasured or the window has zero length.
+	ThroughputTokPerS *float64 `json:"throughput_tok_per_s"`
 	// WindowOutputTokens is throughput's numerator: output tokens whose token
 	// events fell inside the window, warm-up stragglers and failed requests'
 	// delivered tokens included, weighted by usage/events on a mismatch
 	// (loadgen.WindowFigures; may be fractional). OutputTokens is different:
 	// the per-request output_tokens of ok measured requests.
-	WindowOutputTokens float64        `json:"window_output_tokens"`
-	GoodputRPS         float64        `json:"goodput_rps"`
-	MultiTokenEvents   int            `json:"multi_token_events"`
-	OutputTokens       int            `json:"output_tokens"`
-	InputTokens        int            `json:"input_tokens"`
-	UsageSourceCounts  map[string]int `json:"output_tokens_source"`
-	UsageMismatches    int            `json:"usage_mismatches"`
+	WindowOutputTokens float64 `json:"window_output_tokens"`
+	// GoodputRPS is GoodRequests / WindowS (req/s); nil when NotMeasured or
+	// the window has zero length.
+	GoodputRPS        *float64       `json:"goodput_rps"`
+	MultiTokenEvents  int            `json:"multi_token_events"`
+	OutputTokens      int            `json:"output_tokens"`
+	InputTokens       int            `json:"input_tokens"`
+	UsageSourceCounts map[string]int `json:"output_tokens_source"`
+	UsageMismatches   int            `json:"usage_mismatches"`
 	// ClientBound is loadgen.ClientBound(DispatchLag p99, else max when the
 	// p99 is refused; CellOptions.ClientBoundLag): the client's own lateness,
 	// not the server, may have set the pace.
@@ -153,10 +163,11 @@ type Cell struct {
 	// differed from the scheduled input length.
 	PromptMismatches int `json:"prompt_mismatches"`
 	// ArrivalRateRPS is the mean arrival rate of the measured (non-warm-up)
-	// requests, (n − 1) / (last − first scheduled time), in req/s; 0 when
+	// requests, (n − 1) / (last − first scheduled time), in req/s; nil when
+	// NotMeasured (no measured request was sent: they never arrived) or
 	// fewer than two. OfferedLoadRPS is the mean over the whole schedule
 	// (warm-up included), so a bursty trace's measured part can differ.
-	ArrivalRateRPS float64 `json:"arrival_rate_rps"`
+	ArrivalRateRPS *float64 `json:"arrival_rate_rps"`
 	// Incomplete is why the cell did not run to its end (interrupt, deadline,
 	// server death); "" when it did. Analyze leaves incomplete cells out of
 	// statistics, ratios, capacity and verdicts: their surviving requests are

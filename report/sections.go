@@ -104,7 +104,8 @@ type EnergyCell struct {
 	Missing []string `json:"missing,omitempty"`
 
 	// The energy figure's checks (energy.Window): which reading the headline
-	// uses ("counter_delta" or "none"), the power-integral cross-check in J and
+	// uses ("counter_delta", "none", or SimulatedEnergyHeadline on the
+	// simulator, which has no counter), the power-integral cross-check in J and
 	// its disagreement with the counter in %, whether the disagreement exceeds
 	// the flag threshold, the counter's quantisation error in % of the window's
 	// energy, whether the window was shorter than the counter's resolution,
@@ -121,6 +122,10 @@ type EnergyCell struct {
 	ProcessVRAMPeakBytes *uint64  `json:"process_vram_peak_bytes,omitempty"`
 	Warnings             []string `json:"warnings,omitempty"`
 }
+
+// SimulatedEnergyHeadline is EnergyCell.EnergyHeadline of a simulated run:
+// its energy is the simulator's power model, not a counter delta.
+const SimulatedEnergyHeadline = "simulated power model"
 
 // has reports whether the figure with JSON key k was measured.
 func (c EnergyCell) has(k string) bool { return !slices.Contains(c.Missing, k) }
@@ -148,8 +153,11 @@ type CostCell struct {
 	WindowS               float64 `json:"window_s"`
 	OutputTokens          int     `json:"output_tokens"`
 	TotalTokens           int     `json:"total_tokens"`
-	// EnergyPricePerKWh is 0 when no energy price was given.
+	// EnergyPricePerKWh is 0 when no energy price was given (Currency per kWh).
 	EnergyPricePerKWh float64 `json:"energy_price_per_kwh,omitempty"`
+	// EnergyPriceSource says where the energy price came from (echoed from
+	// the config, where it is required with energy_price_per_kwh).
+	EnergyPriceSource string `json:"energy_price_source,omitempty"`
 	// Results, in Currency.
 	CostPer1MOutputTokens       float64 `json:"cost_per_1m_output_tokens"`
 	CostPer1MTotalTokens        float64 `json:"cost_per_1m_total_tokens"`

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -158,7 +160,7 @@ func energyTable(r Results) tableSection {
 			f("mean_power_w", num(c.MeanPowerW)), f("peak_power_w", num(c.PeakPowerW)), f("idle_power_w", num(c.IdlePowerW)),
 			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes))})
 	}
-	return tableSection{ID: id, Heading: h, Parts: append([]tablePart{p}, energyNotes(s.Cells)...)}
+	return tableSection{ID: id, Heading: h, Parts: append([]tablePart{p}, energyNotes(s.Cells, u)...)}
 }
 
 // windowTokensOf is the window output-token count (throughput's numerator)
@@ -176,7 +178,7 @@ func windowTokensOf(r Results, arm string, load float64, rep int) string {
 // (energy.Window): the counter reading used, the power-integral cross-check
 // and its disagreement, the counter's quantisation, throttling, the sampler's
 // warnings. Empty when no cell has any.
-func energyNotes(cells []EnergyCell) []tablePart {
+func energyNotes(cells []EnergyCell, sim units) []tablePart {
 	p := tablePart{Heading: "Energy checks and warnings",
 		Note:   "Per cell: which reading the energy figure uses, the power-integral cross-check, the counter's quantisation and the sampler's warnings.",
 		Header: []string{"arm", "load (req/s)", "rep", "energy from", "power integral (J)", "disagreement (%)", "quantisation (% of energy)", "flags", "warnings"}}
@@ -194,8 +196,12 @@ func energyNotes(cells []EnergyCell) []tablePart {
 		if c.EnergyHeadline == "" && c.PowerIntegralJ == nil && c.QuantisationPct == nil && len(flags) == 0 && len(c.Warnings) == 0 {
 			continue
 		}
-		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), orText(c.EnergyHeadline, "not recorded"),
-			optNum(c.PowerIntegralJ), optNum(c.DisagreementPct), optNum(c.QuantisationPct), orText(strings.Join(flags, "; "), "none"), orText(strings.Join(c.Warnings, "; "), "none")})
+		from := c.EnergyHeadline
+		if sim && from == "counter_delta" {
+			from = SimulatedEnergyHeadline // a results file from before the simulator said so itself
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), orText(from, "not recorded"),
+			optNum(c.PowerIntegralJ), pctHundredths(c.DisagreementPct), optNum(c.QuantisationPct), orText(strings.Join(flags, "; "), "none"), orText(strings.Join(c.Warnings, "; "), "none")})
 	}
 	if len(p.Rows) == 0 {
 		return nil
@@ -209,11 +215,11 @@ func costTable(s *CostSection, u units) tableSection {
 		return notMeasuredSection(id, h, reason)
 	}
 	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed. Output tokens are those in the window (" + windowTokensDefinition + "), throughput's numerator; total tokens are input + output tokens as the cost inputs count them.",
-		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy cost per 1M output tokens (currency)", "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens in the window", "total tokens"}}
+		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy cost per 1M output tokens" + currencyOf(s.Cells), "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens in the window", "total tokens"}}
 	for _, c := range s.Cells {
 		energy := "not computed: needs energy_price_per_kwh (cost.energy_price_per_kwh in the config), not given"
 		if c.EnergyPricePerKWh > 0 {
-			energy = fmt.Sprintf("%s %s (at %s/kWh)", num(c.EnergyCostPer1MOutputTokens), c.Currency, num(c.EnergyPricePerKWh))
+			energy = fmt.Sprintf("%s %s (at %s %s/kWh)", num(c.EnergyCostPer1MOutputTokens), u.u(c.Currency), num(c.EnergyPricePerKWh), c.Currency)
 		}
 		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition),
 			num(c.CostPer1MOutputTokens) + " " + u.u(c.Currency), num(c.CostPer1MTotalTokens) + " " + u.u(c.Currency), energy,
@@ -221,15 +227,18 @@ func costTable(s *CostSection, u units) tableSection {
 			fmt.Sprint(c.OutputTokens), fmt.Sprint(c.TotalTokens)})
 	}
 	parts := []tablePart{p}
-	sources := tablePart{Header: []string{"price per GPU-hour", "price date", "price source"}}
+	sources := tablePart{Header: []string{"price per GPU-hour", "price date", "price source", "energy price", "energy price source"}}
 	seen := map[string]bool{}
 	for _, c := range s.Cells {
-		k := num(c.PricePerGPUHour) + c.Currency + c.PriceDate + c.PriceSource
-		if seen[k] {
-			continue
+		energyPrice, energySource := "not given", "—"
+		if c.EnergyPricePerKWh > 0 {
+			energyPrice, energySource = num(c.EnergyPricePerKWh)+" "+c.Currency+"/kWh", orText(c.EnergyPriceSource, "not given")
 		}
-		seen[k] = true
-		sources.Rows = append(sources.Rows, []string{num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), orText(c.PriceSource, "not given")})
+		row := []string{num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), orText(c.PriceSource, "not given"), energyPrice, energySource}
+		if k := strings.Join(row, "\x00"); !seen[k] {
+			seen[k] = true
+			sources.Rows = append(sources.Rows, row)
+		}
 	}
 	if len(sources.Rows) > 0 {
 		parts = append(parts, sources)
@@ -336,3 +345,30 @@ func mdRow(cells []string) string {
 
 // ratio4 formats a ratio near 1 (speedup, bound, fraction) with four decimals.
 func ratio4(v float64) string { return fmt.Sprintf("%.4f", v) }
+
+// currencyOf is " (USD)" when every cost cell is in one currency, else ""
+// (each value then names its own).
+func currencyOf(cells []CostCell) string {
+	if len(cells) == 0 {
+		return ""
+	}
+	for _, c := range cells[1:] {
+		if c.Currency != cells[0].Currency {
+			return ""
+		}
+	}
+	return " (" + cells[0].Currency + ")"
+}
+
+// pctHundredths formats a percentage rounded to 0.01 %, so that float noise
+// such as -3.95e-14 reads 0; "not measured" when nil.
+func pctHundredths(v *float64) string {
+	if v == nil {
+		return "not measured"
+	}
+	r := math.Round(*v*100) / 100
+	if r == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}

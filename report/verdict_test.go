@@ -7,7 +7,7 @@ import (
 
 // mkCell is a cell with the given TPOT p99 and TTFT p99 (ms); other figures are left empty.
 func mkCell(arm string, load float64, rep int, tpotP99, ttftP99 float64) Cell {
-	return Cell{Arm: arm, OfferedLoadRPS: load, Repetition: rep, WindowS: 10,
+	return Cell{Arm: arm, OfferedLoadRPS: load, Repetition: rep, WindowS: ptr(10),
 		TPOT: Dist{N: 1000, P99Ms: ptr(tpotP99), MeanMs: ptr(tpotP99 / 2)},
 		TTFT: Dist{N: 1000, P99Ms: ptr(ttftP99), MeanMs: ptr(ttftP99 / 2)}}
 }

@@ -1,0 +1,54 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCostAndEnergyLabels: on a simulated run with an energy price the cost
+// table names the configured currency (never "(currency)"), prices energy in
+// currency/kWh, labels the energy cost simulated like its neighbours and
+// echoes energy_price_source; the energy checks say "simulated power model"
+// (there is no counter) and float noise in the disagreement reads 0.
+func TestCostAndEnergyLabels(t *testing.T) {
+	t.Parallel()
+	r := fixtureResults(t)
+	if !r.Simulated {
+		t.Fatal("fixture is not simulated")
+	}
+	for i := range r.Cost.Cells {
+		c := &r.Cost.Cells[i]
+		c.Currency, c.EnergyPricePerKWh, c.EnergyPriceSource, c.EnergyCostPer1MOutputTokens = "EUR", 0.25, "utility tariff 2026-10", 1.5
+	}
+	noise, real := -3.95e-14, 1.234
+	r.Energy.Cells[0].EnergyHeadline, r.Energy.Cells[0].PowerIntegralJ, r.Energy.Cells[0].DisagreementPct = "counter_delta", ptr(100), &noise
+	r.Energy.Cells[1].EnergyHeadline, r.Energy.Cells[1].PowerIntegralJ, r.Energy.Cells[1].DisagreementPct = SimulatedEnergyHeadline, ptr(100), &real
+	md, html := renderBoth(t, r)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		for _, want := range []string{
+			"energy cost per 1M output tokens (EUR)",
+			"1.50 EUR, simulated (at 0.250 EUR/kWh)",
+			"utility tariff 2026-10",
+			"0.250 EUR/kWh",
+			"simulated power model",
+			"1.23",
+		} {
+			if !strings.Contains(doc.text, want) {
+				t.Errorf("%s lacks %q", doc.name, want)
+			}
+		}
+		for _, bad := range []string{"(currency)", " (at 0.250/kWh)", "e-14", "counter_delta"} {
+			if strings.Contains(doc.text, bad) {
+				t.Errorf("%s contains %q", doc.name, bad)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		in   *float64
+		want string
+	}{{nil, "not measured"}, {ptr(-3.95e-14), "0"}, {ptr(0.004), "0"}, {ptr(-0.006), "-0.01"}, {ptr(12.345), "12.35"}} {
+		if got := pctHundredths(tc.in); got != tc.want {
+			t.Errorf("pctHundredths(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
