@@ -73,12 +73,16 @@ Point the arm's override at the report (validation_report) and the captured set
 (captured_shapes); run refuses it when missing, failing or stale.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.out == "" {
+				o.out = defaultValidateOut(time.Now())
+				fmt.Fprintf(cmd.OutOrStdout(), "validate: writing to %s (no --out given)\n", o.out)
+			}
 			return runValidate(cmd.Context(), cmd.OutOrStdout(), args[0], o, os.Args)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.arm, "arm", "", "arm whose override is validated (required)")
-	f.StringVar(&o.out, "out", "", "output folder (required)")
+	f.StringVar(&o.out, "out", "", "output folder (default: runs/validation-<UTC time>, relative to the working folder)")
 	f.StringVar(&o.captured, "captured", "", "use this captured shape set instead of capturing one")
 	f.IntVar(&o.requests, "requests", 48, "trace requests replayed for capture and for shadow")
 	f.IntVar(&o.concurrency, "concurrency", 16, "closed-loop concurrency of the capture and shadow replays")
@@ -92,8 +96,14 @@ Point the arm's override at the report (validation_report) and the captured set
 	f.BoolVar(&o.profile, "profile", false, "during capture, also take torch-profiler windows at concurrency 1 and --concurrency")
 	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "timeout of one request")
 	_ = cmd.MarkFlagRequired("arm")
-	_ = cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// defaultValidateOut is validate's output folder when --out is not given:
+// runs/validation-<UTC time of now, YYYYMMDD-HHMMSS>, relative to the
+// working folder (as run's runs/<config name>-<UTC time>).
+func defaultValidateOut(now time.Time) string {
+	return filepath.Join("runs", "validation-"+now.UTC().Format("20060102-150405"))
 }
 
 func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpts, argv []string) error {
