@@ -59,8 +59,8 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	r.cells = append(r.cells, m)
 	r.addCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own dispatch lag p99 %.3f ms over %d sends > %s); figures of this cell are suspect\n",
-			key.arm, rate, c.DispatchLagP99ForFlagMs, c.DispatchLag.N, loadgen.DefaultLagBudget)
+		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",
+			key.arm, rate, c.DispatchLagFlagText(), loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {
 		return err

@@ -47,3 +47,17 @@ func TestPrintSummaryNotMeasured(t *testing.T) {
 		t.Errorf("summary does not say why the cell was not measured:\n%s", out)
 	}
 }
+
+// TestPrintSummaryVerdictClientBound: the console verdict line says how many
+// cells were client-bound.
+func TestPrintSummaryVerdictClientBound(t *testing.T) {
+	t.Parallel()
+	res := &report.Results{Complete: true, Cells: []report.Cell{{Arm: "baseline", ClientBound: true}, {Arm: "cand"}},
+		Verdicts: []report.Verdict{{Candidate: "cand", Baseline: "baseline", Outcome: "pass", DecidingClause: "b", Reason: "r",
+			ClientBound: report.ClientBoundNote([]report.Cell{{ClientBound: true}, {}})}}}
+	var b bytes.Buffer
+	PrintSummary(&b, res)
+	if !strings.Contains(b.String(), "verdict cand vs baseline: PASS (clause b: r); warning: 1 of 2 cells client-bound: their figures are suspect") {
+		t.Errorf("console verdict does not flag client-bound cells:\n%s", b.String())
+	}
+}

@@ -14,9 +14,10 @@
 //   - order.go: RunOrder, the interleaved A B B A run order;
 //   - bootstrap.go, analyze.go: Analyze, seeded bootstrap intervals over
 //     repetitions, candidate/baseline ratios, capacity at SLO;
-//   - verdict.go: the decision rule's clauses (a) validation, (b) the SLO
-//     metric's improvement against the regression margin, (c) VRAM budget,
-//     (d) reproducibility; only declared clauses decide;
+//   - verdict.go: the decision rule's clauses (a) validation, (b) no
+//     regression of the rule metric beyond the margin (candidate/baseline
+//     interval below 1 + margin), (c) VRAM budget, (d) reproducibility; only
+//     declared clauses decide; a verdict notes client-bound cells;
 //   - bisect.go: FindCapacity, bisection of the offered load;
 //   - compare.go, io.go: Compare of two results.json, reading and writing them;
 //   - markdown.go, html.go, plots.go: report.md and report.html (inline SVG

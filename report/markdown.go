@@ -157,6 +157,9 @@ func (m mdWriter) verdicts(r Results) {
 	}
 	for _, v := range r.Verdicts {
 		m.p("### %s vs %s: **%s**, decided by %s\n\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), decidedBy(v))
+		if v.ClientBound != "" {
+			m.p("> **Warning:** %s (see each cell's client-bound note).\n\n", v.ClientBound)
+		}
 		m.p("| clause | name | outcome | detail |\n| --- | --- | --- | --- |\n")
 		for _, c := range v.Clauses {
 			m.p("|%s|\n", mdRow([]string{c.Clause, c.Name, c.Outcome, c.Detail}))
@@ -327,7 +330,7 @@ func (m mdWriter) cells(r Results) {
 			m.p("- prompt mismatches: %d requests whose usage.prompt_tokens differed from the scheduled input length\n", c.PromptMismatches)
 		}
 		if c.ClientBound {
-			m.p("- **client-bound**: the client's own dispatch lag (p99, else max) exceeded its budget; the client, not the server, may have set the pace\n")
+			m.p("- **client-bound**: the client's own %s exceeded its %s ms budget; the client, not the server, may have set the pace, so this cell's figures are suspect\n", c.DispatchLagFlagText(), num(DefaultClientBoundLag.Seconds()*1000))
 		}
 		m.p("- percentile method: %s\n\n", c.TTFT.Method)
 	}

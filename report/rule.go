@@ -82,6 +82,10 @@ type Verdict struct {
 	DecidingClause string         `json:"deciding_clause"`
 	Reason         string         `json:"reason"`
 	Clauses        []ClauseResult `json:"clauses"`
+	// ClientBound is "N of M cells client-bound: their figures are suspect"
+	// when any cell of the run is flagged Cell.ClientBound (ClientBoundNote);
+	// "" when none is. VerdictLine and both reports print it with the verdict.
+	ClientBound string `json:"client_bound,omitempty"`
 }
 
 // ClauseResult is one clause's outcome; Outcome is "not declared" when the config left it out.

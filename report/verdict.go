@@ -20,7 +20,7 @@ const (
 // first inconclusive one decides inconclusive; otherwise the candidate passes
 // and clause b, the improvement, is named.
 func decide(r Results, rule DecisionRule, cand string) Verdict {
-	v := Verdict{Candidate: cand, Baseline: rule.Baseline}
+	v := Verdict{Candidate: cand, Baseline: rule.Baseline, ClientBound: ClientBoundNote(r.Cells)}
 	v.Clauses = []ClauseResult{
 		clauseA(r, rule, cand),
 		clauseB(r, rule, cand),
@@ -51,11 +51,49 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 // OUTCOME (clause b: <clause name>: <detail>)". Verdict.Reason names the
 // deciding clause's test and detail but not its letter, which is
 // DecidingClause; renderers and the console summary print this line.
+//
+// When cells were client-bound the line ends with "; warning: N of M cells
+// client-bound: their figures are suspect".
 func VerdictLine(v Verdict) string {
-	return fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	s := fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	if v.ClientBound != "" {
+		s += "; warning: " + v.ClientBound
+	}
+	return s
 }
 
-// decidedBy names the deciding clause with its test: "clause b (e2e mean improves …)".
+// ClientBoundNote is "N of M cells client-bound: their figures are suspect"
+// over cells (Cell.ClientBound), or "" when none is flagged.
+func ClientBoundNote(cells []Cell) string {
+	n := 0
+	for _, c := range cells {
+		if c.ClientBound {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d cells client-bound: their figures are suspect", n, len(cells))
+}
+
+// DispatchLagFlagText is the figure ClientBound was decided on, labelled
+// truthfully: "dispatch lag p99 1.343 ms over 480 sends", or, below 100
+// samples, where the nearest-rank p99 is the largest sample, "dispatch lag
+// p99 (= the max at n < 100) 1.343 ms over 48 sends".
+func (c Cell) DispatchLagFlagText() string {
+	label := "dispatch lag p99"
+	if c.DispatchLag.N < nearestRankP99IsMaxBelow {
+		label += " (= the max at n < 100)"
+	}
+	return fmt.Sprintf("%s %.3f ms over %d sends", label, c.DispatchLagP99ForFlagMs, c.DispatchLag.N)
+}
+
+// nearestRankP99IsMaxBelow: for n < 100, ceil(0.99 n) = n, so the
+// nearest-rank p99 is the n-th (largest) sample.
+const nearestRankP99IsMaxBelow = 100
+
+// decidedBy names the deciding clause with its test: "clause b (e2e mean: no regression …)".
 func decidedBy(v Verdict) string {
 	for _, c := range v.Clauses {
 		if c.Clause == v.DecidingClause {
@@ -113,7 +151,7 @@ func sectionNote(v *ValidationSection) string {
 // straddling T (or no interval) is inconclusive. Any failing load fails.
 func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 	stat := rule.stat()
-	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s improves beyond the regression margin", rule.Metric, stat)}
+	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: no regression beyond the margin (candidate/baseline interval below 1 + margin)", rule.Metric, stat)}
 	thr := 1 + rule.RegressionMargin
 	var fails, incs, passes []string
 	// Loads without an interval share a reason (often "1 repetition: …"):

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// TestDispatchLagFlagText: below 100 sends the nearest-rank p99 the
+// client-bound flag uses is the largest sample, and the label says so.
+func TestDispatchLagFlagText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n      int
+		wantEq bool // the flag's p99 is the max
+		label  string
+	}{
+		{48, true, "dispatch lag p99 (= the max at n < 100) "},
+		{99, true, "dispatch lag p99 (= the max at n < 100) "},
+		{100, false, "dispatch lag p99 "},
+		{480, false, "dispatch lag p99 "},
+	} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			recs := make([]loadgen.Record, tc.n)
+			for i := range recs {
+				// dispatch lag i µs, the last one 1.343 ms
+				at := time.Duration(i+1) * 10 * msD
+				lag := time.Duration(i) * time.Microsecond
+				if i == tc.n-1 {
+					lag = 1343 * time.Microsecond
+				}
+				recs[i] = loadgen.Record{RequestID: i, State: loadgen.StateOK, ScheduledAt: at, DispatchedAt: at + lag, SentAt: at + lag,
+					Events: []loadgen.TokenEvent{{At: at + lag + msD, Tokens: 1}}, EndAt: at + lag + 2*msD, OutputTokens: 1, OutputTokensSource: loadgen.SourceEvents}
+			}
+			c := BuildCell(recs, CellOptions{})
+			if c.DispatchLag.N != tc.n {
+				t.Fatalf("dispatch lag n = %d, want %d", c.DispatchLag.N, tc.n)
+			}
+			if isMax := c.DispatchLagP99ForFlagMs == *c.DispatchLag.MaxMs; isMax != tc.wantEq {
+				t.Errorf("n = %d: flag p99 %v, max %v: equal %t, want %t", tc.n, c.DispatchLagP99ForFlagMs, *c.DispatchLag.MaxMs, isMax, tc.wantEq)
+			}
+			got := c.DispatchLagFlagText()
+			want := fmt.Sprintf("%s%.3f ms over %d sends", tc.label, c.DispatchLagP99ForFlagMs, tc.n)
+			if got != want {
+				t.Errorf("DispatchLagFlagText = %q, want %q", got, want)
+			}
+			if tc.n == 48 {
+				if !c.ClientBound || got != "dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends" {
+					t.Errorf("48 sends with a 1.343 ms max: client-bound %t, %q", c.ClientBound, got)
+				}
+				var md bytes.Buffer
+				if err := WriteMarkdown(&md, Results{SchemaVersion: SchemaVersion, Cells: []Cell{c}}); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(md.String(), "**client-bound**: the client's own dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends exceeded its 1.00 ms budget") {
+					t.Errorf("report.md does not label the flag's figure:\n%s", md.String())
+				}
+			}
+		})
+	}
+}
+
+// TestVerdictNamesClauseBAndClientBound: clause b's name says what it
+// tests (no regression beyond the margin: a 1.5 % slower candidate passes a
+// 2 % margin), and a run with client-bound cells says so with each verdict,
+// in VerdictLine (console, HTML) and report.md.
+func TestVerdictNamesClauseBAndClientBound(t *testing.T) {
+	t.Parallel()
+	base := []float64{20.0, 20.4, 19.8, 20.1}
+	slower := []float64{20.3, 20.7, 20.1, 20.4} // 1.5 % slower
+	r := twoArms(base, slower)
+	r.Cells[1].ClientBound, r.Cells[6].ClientBound = true, true
+	if err := Analyze(&r, DecisionRule{Metric: "tpot", Percentile: 99, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verdicts[0]
+	if v.Outcome != "pass" {
+		t.Fatalf("1.5 %% slower with a 2 %% margin: %s", VerdictLine(v))
+	}
+	const name = "tpot p99: no regression beyond the margin (candidate/baseline interval below 1 + margin)"
+	if v.Clauses[1].Name != name {
+		t.Errorf("clause b name %q, want %q", v.Clauses[1].Name, name)
+	}
+	const note = "2 of 8 cells client-bound: their figures are suspect"
+	if v.ClientBound != note {
+		t.Errorf("verdict client-bound note %q, want %q", v.ClientBound, note)
+	}
+	line := VerdictLine(v)
+	if !strings.HasSuffix(line, "; warning: "+note) || strings.Contains(line, "improves") {
+		t.Errorf("VerdictLine %q", line)
+	}
+	md, html := renderBoth(t, r)
+	if !strings.Contains(md, "> **Warning:** "+note) {
+		t.Error("report.md's verdict does not say cells were client-bound")
+	}
+	if !strings.Contains(html, "warning: "+note) {
+		t.Error("report.html's verdict does not say cells were client-bound")
+	}
+
+	// No client-bound cell: nothing said.
+	clean := twoArms(base, slower)
+	if err := Analyze(&clean, DecisionRule{Metric: "tpot", Percentile: 99, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	if v := clean.Verdicts[0]; v.ClientBound != "" || strings.Contains(VerdictLine(v), "client-bound") {
+		t.Errorf("no client-bound cell, verdict says %q", VerdictLine(v))
+	}
+}
