@@ -95,6 +95,9 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 	baseline := r.cfg.Arms[0].Name
 	sec := &report.AmdahlSection{}
 	var problems []string
+	// f comes from complete baseline cells only; with none (a run stopped
+	// early) that is the one reason, said once, not once per load.
+	completeBaseline := slices.ContainsFunc(r.cells, func(m measured) bool { return m.key.arm == baseline && m.summary.Complete })
 	for _, arm := range r.cfg.Arms[1:] {
 		s, err := r.isolatedSpeedup(arm, target)
 		if err != nil {
@@ -102,6 +105,9 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			continue
 		}
 		for li, rate := range r.cfg.Load.RatesRPS {
+			if !completeBaseline {
+				break
+			}
 			var ws []amdahl.WindowSample
 			var frs []amdahl.Fractions
 			for _, m := range r.cells {
@@ -148,10 +154,18 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			})
 		}
 	}
+	if !completeBaseline {
+		why := "f is measured from the baseline arm's profiled cells, and none of them ran to its end"
+		if r.res != nil && r.res.IncompleteReason != "" {
+			why += " (" + r.res.IncompleteReason + ")"
+		}
+		problems = append([]string{"no complete baseline cell (" + baseline + "): " + why}, problems...)
+	}
 	if len(sec.Loads) == 0 {
+		// One line: the console prints it after "Amdahl: not measured: ".
 		sec.NotMeasured = "no candidate arm with a profiled baseline"
 		if len(problems) > 0 {
-			sec.NotMeasured = errors.Join(toErrs(problems)...).Error()
+			sec.NotMeasured = strings.Join(problems, "; ")
 		}
 	}
 	for _, p := range problems {
@@ -194,14 +208,6 @@ func pooledOf(frs []amdahl.Fractions, get func(amdahl.Fractions) (amdahl.Num, ti
 	}
 	m := float64(num) / float64(den)
 	return &m
-}
-
-func toErrs(ss []string) []error {
-	out := make([]error, len(ss))
-	for i, s := range ss {
-		out[i] = errors.New(s)
-	}
-	return out
 }
 
 // energyCostSections converts each cell's energy window (trimmed to the
@@ -340,7 +346,16 @@ func printAmdahl(w io.Writer, res *report.Results) {
 	}
 	fmt.Fprintln(w)
 	if a.NotMeasured != "" {
-		fmt.Fprintf(w, "Amdahl: not measured: %s\n", a.NotMeasured)
+		// A results file from an older build may hold several reasons, one a line.
+		lines := strings.Split(strings.TrimSpace(a.NotMeasured), "\n")
+		if len(lines) == 1 {
+			fmt.Fprintf(w, "Amdahl: not measured: %s\n", lines[0])
+			return
+		}
+		fmt.Fprintln(w, "Amdahl: not measured:")
+		for _, l := range lines {
+			fmt.Fprintf(w, "  - %s\n", l)
+		}
 		return
 	}
 	fmt.Fprintln(w, "Amdahl bound vs measured speedup (baseline/candidate; >1 is faster):")

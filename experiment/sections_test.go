@@ -7,6 +7,7 @@ import (
 
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/energy"
+	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -49,5 +50,53 @@ func TestEnergyCostSectionsLabels(t *testing.T) {
 	}
 	if cs.Cells[0].EnergyPriceSource != "utility tariff" || cs.Cells[0].EnergyPricePerKWh != 0.2 || cs.Cells[0].WindowS != 10 {
 		t.Errorf("cost cell does not echo its energy price and source: %+v", cs.Cells[0])
+	}
+}
+
+// TestAmdahlNotMeasuredText: with no complete baseline cell (a deadline
+// stopped the run) the Amdahl section says that once, on one line; several
+// reasons are joined on one line; the console prints an older multi-line
+// reason as a list, never as bare continuation lines.
+func TestAmdahlNotMeasuredText(t *testing.T) {
+	t.Parallel()
+	newRunner := func(cells ...measured) *runner {
+		r := &runner{log: io.Discard, res: &report.Results{IncompleteReason: "run stopped: deadline"}, cells: cells}
+		r.cfg.Amdahl.TargetOp = "rmsnorm"
+		r.cfg.Arms = []ArmConfig{{Name: "baseline"}, {Name: "rmsnorm-2.5x", SimOverrides: map[string]float64{"rmsnorm": 2.5}}}
+		r.cfg.Load.RatesRPS = []float64{3, 10, 24}
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		r     *runner
+		want  string
+		avoid string
+	}{
+		{"no baseline cell ran", newRunner(),
+			"no complete baseline cell (baseline): f is measured from the baseline arm's profiled cells, and none of them ran to its end (run stopped: deadline)", "no baseline profile"},
+		{"baseline cell cut short", newRunner(measured{key: cellKey{arm: "baseline", load: 0}}),
+			"no complete baseline cell (baseline)", "no baseline profile"},
+		{"complete baseline cells without profiles", newRunner(measured{key: cellKey{arm: "baseline", load: 0}, summary: loadgen.Summary{Complete: true}}),
+			"no baseline profile at 3 req/s; no baseline profile at 10 req/s; no baseline profile at 24 req/s", "no complete baseline cell"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sec := tc.r.amdahlSection()
+			if sec.NotMeasured != tc.want && !strings.HasPrefix(sec.NotMeasured, tc.want) {
+				t.Errorf("not measured %q, want %q", sec.NotMeasured, tc.want)
+			}
+			if strings.Contains(sec.NotMeasured, "\n") || strings.Contains(sec.NotMeasured, tc.avoid) {
+				t.Errorf("not measured %q: several lines, or says %q", sec.NotMeasured, tc.avoid)
+			}
+			var b strings.Builder
+			printAmdahl(&b, &report.Results{Amdahl: sec})
+			if got := strings.TrimSpace(b.String()); got != "Amdahl: not measured: "+sec.NotMeasured {
+				t.Errorf("console %q", got)
+			}
+		})
+	}
+	var b strings.Builder
+	printAmdahl(&b, &report.Results{Amdahl: &report.AmdahlSection{NotMeasured: "no baseline profile at 3 req/s\nno baseline profile at 10 req/s"}})
+	if want := "\nAmdahl: not measured:\n  - no baseline profile at 3 req/s\n  - no baseline profile at 10 req/s\n"; b.String() != want {
+		t.Errorf("console %q, want %q", b.String(), want)
 	}
 }

@@ -52,3 +52,15 @@ func TestCostAndEnergyLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestNotMeasuredReasonOneLine: a section's several reasons, one a line in
+// an older results file, render as one sentence, not as bare continuation lines.
+func TestNotMeasuredReasonOneLine(t *testing.T) {
+	t.Parallel()
+	r := Results{SchemaVersion: SchemaVersion, Amdahl: &AmdahlSection{NotMeasured: "no baseline profile at 3 req/s\nno baseline profile at 10 req/s"}}
+	md, html := renderBoth(t, r)
+	const want = "Not measured: no baseline profile at 3 req/s; no baseline profile at 10 req/s."
+	if !strings.Contains(md, want) || !strings.Contains(html, "no baseline profile at 3 req/s; no baseline profile at 10 req/s") {
+		t.Errorf("report.md / report.html do not join the reasons into %q:\n%s", want, md)
+	}
+}

@@ -23,6 +23,8 @@ type tablePart struct {
 
 // notMeasuredSection is a section that says why it has no figures.
 func notMeasuredSection(id, heading, reason string) tableSection {
+	// Several reasons, one a line (older results files), read as one sentence.
+	reason = strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(reason), "\n", "; ")), " ")
 	return tableSection{ID: id, Heading: heading, NotMeasured: reason}
 }
 
