@@ -44,7 +44,9 @@ func TestCellNothingMeasured(t *testing.T) {
 		t.Errorf("round trip: %v, %+v", err, back)
 	}
 
-	r := Results{SchemaVersion: SchemaVersion, Simulated: true, IncompleteReason: "run stopped: deadline", Cells: []Cell{c}}
+	r := Results{SchemaVersion: SchemaVersion, Simulated: true, IncompleteReason: "run stopped: deadline", Cells: []Cell{c},
+		Energy: &EnergySection{Cells: []EnergyCell{{Arm: "baseline", OfferedLoadRPS: 3, Available: true, EnergyJ: 650, Source: "simulated",
+			Missing: []string{"j_per_output_token", "j_per_request"}}}}}
 	var md, h bytes.Buffer
 	if err := WriteMarkdown(&md, r); err != nil {
 		t.Fatal(err)
@@ -61,6 +63,9 @@ func TestCellNothingMeasured(t *testing.T) {
 				t.Errorf("%s prints %q for a cell that measured nothing", name, bad)
 			}
 		}
+	}
+	if !strings.Contains(md.String(), "| 650.0 | not measured: no measured request was sent | not measured |") {
+		t.Errorf("report.md's energy table gives the window output tokens of a cell that measured nothing:\n%s", md.String())
 	}
 	if !strings.Contains(md.String(), "arrival rate of the measured requests: not measured: no measured request was sent") {
 		t.Errorf("report.md prints an arrival rate for requests never sent:\n%s", md.String())

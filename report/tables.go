@@ -170,6 +170,9 @@ func energyTable(r Results) tableSection {
 func windowTokensOf(r Results, arm string, load float64, rep int) string {
 	for _, c := range r.Cells {
 		if c.Arm == arm && c.OfferedLoadRPS == load && c.Repetition == rep {
+			if c.NotMeasured != "" {
+				return notMeasuredText(c.NotMeasured)
+			}
 			return tokensText(c.WindowOutputTokens)
 		}
 	}
