@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -202,27 +201,22 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
-	// Every problem at once: unknown keys (with their lines), values of the
-	// wrong type (named by field, line and the type wanted; their nodes are
-	// nulled, so they decode as zero values), yaml's own type errors for
-	// what checkNodes does not know, then the checks of Validate on what did
-	// decode, less those that only repeat a refused value.
-	chk := checkNodes(&root, reflect.TypeOf(Config{}))
-	var problems []error
-	for _, u := range chk.unknown {
-		problems = append(problems, errors.New(u))
-	}
-	for _, b := range chk.bad {
-		problems = append(problems, b)
-	}
+	// Every problem at once, each as `field (line N): message`: unknown
+	// keys, values of the wrong type (named by field, line and the type
+	// wanted; their nodes are nulled, so they decode as zero values), yaml's
+	// own type errors for what the checks do not know, then the checks of
+	// Validate on what did decode, less those that only repeat a refused
+	// value.
+	chk := checkConfig(&root)
+	problems := chk.Problems()
 	var cfg Config
 	if err := root.Decode(&cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, fmt.Errorf("config %s: %w", name, errors.Join(append(problems, err)...))
+			return nil, fmt.Errorf("config %s: %w", name, errors.Join(append(problems, chk.Locate(err)...)...))
 		}
 		for _, e := range te.Errors {
-			problems = append(problems, errors.New(e))
+			problems = append(problems, chk.Locate(errors.New(e))...)
 		}
 	}
 	cfg.baseDir = baseDir
@@ -231,24 +225,34 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 			o.BaseDir = overrideBase(baseDir, o.Candidate)
 		}
 	}
-	refused := chk.bad
+	var refused []string
 	if files {
+		var missing []error
 		for _, f := range cfg.FileProblems() {
-			problems = append(problems, f)
-			refused = append(refused, badValue{path: f.Field})
+			missing = append(missing, f)
+			refused = append(refused, f.Field)
 		}
+		problems = append(problems, chk.Locate(errors.Join(missing...))...)
 	}
-	if err := cfg.Validate(); err != nil {
-		if len(refused) > 0 {
-			problems = append(problems, dropFollowOns(err, refused)...)
-		} else {
-			problems = append(problems, err)
-		}
-	}
+	problems = append(problems, chk.Locate(cfg.Validate(), refused...)...)
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("config %s: %w", name, errors.Join(problems...))
+		return nil, fmt.Errorf("config %s: %w", name, errors.Join(dedupe(problems)...))
 	}
 	return &cfg, nil
+}
+
+// dedupe drops problems whose text repeats an earlier one (a custom
+// unmarshaller and the shared checks can both refuse the same key).
+func dedupe(errs []error) []error {
+	seen := map[string]bool{}
+	out := errs[:0:0]
+	for _, e := range errs {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Validate reports every problem at once (errors.Join), each naming its field.
@@ -332,7 +336,13 @@ func (c *Config) Validate() error {
 		bad("arms[0]", "the first arm is the baseline and must not carry an override")
 	}
 	if err := c.Server.validate(); err != nil {
-		errs = append(errs, fmt.Errorf("server: %w", err))
+		// The sim's own checks name its keys (model.layers); they sit under
+		// server.sim in this file.
+		prefix := "server"
+		if c.Server.Kind == ServerSim {
+			prefix = "server.sim"
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
 	}
 	for _, v := range []struct {
 		f string

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/transferlab/transferlab/internal/yamlcheck"
 )
 
 // validBase is a config that parses cleanly; the tests below break one
@@ -76,20 +78,10 @@ func TestConfigValueTypes(t *testing.T) {
 			want: []string{"server.sim.scheduler.max_num_seqs (line 7): 8.5 is not a whole number"}},
 		{name: "every problem at once, unrelated checks kept", from: "  duration: 14s",
 			to:   "  duration: fourteen\n  mode: burst\n  warmup: soon",
-			want: []string{`load.duration (line 5): "fourteen"`, `load.warmup (line 7): "soon"`, `load.mode: unknown mode "burst"`}},
+			want: []string{`load.duration (line 5): "fourteen"`, `load.warmup (line 7): "soon"`, `load.mode (line 6): unknown mode "burst"`}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(validBase, tc.from) {
-				t.Fatalf("validBase has no line %q", tc.from)
-			}
-			doc := strings.Replace(validBase, tc.from, tc.to, 1)
-			_, err := Parse(strings.NewReader(doc), "bad.yaml", ".")
-			if err == nil {
-				t.Fatalf("no error for:\n%s", doc)
-			}
-			checkMessages(t, err, tc.want, tc.notWant)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkReplaced(t, tc.from, tc.to, tc.want, tc.notWant) })
 	}
 	t.Run("whole values still decode", func(t *testing.T) {
 		doc := strings.NewReplacer("  gpus: 1", "  gpus: 2.0", "repetitions: 1", "repetitions: 3", "  max_requests: 600", "  max_requests: 1e3").Replace(validBase)
@@ -120,10 +112,10 @@ func configLeaves(t reflect.Type, path []string, out *[]leafField) {
 		t = t.Field(0).Type
 	}
 	switch {
-	case t == durationType || isInt(t) || isUint(t) || isFloat(t):
+	case yamlcheck.IsDuration(t) || yamlcheck.IsInt(t) || yamlcheck.IsUint(t) || yamlcheck.IsFloat(t):
 		*out = append(*out, leafField{path: path, t: t})
 	case t.Kind() == reflect.Struct:
-		fields := yamlFields(t)
+		fields := yamlcheck.Fields(t)
 		keys := make([]string, 0, len(fields))
 		for k := range fields {
 			keys = append(keys, k)
@@ -146,7 +138,7 @@ func TestConfigEveryNumericField(t *testing.T) {
 	configLeaves(reflect.TypeOf(Config{}), nil, &leaves)
 	ints := 0
 	for _, l := range leaves {
-		if isInt(l.t) || isUint(l.t) {
+		if yamlcheck.IsInt(l.t) || yamlcheck.IsUint(l.t) {
 			ints++
 		}
 	}
@@ -159,9 +151,9 @@ func TestConfigEveryNumericField(t *testing.T) {
 			want string
 		)
 		switch {
-		case l.t == durationType:
+		case yamlcheck.IsDuration(l.t):
 			bad, want = "fourteen", `"fourteen" is not a duration such as 14s`
-		case isInt(l.t) || isUint(l.t):
+		case yamlcheck.IsInt(l.t) || yamlcheck.IsUint(l.t):
 			bad, want = 2.5, "2.5 is not a whole number"
 		default:
 			bad, want = "fast", `"fast" is not a number`
@@ -262,17 +254,17 @@ func TestLoadFileProblems(t *testing.T) {
 		{name: "all there", trace: "trace.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json"},
 		{name: "trace in the working folder only", trace: "cwd-trace.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json"},
 		{name: "trace typo", trace: "traces/Azure_typo.csv", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
-			want: []string{fmt.Sprintf(`trace.path "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
+			want: []string{fmt.Sprintf(`trace.path (line 2): "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
 				in(cfgDir, "traces/Azure_typo.csv"), in(cwd, "traces/Azure_typo.csv"))}},
 		{name: "absolute trace missing", trace: in(cwd, "gone.csv"), cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
-			want: []string{fmt.Sprintf(`trace.path %q: no such file (looked in %s)`, in(cwd, "gone.csv"), in(cwd, "gone.csv"))}},
+			want: []string{fmt.Sprintf(`trace.path (line 2): %q: no such file (looked in %s)`, in(cwd, "gone.csv"), in(cwd, "gone.csv"))}},
 		{name: "trace is a folder", trace: "sub", cand: "k.py", mode: "on", report: "v.json", shps: "shapes.json",
-			want: []string{`trace.path "sub": is a folder, not a file`}},
+			want: []string{`trace.path (line 2): "sub": is a folder, not a file`}},
 		{name: "every override file missing at once", trace: "trace.csv", cand: "kk.py", mode: "on", report: "vv.json", shps: "ss.json",
 			want: []string{
-				fmt.Sprintf(`arms[1].override.candidate "kk.py": no such file (looked in %s and %s)`, in(cwd, "kk.py"), in(cfgDir, "kk.py")),
-				fmt.Sprintf(`arms[1].override.validation_report "vv.json": no such file (looked in %s and %s); `+"`transferlab validate CONFIG --arm cand --out DIR` writes it", in(cwd, "vv.json"), in(cfgDir, "vv.json")),
-				`arms[1].override.captured_shapes "ss.json": no such file`},
+				fmt.Sprintf(`arms[1].override.candidate (line 8): "kk.py": no such file (looked in %s and %s)`, in(cwd, "kk.py"), in(cfgDir, "kk.py")),
+				fmt.Sprintf(`arms[1].override.validation_report (line 8): "vv.json": no such file (looked in %s and %s); `+"`transferlab validate CONFIG --arm cand --out DIR` writes it", in(cwd, "vv.json"), in(cfgDir, "vv.json")),
+				`arms[1].override.captured_shapes (line 8): "ss.json": no such file`},
 			notWant: []string{"not a readable file"}},
 		{name: "capture mode reads no report", trace: "trace.csv", cand: "k.py", mode: "capture", report: "vv.json", shps: "ss.json"},
 	}
@@ -315,4 +307,49 @@ func checkMessages(t *testing.T, err error, want, notWant []string) {
 			t.Errorf("error contains the follow-on %q:\n%v", w, err)
 		}
 	}
+}
+
+// TestConfigRangeErrorsFormat: range errors read as type errors do, `field
+// (line N): message`, with the line of the value; a null value says null
+// rather than "got 0", a key left out says not set.
+func TestConfigRangeErrorsFormat(t *testing.T) {
+	cases := []struct {
+		name, from, to string
+		want, notWant  []string
+	}{
+		{name: "negative duration", from: "  duration: 14s", to: "  duration: -14s",
+			want: []string{"load.duration (line 5): must be > 0, got -14s"}},
+		{name: "negative rate", from: "  rates_rps: [3, 10]", to: "  rates_rps: [3, 10, -2]",
+			want: []string{"load.rates_rps[2] (line 4): must be > 0 req/s, got -2"}},
+		{name: "request timeout", from: "repetitions: 1", to: "repetitions: 1\nrequest:\n  timeout: -5s",
+			want: []string{"request.timeout (line 12): must be ≥ 0, got -5s"}},
+		{name: "cost block", from: "  gpus: 1", to: "  gpus: -1",
+			want: []string{"cost.gpus (line 16): must be ≥ 1, got -1"}, notWant: []string{"cost: line"}},
+		{name: "null gpus", from: "  gpus: 1", to: "  gpus: ~",
+			want: []string{"cost.gpus (line 16): must be ≥ 1, got null (no value given)"}, notWant: []string{"got 0"}},
+		{name: "gpus left out", from: "  gpus: 1\n", to: "",
+			want: []string{"cost.gpus (line 11): must be ≥ 1, not set"}, notWant: []string{"got 0"}},
+		{name: "sim block range", from: "server: {kind: sim}", to: "server: {kind: sim, sim: {model: {layers: 0}}}",
+			want: []string{"server.sim.model.layers (line 7): must be ≥ 1, got 0"}},
+		{name: "server kind", from: "server: {kind: sim}", to: "server: {kind: vllm}",
+			want: []string{`server.kind (line 7): "vllm": unknown server kind`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { checkReplaced(t, tc.from, tc.to, tc.want, tc.notWant) })
+	}
+}
+
+// checkReplaced parses validBase with its text from replaced by to and
+// fails t unless the error contains every want and no notWant.
+func checkReplaced(t *testing.T, from, to string, want, notWant []string) {
+	t.Helper()
+	if !strings.Contains(validBase, from) {
+		t.Fatalf("validBase has no %q", from)
+	}
+	doc := strings.Replace(validBase, from, to, 1)
+	_, err := Parse(strings.NewReader(doc), "bad.yaml", ".")
+	if err == nil {
+		t.Fatalf("no error for:\n%s", doc)
+	}
+	checkMessages(t, err, want, notWant)
 }

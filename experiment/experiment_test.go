@@ -46,7 +46,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown nested sim key", "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim, sim: {gpu: {tflops: 3}}}\narms: [{name: baseline}]\n",
 			[]string{"tflops"}},
 		{"every problem at once", "trace: {}\nload: {rates_rps: [0, 2, 2], duration: 0s, mode: burst}\nserver: {kind: vllm}\narms: [{name: cand, sim_overrides: {rmsnorm: -1}}, {name: cand}]\nslo: {percentile: 100}\n",
-			[]string{"trace.path", "load.rates_rps[0]", "load.rates_rps[2]", "load.duration", "load.mode", "server: kind", "arms[1].name", "sim_overrides.rmsnorm", "arms[0]", "slo.percentile"}},
+			[]string{"trace.path", "load.rates_rps[0]", "load.rates_rps[2]", "load.duration", "load.mode", "server.kind", "arms[1].name", "sim_overrides.rmsnorm", "arms[0]", "slo.percentile"}},
 		{"override on the sim", "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}, {name: c, sim_overrides: {rmsnorm: 2}}]\namdahl: {target_op: rmsnorm}\nenergy: {period: -1s}\n",
 			[]string{"energy.period"}},
 	}

@@ -40,7 +40,7 @@ func TestProfileConfigYAML(t *testing.T) {
 			eff: ProfileConfig{Window: 1500 * time.Millisecond, KernelSequence: []string{"a", "b.*c"}, Annotation: "my::range", STiming: "eager"}},
 		{name: "unknown key", prof: "{windo: 1s, s_timing: cuda}", want: []string{"amdahl.profile.windo", "unknown key", "line 6", "amdahl.profile.s_timing"}},
 		{name: "bad values at once", prof: "{window: 40s, kernel_sequence: ['(', ''], kernel_pattern: '[', s_timing: cuda}",
-			want: []string{"amdahl.profile.window", "amdahl.profile.kernel_sequence[0]", "amdahl.profile.kernel_sequence[1]: empty", "amdahl.profile.kernel_pattern", "amdahl.profile.s_timing"}},
+			want: []string{"amdahl.profile.window", "amdahl.profile.kernel_sequence[0]", "amdahl.profile.kernel_sequence[1] (line 6): empty", "amdahl.profile.kernel_pattern", "amdahl.profile.s_timing"}},
 		{name: "negative window", prof: "{window: -1s}", want: []string{"amdahl.profile.window"}},
 		{name: "not a mapping", prof: "[1]", want: []string{"amdahl.profile", "mapping"}},
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"sort"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/transferlab/transferlab/internal/yamlcheck"
 )
 
 // Config is the simulated server's whole configuration. YAML keys are
@@ -141,18 +144,35 @@ func DefaultConfig() Config {
 	}
 }
 
-// DecodeConfig reads a YAML sim config on top of DefaultConfig (keys left out
-// keep their defaults), rejects unknown keys and validates the result. name
-// labels errors (a file path).
+// DecodeConfig reads a YAML sim config on top of DefaultConfig (keys left
+// out, or set to null, keep their defaults) and validates it, reporting
+// every problem at once as `field (line N): message` with the checks a run
+// config's `server.sim` block gets (internal/yamlcheck): unknown keys, values
+// of the wrong type (2.9 in a whole-number field is refused, never
+// truncated), then Validate's range checks. name labels errors (a file path).
 func DecodeConfig(r io.Reader, name string) (Config, error) {
 	cfg := DefaultConfig()
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+	var root yaml.Node
+	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return cfg, nil // an empty file: the defaults
+		}
 		return Config{}, fmt.Errorf("sim config %s: %w", name, err)
 	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, fmt.Errorf("sim config %s: %w", name, err)
+	chk := yamlcheck.Check(&root, reflect.TypeOf(Config{}))
+	problems := chk.Problems()
+	if err := root.Decode(&cfg); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			return Config{}, fmt.Errorf("sim config %s: %w", name, errors.Join(append(problems, chk.Locate(err)...)...))
+		}
+		for _, e := range te.Errors {
+			problems = append(problems, chk.Locate(errors.New(e))...)
+		}
+	}
+	problems = append(problems, chk.Locate(cfg.Validate())...)
+	if len(problems) > 0 {
+		return Config{}, fmt.Errorf("sim config %s: %w", name, errors.Join(problems...))
 	}
 	return cfg, nil
 }

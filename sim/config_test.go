@@ -77,6 +77,17 @@ func TestDecodeConfig(t *testing.T) {
 		{"unknown key names its line", "scheduler:\n  max_seqs: 8\n", "line 2", nil},
 		{"invalid value", "gpu:\n  gemm_tflops: 0\n", "gpu.gemm_tflops", nil},
 		{"unknown op", "overrides:\n  softmax: 2\n", "overrides.softmax", nil},
+		// The checks a run config's server.sim block gets: a decimal is
+		// refused, never truncated (yaml.v3 alone made layers 31).
+		{"decimal whole number refused", "model:\n  layers: 31.9\n", "model.layers (line 2): 31.9 is not a whole number", nil},
+		{"text for a number", "gpu:\n  gemm_tflops: fast\n", `gpu.gemm_tflops (line 2): "fast" is not a number`, nil},
+		{"unknown key: field and line", "scheduler:\n  max_seqs: 8\n", "scheduler.max_seqs (line 2): unknown key", nil},
+		{"range error: field and line", "gpu:\n  name: g\n  gemm_tflops: 0\n", "gpu.gemm_tflops (line 3): must be a finite number > 0, got 0", nil},
+		{"null keeps the default", "model:\n  layers: ~\n", "", func(t *testing.T, c Config) {
+			if c.Model.Layers != 32 {
+				t.Errorf("layers = %d, want the default 32", c.Model.Layers)
+			}
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -108,7 +108,7 @@ func TestMissingTraceNamesFieldAndFolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf(`trace.path "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
+	want := fmt.Sprintf(`trace.path (line 3): "traces/Azure_typo.csv": no such file (looked in %s and %s)`,
 		filepath.Join(dir, "traces", "Azure_typo.csv"), filepath.Join(cwd, "traces", "Azure_typo.csv"))
 
 	out := filepath.Join(dir, "out")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/yamlcheck"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -132,7 +133,7 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 		if file, _, ok := strings.Cut(ov.Candidate, ":"); a.Name == o.arm && ok && file != "" {
 			// As the hook resolves it (integrate.Override.Resolve): the working folder, then the config's.
 			if _, err := experiment.FindFile(fmt.Sprintf("arms[%d].override.candidate", i), file, ".", ov.BaseDir); err != nil {
-				return fmt.Errorf("validate: config %s: %w", cfgPath, err)
+				return fmt.Errorf("validate: config %s: %w", cfgPath, cfg.located(err))
 			}
 		}
 	}
@@ -351,6 +352,18 @@ type validateConfig struct {
 	Energy struct {
 		Device int `yaml:"device"`
 	} `yaml:"energy"`
+
+	// lines finds a field's line in the file, for errors.
+	lines *yamlcheck.Result
+}
+
+// located is err with each problem as `field (line N): message`, N the
+// line of the field in the config file.
+func (c *validateConfig) located(err error) error {
+	if c.lines == nil {
+		return err
+	}
+	return errors.Join(c.lines.Locate(err)...)
 }
 
 func loadValidateConfig(path string) (*validateConfig, error) {
@@ -358,10 +371,17 @@ func loadValidateConfig(path string) (*validateConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
-	var c validateConfig
-	if err := yaml.Unmarshal(b, &c); err != nil {
+	var (
+		c   validateConfig
+		doc yaml.Node
+	)
+	if err := yaml.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("validate: %s: %w", path, err)
 	}
+	if err := doc.Decode(&c); err != nil {
+		return nil, fmt.Errorf("validate: %s: %w", path, err)
+	}
+	c.lines = yamlcheck.Index(&doc)
 	return &c, nil
 }
 
@@ -370,7 +390,7 @@ func captureSchedule(cfgPath string, cfg *validateConfig, n int) (traces.Schedul
 	// The rule of run (experiment.Config): the config's folder, then the working folder.
 	p, err := experiment.FindFile("trace.path", cfg.Trace.Path, filepath.Dir(cfgPath), ".")
 	if err != nil {
-		return traces.Schedule{}, fmt.Errorf("validate: config %s: %w", cfgPath, err)
+		return traces.Schedule{}, fmt.Errorf("validate: config %s: %w", cfgPath, cfg.located(err))
 	}
 	s, err := traces.ReadFile(p, traces.ReadOptions{Format: cfg.Trace.Format, Lenient: cfg.Trace.Lenient})
 	if err != nil {
