@@ -366,8 +366,13 @@ func (c *validateConfig) located(err error) error {
 	return errors.Join(c.lines.Locate(err)...)
 }
 
+// loadValidateConfig reads the parts of the experiment config validate
+// uses, after the config passed the checks run applies (experiment.Load:
+// unknown keys, value types, ranges, each as `field (line N): message`), so
+// validate never reads a value run would refuse (clamp_context: 1.5 is not
+// truncated to 1). Files are checked later, as validate resolves them.
 func loadValidateConfig(path string) (*validateConfig, error) {
-	b, err := os.ReadFile(path)
+	_, b, err := experiment.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("validate: %w", err)
 	}
