@@ -423,12 +423,19 @@ func ReadHookTimingsFor(path, target string) (*HookTimings, error) {
 	if err != nil {
 		return nil, err
 	}
+	return HookTimingsFor(all, target, path)
+}
+
+// HookTimingsFor picks the document whose target is target from docs (one
+// file's or one answer's documents, named name in errors); an empty target
+// needs exactly one document.
+func HookTimingsFor(docs []*HookTimings, target, name string) (*HookTimings, error) {
 	var targets []string
-	for _, d := range all {
-		if target == "" && len(all) == 1 || d.Target == target {
+	for _, d := range docs {
+		if target == "" && len(docs) == 1 || d.Target == target {
 			return d, nil
 		}
 		targets = append(targets, d.Target)
 	}
-	return nil, fmt.Errorf("amdahl: hook timings %s: field target: %q was asked for, the file has %q", path, target, targets)
+	return nil, fmt.Errorf("amdahl: hook timings %s: field target: %q was asked for, the file has %q", name, target, targets)
 }

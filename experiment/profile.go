@@ -453,14 +453,9 @@ func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, tr
 	if a.arm.Override != nil {
 		target = a.arm.Override.Target
 	}
-	var h *amdahl.HookTimings
-	for _, d := range docs {
-		if target == "" && len(docs) == 1 || d.Target == target {
-			h = d
-		}
-	}
-	if h == nil {
-		fail(fmt.Errorf("no hook timing document for target %q among %d", target, len(docs)))
+	h, err := amdahl.HookTimingsFor(docs, target, win.TracePath+" (hook_timings)")
+	if err != nil {
+		fail(err)
 		return
 	}
 	p, err := amdahl.ReadChrome(trace, opt...)
