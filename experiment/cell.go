@@ -34,15 +34,8 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		sinks = append(sinks, p)
 	}
 	opts := r.replayOptions(key.arm, rate, key.rep)
-	cctx, stop := context.WithCancel(ctx)
+	cctx, stop := untilDied(ctx, srv.Died())
 	defer stop()
-	go func() {
-		select {
-		case <-srv.Died():
-			stop()
-		case <-cctx.Done():
-		}
-	}()
 	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), noClose{loadgen.MultiSink(sinks...)}, opts...)
 
 	m := measured{key: key, records: keep.Records, summary: sum}

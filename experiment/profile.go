@@ -290,15 +290,8 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		RecordsFile, a.arm.Name, k.OfferedLoadRPS, k.Repetition, len(sched.Requests), pc.Window, r.cfg.Load.Warmup, tracePath)
 
 	began := time.Now()
-	pctx, cancel := context.WithCancel(ctx)
+	pctx, cancel := untilDied(ctx, a.Died())
 	defer cancel()
-	go func() {
-		select {
-		case <-a.Died():
-			cancel()
-		case <-pctx.Done():
-		}
-	}()
 	pacer := &stopPacer{Pacer: loadgen.NewTracePacer(sched)}
 	keep := &loadgen.SliceSink{}
 	opts := r.replayOptions(a.arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition)
@@ -429,6 +422,9 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 	return &fr, nil
 }
 
+// profilesKey names the profiling passes' records in a server's manifest.
+const profilesKey = "amdahl_profiles"
+
 // hookSlack is how far a hook window may reach past the profiled window
 // and still be compared: the server closes one at the serving thread's next
 // target call after the profiler starts (ms on a busy server).
@@ -502,7 +498,7 @@ func profileOpenAt(s traces.Schedule, warmup time.Duration) time.Duration {
 
 // addProfileRecord keeps rec in the results manifest under this arm's server.
 func (a *refArm) addProfileRecord(rec ProfileRecord) {
-	appendServerRecord(a.run, a.arm.Name, "amdahl_profiles", rec)
+	appendServerRecord(a.run, a.arm.Name, profilesKey, rec)
 }
 
 // appendServerRecord appends rec to the list under
@@ -522,17 +518,27 @@ func appendServerRecord[T any](r *runner, arm, key string, rec T) {
 	info[key] = append(recs, rec)
 }
 
+// baselineProfiles are the profiling passes' records kept so far under the
+// baseline arm's server (manifest.server.<baseline>.amdahl_profiles).
+func (r *runner) baselineProfiles() []ProfileRecord {
+	if len(r.cfg.Arms) == 0 || r.res == nil {
+		return nil
+	}
+	info, _ := r.res.Manifest.Server[r.cfg.Arms[0].Name].(map[string]any)
+	recs, _ := info[profilesKey].([]ProfileRecord)
+	return recs
+}
+
 // profileSource says where the baseline's f at offered load rateRPS came
 // from when amdahl.profile measured it: the Chrome traces (relative to the
 // output folder), what f counts and which s it is paired with. It is ""
 // when no profiling pass at that load succeeded. Meant for the Amdahl
 // section's per-load source.
 func (r *runner) profileSource(rateRPS float64) string {
-	if len(r.cfg.Arms) == 0 || r.cfg.Amdahl.Profile == nil {
+	if r.cfg.Amdahl.Profile == nil {
 		return ""
 	}
-	info, _ := r.res.Manifest.Server[r.cfg.Arms[0].Name].(map[string]any)
-	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
+	recs := r.baselineProfiles()
 	var traces []string
 	timing := ""
 	for _, p := range recs {
@@ -551,14 +557,9 @@ func (r *runner) profileSource(rateRPS float64) string {
 // profile's calls' GPU span and kernel time (percent), averaged over the
 // profiling passes at rateRPS that compared them; nils when none did.
 func (r *runner) hookCheck(rateRPS float64) (fWall, spanPct, kernelPct *float64) {
-	if len(r.cfg.Arms) == 0 || r.res == nil {
-		return nil, nil, nil
-	}
-	info, _ := r.res.Manifest.Server[r.cfg.Arms[0].Name].(map[string]any)
-	recs, _ := info["amdahl_profiles"].([]ProfileRecord)
 	var f, ds, dk float64
 	n := 0
-	for _, p := range recs {
+	for _, p := range r.baselineProfiles() {
 		if p.OfferedLoadRPS == rateRPS && p.HookAgreement != nil && p.FWallHook != nil {
 			f += *p.FWallHook
 			ds += 100 * p.HookAgreement.RelDiffSpan

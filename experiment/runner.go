@@ -322,15 +322,8 @@ func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) e
 	fmt.Fprintf(r.log, "warm-up replay (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s: %d requests over %s\n",
 		RecordsFile, key.arm, rate, len(sched.Requests), sched.Duration().Round(time.Millisecond))
 	began := time.Now()
-	cctx, stop := context.WithCancel(ctx)
+	cctx, stop := untilDied(ctx, srv.Died())
 	defer stop()
-	go func() {
-		select {
-		case <-srv.Died():
-			stop()
-		case <-cctx.Done():
-		}
-	}()
 	keep := &loadgen.SliceSink{}
 	_, err := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), keep, r.replayOptions(key.arm+" (warm-up replay)", rate, key.rep)...)
 	select {

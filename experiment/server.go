@@ -107,6 +107,21 @@ func (r *runner) addServerInfo(ctx context.Context, arm string, srv armServer) {
 	}
 }
 
+// untilDied returns a context that ends with ctx or when died closes (the
+// server under a replay exited), whichever comes first; the replay then
+// stops and the caller reports the death.
+func untilDied(ctx context.Context, died <-chan struct{}) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-died:
+			cancel()
+		case <-c.Done():
+		}
+	}()
+	return c, cancel
+}
+
 // ServerConfig is the `server` block: which server is under test.
 type ServerConfig struct {
 	// Kind is sim (the embedded simulated server) or reference (the pinned
