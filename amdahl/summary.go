@@ -53,6 +53,10 @@ type Summary struct {
 	// (hook: CUDA-graph capture calls; profile: unattributed graph kernels).
 	Complete bool     `json:"complete"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Profile is the attributed profile the summary was computed from (nil
+	// for hook files), for callers that analyse it further without reading
+	// the file again. Not serialised.
+	Profile *Profile `json:"-"`
 }
 
 // SummaryConfig says how to summarise a profile.
@@ -111,6 +115,7 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 			window = Interval{u[0].Start, u[len(u)-1].End}
 		}
 	}
+	s.Profile = p
 	s.Fractions, err = p.Fractions(append(wo, Window(window))...)
 	if err != nil {
 		return Summary{}, err

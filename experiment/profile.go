@@ -405,7 +405,7 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		FMeasures: fMeasures, STiming: pc.STiming, Attr: sum.Attribution, Kernels: sum.TargetKernels, Warnings: sum.Warnings,
 	}
 	if len(win.HookTimings) > 0 {
-		a.compareHook(&rec, win, gz, opt)
+		a.compareHook(&rec, win, sum.Profile)
 	}
 	if err := writeSummary(filepath.Join(dir, stem), sum); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
@@ -432,10 +432,10 @@ const hookSlack = 50 * time.Millisecond
 
 // compareHook fills rec's hook-vs-profile comparison from the timings the
 // server returned with the profile window: the target's hook document is
-// compared with the trace (path: the kept, gzipped one) (read again with the same attribution options) over
-// the hook's "profile" window. Failures are recorded in rec, never fatal: f
-// still comes from the profile.
-func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, trace string, opt []amdahl.Option) {
+// compared with p, the trace as the pass attributed it, over the hook's
+// "profile" window. Failures are recorded in rec, never fatal: f still
+// comes from the profile.
+func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, p *amdahl.Profile) {
 	fail := func(err error) {
 		rec.HookAgreementError = err.Error()
 		fmt.Fprintf(a.run.log, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
@@ -450,11 +450,6 @@ func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, tr
 		target = a.arm.Override.Target
 	}
 	h, err := amdahl.HookTimingsFor(docs, target, win.TracePath+" (hook_timings)")
-	if err != nil {
-		fail(err)
-		return
-	}
-	p, err := amdahl.ReadChrome(trace, opt...)
 	if err != nil {
 		fail(err)
 		return
