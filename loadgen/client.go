@@ -54,7 +54,7 @@ func newClient(cfg *config, baseURL string, since func() time.Duration) *client 
 		path = "/v1/chat/completions"
 	}
 	c := &client{cfg: cfg, url: baseURL + path, since: since}
-	if cfg.client == nil && cfg.lean && strings.HasPrefix(baseURL, "http://") {
+	if cfg.client == nil && cfg.transport == TransportLean && strings.HasPrefix(baseURL, "http://") {
 		if lt, err := newLeanTransport(c.url); err == nil {
 			c.lean = lt
 			return c

@@ -1,8 +1,9 @@
-//go:build !loadgen_nethttp
+//go:build !loadgen_nethttp && !loadgen_lean
 
 package loadgen
 
-// leanByDefault says whether Replay sends to plain http:// targets through
-// the lean client (lean.go) when no WithHTTPClient is given. Build with
-// -tags loadgen_nethttp to run the whole suite through net/http instead.
-const leanByDefault = true
+// defaultTransport is the client Replay uses for plain http:// targets when
+// no WithHTTPClient or WithTransport is given: the reactor where epoll
+// exists, else the lean client. Build with -tags loadgen_lean or
+// loadgen_nethttp to run the whole suite through the other clients.
+const defaultTransport = defaultNativeTransport

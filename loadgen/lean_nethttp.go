@@ -1,6 +1,6 @@
-//go:build loadgen_nethttp
+//go:build loadgen_nethttp && !loadgen_lean
 
 package loadgen
 
-// leanByDefault: see lean_default.go.
-const leanByDefault = false
+// defaultTransport: see lean_default.go.
+const defaultTransport = TransportNetHTTP

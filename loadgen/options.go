@@ -44,7 +44,7 @@ type config struct {
 	ignoreEOS   bool
 	promptText  bool
 	client      *http.Client
-	lean        bool // plain http:// targets use the lean client (lean.go)
+	transport   Transport // client for plain http:// targets when client is nil
 	lagBudget   time.Duration
 	spin        time.Duration
 }
@@ -59,7 +59,7 @@ func defaultConfig() config {
 		ignoreEOS: true,
 		lagBudget: DefaultLagBudget,
 		spin:      defaultSpin,
-		lean:      leanByDefault,
+		transport: defaultTransport,
 	}
 }
 
@@ -75,6 +75,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("loadgen: option max_in_flight: %d must be ≥ 0", c.maxInFlight)
 	case c.closedLoop < 0:
 		return fmt.Errorf("loadgen: option closed_loop: %d must be ≥ 0", c.closedLoop)
+	case c.transport != TransportReactor && c.transport != TransportLean && c.transport != TransportNetHTTP:
+		return fmt.Errorf("loadgen: option transport: %q is none of %q, %q, %q", c.transport, TransportReactor, TransportLean, TransportNetHTTP)
+	case c.transport == TransportReactor && !reactorSupported:
+		return fmt.Errorf("loadgen: option transport: %q needs Linux (epoll); use %q", TransportReactor, TransportLean)
 	case c.closedLoop > 0 && c.maxInFlight > 0:
 		return fmt.Errorf("loadgen: options closed_loop and max_in_flight exclude each other")
 	}
@@ -138,9 +142,35 @@ func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on
 // for https://. Its Timeout should be 0: WithTimeout bounds each request.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
 
+// Transport names the HTTP client Replay uses for plain http:// targets
+// (https:// always goes through net/http).
+type Transport string
+
+// The transports.
+const (
+	// TransportReactor is an epoll reactor (reactor_linux.go): every
+	// in-flight request is a small state machine on one event loop, no
+	// goroutine per request. The default on Linux.
+	TransportReactor Transport = "reactor"
+	// TransportLean is the purpose-built HTTP/1.1 client with one goroutine
+	// per request (lean.go). The default elsewhere.
+	TransportLean Transport = "lean"
+	// TransportNetHTTP is net/http with NewHTTPClient().
+	TransportNetHTTP Transport = "net/http"
+)
+
+// WithTransport picks the client for plain http:// targets (default: the
+// reactor on Linux, lean elsewhere). WithHTTPClient overrides it.
+func WithTransport(t Transport) Option { return func(c *config) { c.transport = t } }
+
 // withLean picks the lean client (true) or net/http (false) for plain
 // http:// targets; tests use it to run a case through both.
-func withLean(on bool) Option { return func(c *config) { c.lean = on } }
+func withLean(on bool) Option {
+	if on {
+		return WithTransport(TransportLean)
+	}
+	return WithTransport(TransportNetHTTP)
+}
 
 // WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
 // set (default 1 ms, issue 5).
