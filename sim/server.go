@@ -225,6 +225,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 	case "/v1/profile":
 		route(http.MethodGet, func() { writeJSON(w, s.Profile()) })
+	case TruthPath:
+		route(http.MethodGet, func() { s.serveTruth(w) })
 	case "/v1/profile/reset":
 		route(http.MethodPost, func() { writeJSON(w, s.ResetProfile()) })
 	default:
