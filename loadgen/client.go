@@ -284,24 +284,25 @@ func (c *client) leanFailed(x *leanExchange, rec *Record, err error) {
 func (c *client) read(rs *reqState, resp response, rec *Record) {
 	rec.HTTPStatus = resp.status
 	if resp.status != http.StatusOK {
-		readHTTPError(resp, rec)
+		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+		httpError(resp.status, b, rec)
 		return
 	}
 	st := &streamRead{c: c, rs: rs, rec: rec}
 	if c.cfg.stream {
 		st.stream(resp)
 	} else {
-		st.whole(resp)
+		b, err := io.ReadAll(io.LimitReader(resp.body, maxBody))
+		st.whole(b, c.since(), err)
 	}
-	rec.Events = st.evs.appendTo(make([]TokenEvent, 0, st.evs.n))
-	setOutputTokens(rec, st.u)
+	st.finish()
 }
 
-// readHTTPError keeps the status and the server's message of an error response.
-func readHTTPError(resp response, rec *Record) {
-	b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+// httpError keeps the status and the server's message of an error response
+// whose body (up to maxErrorBody bytes) is b.
+func httpError(status int, b []byte, rec *Record) {
 	rec.State = StateHTTPError
-	rec.Error = fmt.Sprintf("HTTP %d: %s", resp.status, errorMessage(bytes.TrimSpace(b)))
+	rec.Error = fmt.Sprintf("HTTP %d: %s", status, errorMessage(bytes.TrimSpace(b)))
 }
 
 // streamRead is one response's parse state. It lives on the heap, one
@@ -316,7 +317,20 @@ type streamRead struct {
 	ch  chunk
 	evs eventLog
 	u   usageField
-	buf [sseBufSize]byte
+	// n is the number of the next SSE event (from 1), for error messages.
+	n int
+	// lastAt is when the last data event arrived.
+	lastAt time.Duration
+	// ended is set once a finish_reason or usage was seen: a stream without
+	// [DONE] may end there.
+	ended bool
+	buf   [sseBufSize]byte
+}
+
+// finish builds the record's events and output-token count (status 200).
+func (st *streamRead) finish() {
+	st.rec.Events = st.evs.appendTo(make([]TokenEvent, 0, st.evs.n))
+	setOutputTokens(st.rec, st.u)
 }
 
 // setOutputTokens applies DESIGN.md's output_tokens rule: usage when
@@ -334,60 +348,77 @@ func setOutputTokens(rec *Record, u usageField) {
 
 // stream parses an SSE response into rec and keeps the usage seen in st.u.
 func (st *streamRead) stream(resp response) {
-	rec := st.rec
-	if !isEventStream(resp, rec) {
+	if !mediaTypeIs(resp.contentType, "text/event-stream") {
+		b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+		notEventStream(resp.contentType, b, st.rec)
 		return
 	}
 	st.sse.r, st.sse.since, st.sse.buf = resp.body, st.c.since, st.buf[:]
-	var lastAt time.Duration
-	ended := false // finish_reason or usage seen: a stream without [DONE] may end there
-	for n := 1; ; n++ {
+	for {
 		ev, err := st.sse.next()
 		if err == io.EOF {
-			break
+			st.eof()
+			return
 		}
 		if err != nil {
-			st.failRead(n, err)
+			st.failRead(err)
 			return
 		}
-		if rec.FirstMessageAt == 0 {
-			rec.FirstMessageAt = ev.At
-		}
-		if string(ev.Name) == "error" {
-			st.failEvent(n, "server error event", errorMessage(ev.Data))
+		if st.event(ev) {
+			if st.rec.State == StateOK { // [DONE]: read on so the connection can be reused
+				_, _ = io.CopyN(io.Discard, resp.body, maxDrain)
+			}
 			return
-		}
-		if string(ev.Data) == "[DONE]" {
-			rec.EndAt = ev.At
-			rec.State = StateOK
-			_, _ = io.CopyN(io.Discard, resp.body, maxDrain)
-			return
-		}
-		if err := decodeChunk(ev.Data, &st.ch); err != nil {
-			st.failJSON(n, err, ev.Data)
-			return
-		}
-		if msg := st.ch.errorText(); msg != "" {
-			st.failEvent(n, "server error mid-stream", msg)
-			return
-		}
-		lastAt = ev.At
-		addChoices(&st.ch, ev.At, rec, &st.evs, 1)
-		if rec.FinishReason != "" {
-			ended = true
-		}
-		if st.ch.Usage.Set {
-			st.u = st.ch.Usage
-			ended = true
 		}
 	}
-	if !ended {
+}
+
+// event applies one SSE event to the record; true when the stream is over
+// for the record ([DONE], or a failure already recorded).
+func (st *streamRead) event(ev sseEvent) bool {
+	rec := st.rec
+	st.n++
+	if rec.FirstMessageAt == 0 {
+		rec.FirstMessageAt = ev.At
+	}
+	if string(ev.Name) == "error" {
+		st.failEvent("server error event", errorMessage(ev.Data))
+		return true
+	}
+	if string(ev.Data) == "[DONE]" {
+		rec.EndAt = ev.At
+		rec.State = StateOK
+		return true
+	}
+	if err := decodeChunk(ev.Data, &st.ch); err != nil {
+		st.failJSON(err, ev.Data)
+		return true
+	}
+	if msg := st.ch.errorText(); msg != "" {
+		st.failEvent("server error mid-stream", msg)
+		return true
+	}
+	st.lastAt = ev.At
+	addChoices(&st.ch, ev.At, rec, &st.evs, 1)
+	if rec.FinishReason != "" {
+		st.ended = true
+	}
+	if st.ch.Usage.Set {
+		st.u = st.ch.Usage
+		st.ended = true
+	}
+	return false
+}
+
+// eof ends a stream whose body ended cleanly without [DONE].
+func (st *streamRead) eof() {
+	if !st.ended {
 		st.rec.State, st.rec.Error = StateStreamError, "stream ended without [DONE], finish_reason or usage"
 		return
 	}
 	// Some servers close after the final usage/finish event without [DONE].
-	rec.EndAt = lastAt
-	rec.State = StateOK
+	st.rec.EndAt = st.lastAt
+	st.rec.State = StateOK
 }
 
 // fail ends the record in state with a formatted error. It and the
@@ -397,16 +428,17 @@ func (st *streamRead) fail(state State, format string, args ...any) {
 	st.rec.Error = fmt.Sprintf(format, args...)
 }
 
-func (st *streamRead) failRead(n int, err error) {
-	st.fail(st.rs.fail(err, StateStreamError), "SSE event %d: %v", n, err)
+// failRead ends the record on a read error before event st.n+1.
+func (st *streamRead) failRead(err error) {
+	st.fail(st.rs.fail(err, StateStreamError), "SSE event %d: %v", st.n+1, err)
 }
 
-func (st *streamRead) failEvent(n int, what, msg string) {
-	st.fail(StateStreamError, "SSE event %d: %s: %s", n, what, msg)
+func (st *streamRead) failEvent(what, msg string) {
+	st.fail(StateStreamError, "SSE event %d: %s: %s", st.n, what, msg)
 }
 
-func (st *streamRead) failJSON(n int, err error, data []byte) {
-	st.fail(StateStreamError, "SSE event %d: invalid JSON: %v: %q", n, err, clip(data, 200))
+func (st *streamRead) failJSON(err error, data []byte) {
+	st.fail(StateStreamError, "SSE event %d: invalid JSON: %v: %q", st.n, err, clip(data, 200))
 }
 
 // mediaTypeIs reports whether the Content-Type value ct has media type mt
@@ -420,16 +452,11 @@ func mediaTypeIs(ct, mt string) bool {
 	return strings.EqualFold(strings.TrimSpace(ct), mt)
 }
 
-// isEventStream reports whether resp is a text/event-stream; when not, it
-// records the 200 with another body as a stream error.
-func isEventStream(resp response, rec *Record) bool {
-	if mediaTypeIs(resp.contentType, "text/event-stream") {
-		return true
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.body, maxErrorBody))
+// notEventStream records a 200 whose Content-Type ct is not
+// text/event-stream (b: up to maxErrorBody bytes of its body) as a stream error.
+func notEventStream(ct string, b []byte, rec *Record) {
 	rec.State = StateStreamError
-	rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", resp.contentType, clip(bytes.TrimSpace(b), 200))
-	return false
+	rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", ct, clip(bytes.TrimSpace(b), 200))
 }
 
 // addChoices appends one token event when any choice carries text (n=1 is
@@ -449,12 +476,11 @@ func addChoices(ch *chunk, at time.Duration, rec *Record, evs *eventLog, tokens 
 	}
 }
 
-// whole parses a non-streaming response into rec: one event at the time
-// the whole body was read, carrying usage.completion_tokens tokens.
-func (st *streamRead) whole(resp response) {
+// whole parses a non-streaming response body b, read by at (err: how its
+// reading failed, if it did), into rec: one event at, carrying
+// usage.completion_tokens tokens.
+func (st *streamRead) whole(b []byte, at time.Duration, err error) {
 	rec := st.rec
-	b, err := io.ReadAll(io.LimitReader(resp.body, maxBody))
-	at := st.c.since()
 	if err != nil {
 		st.fail(st.rs.fail(err, StateStreamError), "reading body: %v", err)
 		return

@@ -69,26 +69,64 @@ var errSSETruncated = errors.New("stream ended inside an SSE line")
 // a read error is returned as is, after the complete events before it.
 func (s *sseReader) next() (sseEvent, error) {
 	for {
+		if ev, ok := s.parse(); ok {
+			return ev, nil
+		}
+		if s.err != nil {
+			return s.end()
+		}
+		if err := s.fill(); err != nil {
+			return sseEvent{}, err
+		}
+	}
+}
+
+// feed appends p, read at at, to the unparsed bytes: the push side of the
+// reader (the reactor client, which has no io.Reader), after which parse
+// returns the events p completed. It fails only for a line longer than
+// maxSSELine.
+func (s *sseReader) feed(p []byte, at time.Duration) error {
+	if s.lo > 0 {
+		n := copy(s.buf, s.buf[s.lo:s.hi])
+		s.lo, s.hi = 0, n
+	}
+	if need := s.hi + len(p); need > len(s.buf) {
+		if need > maxSSELine {
+			return errSSELineTooLong
+		}
+		nb := make([]byte, max(need, 2*len(s.buf), 64))
+		copy(nb, s.buf[:s.hi])
+		s.buf = nb
+	}
+	s.hi += copy(s.buf[s.hi:], p)
+	s.at = at
+	return nil
+}
+
+// end is next once the reading stopped with s.err: the lenient last
+// event, the truncated-line error, or s.err itself (io.EOF at a clean end).
+func (s *sseReader) end() (sseEvent, error) {
+	if s.err == io.EOF && s.hasData {
+		// Lenient: dispatch a complete last event with no blank line.
+		return s.dispatch(), nil
+	}
+	if s.err == io.EOF && s.hi > s.lo {
+		return sseEvent{}, s.truncated()
+	}
+	return sseEvent{}, s.err
+}
+
+// parse consumes the complete lines buffered and returns the first event
+// they dispatch; false when they dispatch none (more bytes are needed).
+func (s *sseReader) parse() (sseEvent, bool) {
+	for {
 		line, ok := s.line()
 		if !ok {
-			if s.err != nil {
-				if s.err == io.EOF && s.hasData {
-					// Lenient: dispatch a complete last event with no blank line.
-					return s.dispatch(), nil
-				}
-				if s.err == io.EOF && s.hi > s.lo {
-					return sseEvent{}, s.truncated()
-				}
-				return sseEvent{}, s.err
-			}
-			if err := s.fill(); err != nil {
-				return sseEvent{}, err
-			}
-			continue
+			return sseEvent{}, false
 		}
 		if len(line) == 0 {
 			if s.hasData {
-				return s.dispatch(), nil
+				return s.dispatch(), true
 			}
 			s.name = s.name[:0]
 			continue
