@@ -2,12 +2,8 @@ package loadgentest
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,13 +22,33 @@ type Config struct {
 	Hold <-chan struct{}
 }
 
+// headTimeout bounds reading one request head, and then its body, from the
+// first byte (as net/http's ReadHeaderTimeout): a slowloris client is cut off.
+const headTimeout = 10 * time.Second
+
+// acceptBackoffMax caps the pause after a failed Accept (too many open files).
+const acceptBackoffMax = time.Second
+
 // Server is a running fast server. It satisfies loadgen.Server.
+//
+// It is a raw-TCP HTTP/1.1 server (conn.go), not net/http: one goroutine per
+// connection, the head parsed by hand, and each token event written with one
+// Write of a pre-encoded chunk, so that serving costs its client as little
+// CPU as possible when both share a machine.
 type Server struct {
-	cfg  Config
-	ln   net.Listener
-	srv  *http.Server
-	base string
-	wg   sync.WaitGroup
+	cfg         Config
+	ln          net.Listener
+	base        string
+	headTimeout time.Duration
+
+	wg       sync.WaitGroup // the accept loop and every connection
+	mu       sync.Mutex
+	conns    map[*conn]struct{} // under mu
+	closing  bool               // under mu: Close began, no new requests
+	stopping chan struct{}      // closed when Close begins
+	killed   chan struct{}      // closed when Close's ctx ends: streams are cut
+	stopOnce sync.Once
+	killOnce sync.Once
 
 	seen       sync.Map // request id → struct{}
 	Duplicates atomic.Int64
@@ -44,21 +60,21 @@ type Server struct {
 
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves.
 func Start(addr string, cfg Config) (*Server, error) {
+	return start(addr, cfg, headTimeout)
+}
+
+// start is Start with the head timeout as a parameter (tests shorten it).
+func start(addr string, cfg Config, headTO time.Duration) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("loadgentest: listen %s: %w", addr, err)
 	}
-	s := &Server{cfg: cfg, ln: ln, base: "http://" + ln.Addr().String()}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/completions", s.complete)
-	mux.HandleFunc("POST /v1/chat/completions", s.complete)
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s := &Server{
+		cfg: cfg, ln: ln, base: "http://" + ln.Addr().String(), headTimeout: headTO,
+		conns: map[*conn]struct{}{}, stopping: make(chan struct{}), killed: make(chan struct{}),
+	}
 	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.srv.Serve(ln)
-	}()
+	go s.accept()
 	return s, nil
 }
 
@@ -68,168 +84,111 @@ func (s *Server) BaseURL() string { return s.base }
 // Ready implements loadgen.Server: the listener is up once Start returned.
 func (s *Server) Ready(ctx context.Context) error { return ctx.Err() }
 
-// Close stops the server, waiting for handlers up to ctx.
+// Close stops accepting, closes idle connections, and lets requests in
+// progress (streams included) finish until ctx ends; then it closes every
+// connection, waits for their goroutines and returns ctx's error. Nil when
+// everything finished in time.
 func (s *Server) Close(ctx context.Context) error {
-	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		_ = s.srv.Close()
-	}
-	s.wg.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		_ = s.ln.Close()
+		s.mu.Lock()
+		s.closing = true
+		for c := range s.conns {
+			if c.idle {
+				_ = c.nc.Close()
+			}
+		}
+		s.mu.Unlock()
+	})
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
 		return nil
+	case <-ctx.Done():
 	}
-	return err
+	s.killOnce.Do(func() {
+		close(s.killed)
+		s.mu.Lock()
+		for c := range s.conns {
+			_ = c.nc.Close()
+		}
+		s.mu.Unlock()
+	})
+	<-done
+	return ctx.Err()
 }
 
-type request struct {
-	MaxTokens     int  `json:"max_tokens"`
-	Stream        bool `json:"stream"`
-	StreamOptions struct {
-		IncludeUsage bool `json:"include_usage"`
-	} `json:"stream_options"`
-	Prompt   json.RawMessage `json:"prompt"`
-	Messages json.RawMessage `json:"messages"`
-}
-
-// Pre-encoded pieces of the response.
-var (
-	compEvent = []byte(`data: {"id":"cmpl-0","object":"text_completion","model":"fast","choices":[{"index":0,"text":" tok","finish_reason":null}]}` + "\n\n")
-	chatRole  = []byte(`data: {"id":"chatcmpl-0","object":"chat.completion.chunk","model":"fast","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n")
-	chatEvent = []byte(`data: {"id":"chatcmpl-0","object":"chat.completion.chunk","model":"fast","choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}` + "\n\n")
-	doneEvent = []byte("data: [DONE]\n\n")
-)
-
-func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
-	s.Requests.Add(1)
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		if _, dup := s.seen.LoadOrStore(id, struct{}{}); dup {
-			s.Duplicates.Add(1)
-		}
-	}
-	var req request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad JSON: `+strconv.Quote(err.Error())+`"}}`, http.StatusBadRequest)
-		return
-	}
-	n := req.MaxTokens
-	if s.cfg.Tokens > 0 {
-		n = s.cfg.Tokens
-	}
-	if n < 1 {
-		http.Error(w, `{"error":{"message":"max_tokens must be ≥ 1"}}`, http.StatusBadRequest)
-		return
-	}
-	prompt := promptLen(req.Prompt)
-	chat := r.URL.Path == "/v1/chat/completions"
-	if !sleepCtx(r.Context(), s.cfg.TTFT) {
-		return
-	}
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		choice := `{"index":0,"text":" tok","finish_reason":"length"}`
-		if chat {
-			choice = `{"index":0,"message":{"role":"assistant","content":" tok"},"finish_reason":"length"}`
-		}
-		body := fmt.Sprintf(`{"id":"x","choices":[%s],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`,
-			choice, prompt, n, prompt+n)
-		_, _ = w.Write([]byte(body))
-		s.Events.Add(1)
-		return
-	}
-	if !req.StreamOptions.IncludeUsage {
-		s.NoUsageAsk.Add(1)
-	}
-	s.Open.Add(1)
-	defer s.Open.Add(-1)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	fl := w.(http.Flusher)
-	ev := compEvent
-	if chat {
-		ev = chatEvent
-		_, _ = w.Write(chatRole)
-	}
-	for k := 0; k < n; k++ {
-		if k > 0 && !sleepCtx(r.Context(), s.cfg.ITL) {
-			return
-		}
-		if _, err := w.Write(ev); err != nil {
-			return
-		}
-		fl.Flush()
-		s.Events.Add(1)
-		if k == 0 && s.cfg.Hold != nil {
+// accept runs until the listener is closed, one goroutine per connection.
+func (s *Server) accept() {
+	defer s.wg.Done()
+	var backoff time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
 			select {
-			case <-s.cfg.Hold:
-			case <-r.Context().Done():
+			case <-s.stopping:
+				return
+			default:
+			}
+			// Out of file descriptors or another transient failure: pause
+			// and retry, as net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), acceptBackoffMax)
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-s.stopping:
+				t.Stop()
 				return
 			}
+			continue
 		}
+		backoff = 0
+		c := newConn(s, nc)
+		if !s.track(c) {
+			_ = nc.Close()
+			continue
+		}
+		go c.serve()
 	}
-	if req.StreamOptions.IncludeUsage {
-		fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":%d,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", prompt, n, prompt+n)
-	}
-	_, _ = w.Write(doneEvent)
-	fl.Flush()
 }
 
-// promptLen counts a token-id array's elements, or the words of a string prompt.
-func promptLen(raw json.RawMessage) int {
-	if len(raw) == 0 {
-		return 0
+// track registers c (counted in wg); false once Close began.
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
 	}
-	if raw[0] == '[' {
-		n := 0
-		depth := 0
-		empty := true
-		for _, c := range raw {
-			switch c {
-			case '[':
-				depth++
-			case ']':
-				depth--
-			case ',':
-				if depth == 1 {
-					n++
-				}
-			case ' ', '\n', '\t', '\r':
-			default:
-				empty = false
-			}
-		}
-		if empty {
-			return 0
-		}
-		return n + 1
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return 0
-	}
-	n := 0
-	in := false
-	for _, c := range s {
-		if c == ' ' {
-			in = false
-		} else if !in {
-			in = true
-			n++
-		}
-	}
-	return n
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
 }
 
-// sleepCtx sleeps d (nothing when d ≤ 0); false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+// untrack forgets c; its goroutine is ending.
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// setIdle marks c idle (waiting for a request: Close closes it) or busy;
+// false once Close began (no new request is read).
+func (s *Server) setIdle(c *conn, idle bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c.idle = idle
+	return !s.closing
+}
+
+// isClosing reports whether Close began.
+func (s *Server) isClosing() bool {
 	select {
-	case <-t.C:
+	case <-s.stopping:
 		return true
-	case <-ctx.Done():
+	default:
 		return false
 	}
 }
