@@ -40,10 +40,13 @@ type benchClientOpts struct {
 	replayRate  int
 	inProcess   bool
 	clients     []string
-	cpuProfile  string // hidden: write a CPU profile of the whole run
-	serve       string // hidden: run only the fast server (child mode)
-	serveHoldMs int    // hidden: hold streams after the first token
-	replayChild string // hidden: run only the long replay with this client (child mode)
+	itlRate     int           // ITL check's rate in req/s (0: skip)
+	itlDuration time.Duration // ITL check's run length per client
+	pin         bool          // ITL check: pin the simulator child and this process to disjoint CPUs
+	cpuProfile  string        // hidden: write a CPU profile of the whole run
+	serve       string        // hidden: run only the fast server (child mode)
+	serveHoldMs int           // hidden: hold streams after the first token
+	replayChild string        // hidden: run only the long replay with this client (child mode)
 	// shutdownGrace is how long the fast-server child lets open streams
 	// finish once told to stop before closing them (0: defaultShutdownGrace).
 	shutdownGrace time.Duration
@@ -52,9 +55,11 @@ type benchClientOpts struct {
 // defaultShutdownGrace is the fast-server child's default shutdown grace.
 const defaultShutdownGrace = 5 * time.Second
 
-// The clients bench-client compares: loadgen's default for plain http://
-// targets (the lean HTTP/1.1 client) and net/http (WithHTTPClient).
+// The clients bench-client compares, by loadgen transport: the epoll
+// reactor (loadgen.TransportReactor), the lean HTTP/1.1 client with one
+// goroutine per request (TransportLean) and net/http (WithHTTPClient).
 const (
+	clientReactor = "reactor"
 	clientLean    = "lean"
 	clientNetHTTP = "net/http"
 )
@@ -62,12 +67,14 @@ const (
 // clientOptions returns the Replay options that select client name.
 func clientOptions(name string) ([]loadgen.Option, error) {
 	switch name {
+	case clientReactor:
+		return []loadgen.Option{loadgen.WithTransport(loadgen.TransportReactor)}, nil
 	case clientLean:
-		return nil, nil
+		return []loadgen.Option{loadgen.WithTransport(loadgen.TransportLean)}, nil
 	case clientNetHTTP:
 		return []loadgen.Option{loadgen.WithHTTPClient(loadgen.NewHTTPClient())}, nil
 	}
-	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q or %q)", name, clientLean, clientNetHTTP)
+	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q, %q or %q)", name, clientReactor, clientLean, clientNetHTTP)
 }
 
 // newBenchClientCmd measures the instrument itself (issue 5, item 5).
@@ -87,7 +94,14 @@ process) and reports:
   - pacing at the vegeta comparison rate: send-rate error and sends per 10 ms bin;
   - vegeta's own attacker vs our client on the same non-streaming endpoint,
     with the ratios;
-  - optionally a long non-streaming replay's peak RSS (--replay-requests).
+  - optionally a long non-streaming replay's peak RSS (--replay-requests);
+  - ITL accuracy (--itl-rate, default 500 req/s; 0 skips): per client, a fresh
+    simulator (transferlab serve-sim as a child process; --in-process: in this
+    process) streams 32-token prompts / 16-token answers at the rate, and each
+    measured ITL is compared with the simulator's true gap between the same
+    two token events' flushes (GET /v1/truth): error p50/p99/max in µs, the
+    TTFT error likewise, and event-count mismatches counted; --pin pins the
+    child to the last CPU and this process to the others.
 Figures describe this machine's client, never a server under test.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.serve != "" {
@@ -110,7 +124,10 @@ Figures describe this machine's client, never a server under test.`,
 	f.IntVar(&o.replayN, "replay-requests", 0, "also replay this many non-streaming requests and report peak RSS (0: skip)")
 	f.IntVar(&o.replayRate, "replay-rate", 10000, "rate of the --replay-requests run (req/s)")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the fast server inside this process (CPU and memory then include it)")
-	f.StringSliceVar(&o.clients, "clients", []string{clientLean, clientNetHTTP}, "clients to measure side by side: lean (the default for http://), net/http")
+	f.StringSliceVar(&o.clients, "clients", []string{clientReactor, clientLean, clientNetHTTP}, "clients to measure side by side: reactor (epoll), lean (goroutine per request), net/http")
+	f.IntVar(&o.itlRate, "itl-rate", 500, "rate of the ITL-accuracy check against the simulator (req/s; 0 skips it)")
+	f.DurationVar(&o.itlDuration, "itl-duration", 10*time.Second, "length of the ITL-accuracy run, per client")
+	f.BoolVar(&o.pin, "pin", false, "ITL check: pin the simulator child to the last CPU and bench-client to the others (Linux)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.StringVar(&o.replayChild, "replay-child", "", "run only the long replay with this client and print its JSON (used by bench-client itself)")
 	f.StringVar(&o.serve, "serve-fast", "", "run only the fast server on this address (used by bench-client itself)")
@@ -134,12 +151,7 @@ func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Read
 		return err
 	}
 	fmt.Fprintln(out, srv.BaseURL())
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, in); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
+	untilClosed(ctx, in)
 	close(hold)
 	grace := o.shutdownGrace
 	if grace <= 0 {
@@ -154,6 +166,17 @@ func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Read
 		return err
 	}
 	return nil
+}
+
+// untilClosed returns when in reaches EOF (a child's parent closed its
+// stdin: it is done with the server) or ctx ends.
+func untilClosed(ctx context.Context, in io.Reader) {
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, in); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // fastServer is a running fast server (child process or in-process).
@@ -440,6 +463,9 @@ type benchReport struct {
 	ReplayRequests int             `json:"replay_requests,omitempty"`
 	ReplayRate     int             `json:"replay_rate_rps,omitempty"`
 	Clients        []clientSummary `json:"clients"`
+	// ITL is the ITL-accuracy check against the simulator's truth (issue 5
+	// item 6); null when skipped with --itl-rate 0.
+	ITL *itlSection `json:"itl_accuracy"`
 }
 
 // client returns name's summary.
@@ -467,6 +493,15 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 	}
 	if o.inProcess {
 		rep.Server = "in-process (CPU and memory include the server)"
+	}
+	if o.itlRate < 0 || (o.itlRate > 0 && o.itlDuration <= 0) {
+		return fmt.Errorf("bench-client: flags --itl-rate %d / --itl-duration %v: want a rate ≥ 0 (0 skips) and, with a rate, a duration > 0", o.itlRate, o.itlDuration)
+	}
+	if o.itlRate > 0 && int(float64(o.itlRate)*o.itlDuration.Seconds()) < 1 {
+		return fmt.Errorf("bench-client: flags --itl-rate %d / --itl-duration %v: schedule no request", o.itlRate, o.itlDuration)
+	}
+	if o.pin && o.inProcess && o.itlRate > 0 {
+		return fmt.Errorf("bench-client: flag --pin: needs the simulator in a child process (drop --in-process)")
 	}
 	if len(o.clients) == 0 {
 		return fmt.Errorf("bench-client: flag --clients: name at least one client")
@@ -499,6 +534,12 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 	}
 	if o.replayN > 0 {
 		if err := benchLongReplay(ctx, o, &rep, log); err != nil {
+			return err
+		}
+	}
+	// Last: --pin changes this process's CPU mask for its duration.
+	if o.itlRate > 0 {
+		if err := benchITL(ctx, o, &rep, log); err != nil {
 			return err
 		}
 	}
@@ -929,5 +970,8 @@ func printBenchTable(out io.Writer, r *benchReport) {
 			fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", met[c.ReplayPeakRSSMB < 500])
 		}
 		fmt.Fprintln(out)
+	}
+	if r.ITL != nil {
+		printITLTable(out, r.ITL)
 	}
 }

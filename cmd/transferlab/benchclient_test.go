@@ -18,9 +18,10 @@ import (
 const failingChild = "fail-child"
 
 // TestMain lets this test binary stand in for transferlab when bench-client
-// starts its fast-server child from os.Executable() (the default mode).
+// starts its fast-server or simulator (serve-sim) child from
+// os.Executable() (the default mode).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "bench-client" {
+	if len(os.Args) > 1 && (os.Args[1] == "bench-client" || os.Args[1] == "serve-sim") {
 		os.Exit(run(os.Args[1:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == failingChild {
@@ -36,8 +37,10 @@ func TestMain(m *testing.M) {
 
 // smallBench are bench-client's smallest useful settings: one 20 req/s
 // streaming run of 0.2 s (4 requests of 2 tokens), 8 streams held open, a
-// 0.2 s vegeta comparison at 20 req/s.
-var smallBench = []string{"bench-client", "--rates", "20", "--duration", "200ms", "--tokens", "2", "--in-flight", "8", "--vegeta-rate", "20"}
+// 0.2 s vegeta comparison at 20 req/s, and an ITL check of 0.2 s at 50 req/s
+// (10 requests of 16 tokens: 150 gaps per client).
+var smallBench = []string{"bench-client", "--rates", "20", "--duration", "200ms", "--tokens", "2", "--in-flight", "8", "--vegeta-rate", "20",
+	"--itl-rate", "50", "--itl-duration", "200ms"}
 
 // TestBenchClientJSON is a smoke run (in-process server) checking the JSON
 // has every documented field with consistent counts. No speed is asserted:
@@ -56,14 +59,14 @@ func TestBenchClientJSON(t *testing.T) {
 		t.Fatalf("JSON does not parse: %v\n%.1000s", err, out)
 	}
 	for _, k := range []string{"note", "server", "go_version", "num_cpu", "gomaxprocs", "tokens_per_stream", "server_itl_ms", "duration_s",
-		"stream", "in_flight", "vegeta", "clients"} {
+		"stream", "in_flight", "vegeta", "clients", "itl_accuracy"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
 	clients, _ := rep["clients"].([]any)
-	if len(clients) != 2 {
-		t.Fatalf("%d client summaries, want 2 (lean and net/http by default)", len(clients))
+	if len(clients) != 3 {
+		t.Fatalf("%d client summaries, want 3 (reactor, lean and net/http by default)", len(clients))
 	}
 	for _, k := range []string{"client", "sustained_rps", "sustained_events_per_s", "sustained_cpu_ms_per_1k_events", "dispatch_sustained_rps",
 		"goroutines_per_in_flight", "heap_bytes_per_in_flight", "stack_bytes_per_in_flight", "heap_stack_bytes_per_in_flight",
@@ -80,10 +83,10 @@ func TestBenchClientJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &typed); err != nil {
 		t.Fatal(err)
 	}
-	if len(typed.Stream) != 2 {
-		t.Fatalf("%d stream rows, want one per --rates entry and client (2)", len(typed.Stream))
+	if len(typed.Stream) != 3 {
+		t.Fatalf("%d stream rows, want one per --rates entry and client (3)", len(typed.Stream))
 	}
-	for i, want := range []string{clientLean, clientNetHTTP} {
+	for i, want := range []string{clientReactor, clientLean, clientNetHTTP} {
 		row := typed.Stream[i]
 		if row.Client != want || row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
 			t.Errorf("stream row %+v: want client %s, offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row, want)
@@ -96,6 +99,7 @@ func TestBenchClientJSON(t *testing.T) {
 			t.Errorf("client summary %+v: want %s, pacing at 20 req/s in 10 ms bins, at least 8 streams seen open (the health check may add one), every request ok", c, want)
 		}
 	}
+	checkITLSection(t, typed.ITL, "in-process simulator", "not pinned")
 	if typed.Tokens != 2 || typed.InFlight != 8 || typed.Vegeta.RateRPS != 20 {
 		t.Errorf("settings not echoed: tokens %d in-flight %d vegeta %d", typed.Tokens, typed.InFlight, typed.Vegeta.RateRPS)
 	}
@@ -138,7 +142,9 @@ func TestBenchClientTable(t *testing.T) {
 	for _, want := range []string{"not a lab result", "server: child process (client measured alone)", " 4/4 ",
 		"side by side", "highest req/s, schedule-lag p99 ≤ 1 ms, all ok", "goroutines per in-flight stream (8 open)",
 		"heap+stack B per in-flight stream", "RSS B per in-flight stream", "pacing at 20 req/s", "send rate / vegeta's",
-		"vegeta at 20 req/s", "targets (issue 5), lean:", "targets (issue 5), net/http:"} {
+		"vegeta at 20 req/s", "targets (issue 5), reactor:", "targets (issue 5), lean:", "targets (issue 5), net/http:",
+		"ITL accuracy vs the simulator's truth", "50 req/s uniform for 0.2 s", "simulator: serve-sim child process per client", "pinned: not pinned",
+		"ITL err p50 µs", "count mismatch", " 10/10 "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table output lacks %q:\n%s", want, out)
 		}

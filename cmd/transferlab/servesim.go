@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -23,13 +24,16 @@ func newServeSimCmd() *cobra.Command {
 		configPath string
 		overrides  []string
 		capacity   string
+		child      bool
+		pinCPU     int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve-sim",
 		Short: "Serve the simulated OpenAI-compatible server (Llama-3-8B on an H200-like GPU) until interrupted",
 		Long: "Starts the embedded simulator (package sim; cost model in sim/COSTMODEL.md) on --addr and\n" +
 			"prints its URL and effective config. Endpoints: POST /v1/completions, POST /v1/chat/completions\n" +
-			"(streaming SSE or not), GET /v1/models, GET /health, GET /v1/profile, POST /v1/profile/reset.\n" +
+			"(streaming SSE or not), GET /v1/models, GET /health, GET /v1/profile, POST /v1/profile/reset,\n" +
+			"GET /v1/truth (per-request ground truth as JSON lines, times in ns on the simulator's clock; sim.TruthLine).\n" +
 			"Every figure it produces is simulated. Example:\n" +
 			"  curl -N localhost:8000/v1/completions -d '{\"prompt\":[1,2,3],\"max_tokens\":4,\"stream\":true}'",
 		Args: cobra.NoArgs,
@@ -42,6 +46,11 @@ func newServeSimCmd() *cobra.Command {
 			if capacity != "" {
 				return printSimCapacity(cmd, cfg, capacity)
 			}
+			if pinCPU >= 0 {
+				if _, err := pinProcess([]int{pinCPU}); err != nil {
+					return fmt.Errorf("serve-sim: flag --pin-cpu %d: %w", pinCPU, err)
+				}
+			}
 			srv, err := sim.New(cfg)
 			if err != nil {
 				return fmt.Errorf("serve-sim: %w", err)
@@ -49,6 +58,9 @@ func newServeSimCmd() *cobra.Command {
 			if err := srv.Start(addr); err != nil {
 				_ = srv.Close(context.Background())
 				return fmt.Errorf("serve-sim: %w", err)
+			}
+			if child {
+				return serveSimChild(cmd.Context(), srv, out, cmd.InOrStdin())
 			}
 			eff, err := yaml.Marshal(srv.Config())
 			if err != nil {
@@ -69,7 +81,22 @@ func newServeSimCmd() *cobra.Command {
 	f.StringVar(&configPath, "config", "", "YAML sim config (sim.Config keys; keys left out keep the Llama-3-8B/H200 defaults; unknown keys rejected)")
 	f.StringArrayVar(&overrides, "override", nil, "kernel override OP=FACTOR: divide op OP's time by FACTOR (repeatable; ops: "+strings.Join(sim.OpNames(), ", ")+")")
 	f.StringVar(&capacity, "capacity", "", "print the saturation throughput for requests of IN:OUT tokens (e.g. 1020:130) and exit instead of serving")
+	f.BoolVar(&child, "child", false, "print only the base URL and stop when stdin closes (used by bench-client)")
+	f.IntVar(&pinCPU, "pin-cpu", -1, "pin every thread of this process to this CPU before serving (-1: no pinning; used by bench-client --pin)")
+	_ = f.MarkHidden("child")
+	_ = f.MarkHidden("pin-cpu")
 	return cmd
+}
+
+// serveSimChild is serve-sim's child mode (bench-client's ITL check): print
+// the base URL on the first line, serve until in closes (the parent is done)
+// or ctx ends, then close the simulator.
+func serveSimChild(ctx context.Context, srv *sim.Server, out io.Writer, in io.Reader) error {
+	fmt.Fprintln(out, srv.BaseURL())
+	untilClosed(ctx, in)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Close(sctx)
 }
 
 // loadSimConfig reads path (or the defaults) and applies OP=FACTOR overrides.
