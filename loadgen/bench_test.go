@@ -160,8 +160,11 @@ func BenchmarkStreamRequest(b *testing.B) {
 			cfg := defaultConfig()
 			cl.opt(&cfg)
 			start := time.Now()
-			c := newClient(&cfg, srv.BaseURL(), func() time.Duration { return time.Since(start) })
-			defer c.closeIdle()
+			c, err := newClient(context.Background(), &cfg, srv.BaseURL(), func() time.Duration { return time.Since(start) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.close()
 			req := traces.Request{ID: 1, InputTokens: 16, OutputTokens: 32}
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -41,40 +41,73 @@ var promptWords = [...]string{" the", " of", " and", " to", " in"}
 // client sends one request and fills its Record, through the lean HTTP/1.1
 // client (lean.go) for plain http:// targets, else through net/http.
 type client struct {
-	cfg   *config
-	http  *http.Client   // nil when lean is used
-	lean  *leanTransport // nil when http is used
-	url   string
-	since func() time.Duration
+	cfg     *config
+	http    *http.Client   // set when net/http is used
+	lean    *leanTransport // set when the lean client is used
+	reactor *reactor       // set when the reactor is used
+	url     string
+	since   func() time.Duration
 }
 
-func newClient(cfg *config, baseURL string, since func() time.Duration) *client {
+// newClient returns the client for cfg's transport. The reactor's event
+// loop lives until close; runCtx's end cancels its in-flight requests.
+func newClient(runCtx context.Context, cfg *config, baseURL string, since func() time.Duration) (*client, error) {
 	path := "/v1/completions"
 	if cfg.endpoint == EndpointChat {
 		path = "/v1/chat/completions"
 	}
 	c := &client{cfg: cfg, url: baseURL + path, since: since}
-	if cfg.client == nil && cfg.transport == TransportLean && strings.HasPrefix(baseURL, "http://") {
-		if lt, err := newLeanTransport(c.url); err == nil {
-			c.lean = lt
-			return c
-		}
+	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
 		// An unparsable URL goes through net/http, which reports it per request.
+		switch cfg.transport {
+		case TransportReactor:
+			if _, err := newLeanTransport(c.url); err == nil {
+				r, err := newReactor(c, runCtx)
+				if err != nil {
+					return nil, fmt.Errorf("loadgen: transport %s: %w", TransportReactor, err)
+				}
+				c.reactor = r
+				return c, nil
+			}
+		case TransportLean:
+			if lt, err := newLeanTransport(c.url); err == nil {
+				c.lean = lt
+				return c, nil
+			}
+		}
 	}
 	c.http = cfg.client
 	if c.http == nil {
 		c.http = NewHTTPClient()
 	}
-	return c
+	return c, nil
 }
 
-// closeIdle closes the idle connections of a client Replay created.
-func (c *client) closeIdle() {
-	if c.lean != nil {
+// close ends the client's own resources once nothing is in flight: the
+// reactor's loop and sockets, or the idle connections of a client Replay
+// created (a WithHTTPClient client is the caller's).
+func (c *client) close() {
+	switch {
+	case c.reactor != nil:
+		c.reactor.close()
+	case c.lean != nil:
 		c.lean.closeIdle()
+	case c.cfg.client == nil:
+		c.http.CloseIdleConnections()
+	}
+}
+
+// start sends req and calls done once rec is complete: on the reactor, or
+// on a goroutine of its own for the other transports.
+func (c *client) start(runCtx context.Context, req *traces.Request, rec *Record, done func()) {
+	if c.reactor != nil {
+		c.reactor.start(runCtx, req, rec, done)
 		return
 	}
-	c.http.CloseIdleConnections()
+	go func() {
+		c.do(runCtx, req, rec)
+		done()
+	}()
 }
 
 // body appends the JSON request body for req to b.
@@ -165,6 +198,12 @@ type response struct {
 // do sends req and fills rec (SentAt onwards). It never returns an error: a
 // failed request is data, kept in rec.State and rec.Error.
 func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
+	if c.reactor != nil {
+		ended := make(chan struct{})
+		c.reactor.start(runCtx, req, rec, func() { close(ended) })
+		<-ended
+		return
+	}
 	if c.lean != nil {
 		c.doLean(runCtx, req, rec)
 		return
@@ -354,21 +393,26 @@ func (st *streamRead) stream(resp response) {
 		return
 	}
 	st.sse.r, st.sse.since, st.sse.buf = resp.body, st.c.since, st.buf[:]
+	if st.events() {
+		_, _ = io.CopyN(io.Discard, resp.body, maxDrain) // read on so the connection can be reused
+	}
+}
+
+// events applies the events the SSE reader returns until the stream ends
+// for the record: true at [DONE].
+func (st *streamRead) events() bool {
 	for {
 		ev, err := st.sse.next()
 		if err == io.EOF {
 			st.eof()
-			return
+			return false
 		}
 		if err != nil {
 			st.failRead(err)
-			return
+			return false
 		}
 		if st.event(ev) {
-			if st.rec.State == StateOK { // [DONE]: read on so the connection can be reused
-				_, _ = io.CopyN(io.Discard, resp.body, maxDrain)
-			}
-			return
+			return st.rec.State == StateOK
 		}
 	}
 }

@@ -22,7 +22,7 @@ import (
 var clientCases = []struct {
 	name string
 	opt  Option
-}{{"lean", withLean(true)}, {"net/http", withLean(false)}}
+}{{"reactor", WithTransport(TransportReactor)}, {"lean", withLean(true)}, {"net/http", withLean(false)}}
 
 // rawServer accepts connections and hands each request to handle with the
 // connection, so a test can write any bytes (close-delimited bodies, 1xx,

@@ -2,9 +2,723 @@
 
 package loadgen
 
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/transferlab/transferlab/traces"
+)
+
 // reactorSupported: Linux has epoll.
 const reactorSupported = true
 
 // defaultNativeTransport is the client for plain http:// targets on Linux.
-// TODO(session 3): the reactor, in progress; lean until it lands.
-const defaultNativeTransport = TransportLean
+const defaultNativeTransport = TransportReactor
+
+// The reactor's sizes.
+const (
+	// reactorReadBuf is the one read buffer of the event loop (bytes): every
+	// connection's bytes pass through it, so no connection holds one.
+	reactorReadBuf = 64 << 10
+	// reactorEvents is how many readiness events one epoll_wait returns at most.
+	reactorEvents = 512
+)
+
+// reactor is the Linux transport for plain http:// targets: an epoll event
+// loop (one goroutine) drives every in-flight request as a small state
+// machine (rexchange: its pushResponse and record), so an in-flight request
+// costs no goroutine, no stack and no per-connection buffer (DESIGN: memory
+// per in-flight request; issue 5's ≤ 4 KiB).
+//
+// The dispatcher (Replay's pacing goroutine, or a closed-loop worker) writes
+// each request itself on an idle keep-alive connection with one
+// non-blocking write, so schedule lag never waits for the loop; a new
+// connection is dialled without blocking and the loop writes the request
+// once it is connected. The loop reads each readable socket once per
+// epoll_wait (level-triggered) into its shared buffer, stamps the read with
+// the monotonic clock when it returns (DESIGN: "the moment the client's
+// reader sees the bytes"), and feeds the bytes to the exchange. Records go
+// to a finisher goroutine, so a slow sink never delays a timestamp.
+//
+// Locks: reactor.mu guards the fd table, the idle pool and the deadline
+// heap; rconn.mu guards a connection and its exchange. Order: rconn.mu
+// before reactor.mu.
+type reactor struct {
+	c      *client
+	t      *leanTransport // URL, request head and wire buffers (lean.go)
+	family int
+	ip     [16]byte // the server's address (4 bytes used for AF_INET)
+	port   int
+	epfd   int
+	wakefd int // eventfd: new deadline, cancellation, close
+
+	mu        sync.Mutex
+	conns     []*rconn // by fd
+	idle      []*rconn // LIFO; may hold dead connections (skipped)
+	deadlines deadlineHeap
+	gen       uint32
+	cancelled bool // the run ended: no exchange may start
+	closing   bool
+
+	cancel   atomic.Bool
+	stopWake func() bool
+	loopDone chan struct{}
+	fin      finisher
+}
+
+// rconn is one connection.
+type rconn struct {
+	mu         sync.Mutex
+	fd         int
+	gen        uint32
+	connecting bool
+	wantOut    bool // registered for EPOLLOUT
+	dead       bool
+	x          *rexchange // nil while idle
+}
+
+// rexchange is one request on its way: the record, the parse state and
+// what a retry needs.
+type rexchange struct {
+	req       *traces.Request
+	rec       *Record
+	rs        reqState
+	resp      pushResponse
+	done      func()
+	wire      *leanWire // the request's bytes until the response head arrived
+	off       int       // bytes of wire.wire written
+	deadline  time.Time
+	hi        int // index in the deadline heap, −1 when out
+	attempt   int
+	reused    bool
+	delivered bool
+	// cn is the connection x is on (nil between connections).
+	cn atomic.Pointer[rconn]
+	// aborted is set when x's deadline passed or the run ended while x was
+	// between connections: the next send ends it.
+	aborted atomic.Bool
+}
+
+// newReactor starts the event loop for c's URL.
+func newReactor(c *client, runCtx context.Context) (*reactor, error) {
+	t, err := newLeanTransport(c.url)
+	if err != nil {
+		return nil, err
+	}
+	ta, err := net.ResolveTCPAddr("tcp", t.addr)
+	if err != nil {
+		return nil, fmt.Errorf("reactor: resolving %s: %w", t.addr, err)
+	}
+	r := &reactor{c: c, t: t, loopDone: make(chan struct{})}
+	r.port = ta.Port
+	if ip4 := ta.IP.To4(); ip4 != nil {
+		r.family = unix.AF_INET
+		copy(r.ip[:], ip4)
+	} else {
+		r.family = unix.AF_INET6
+		copy(r.ip[:], ta.IP.To16())
+	}
+	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("reactor: epoll_create1: %w", err)
+	}
+	if r.wakefd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		_ = unix.Close(r.epfd)
+		return nil, fmt.Errorf("reactor: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(r.wakefd)}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, r.wakefd, &ev); err != nil {
+		_ = unix.Close(r.epfd)
+		_ = unix.Close(r.wakefd)
+		return nil, fmt.Errorf("reactor: epoll_ctl eventfd: %w", err)
+	}
+	r.fin.start()
+	r.stopWake = context.AfterFunc(runCtx, func() {
+		r.cancel.Store(true)
+		r.wake()
+	})
+	go r.loop()
+	return r, nil
+}
+
+// wake interrupts epoll_wait.
+func (r *reactor) wake() {
+	var one = [8]byte{1}
+	_, _ = unix.Write(r.wakefd, one[:])
+}
+
+// start sends req and calls done, on the finisher goroutine, once rec is
+// complete. It never blocks on the network.
+func (r *reactor) start(runCtx context.Context, req *traces.Request, rec *Record, done func()) {
+	c := r.c
+	x := &rexchange{req: req, rec: rec, rs: reqState{runCtx: runCtx}, done: done, hi: -1}
+	w := r.t.getWire()
+	w.body = c.body(w.body[:0], req)
+	w.wire = r.t.appendHead(w.wire[:0], req.ID, c.cfg.stream, len(w.body))
+	w.wire = append(w.wire, w.body...)
+	x.wire = w
+	rec.DispatchedAt = c.since()
+	x.deadline = time.Now().Add(c.cfg.timeout)
+	r.mu.Lock()
+	if r.cancelled || runCtx.Err() != nil {
+		r.mu.Unlock()
+		rec.SentAt = c.since()
+		x.resp.init(c, &x.rs, rec)
+		x.resp.failHead(context.Cause(runCtx))
+		r.release(x)
+		r.deliver(x)
+		return
+	}
+	first := len(r.deadlines) == 0
+	heap.Push(&r.deadlines, x)
+	r.mu.Unlock()
+	if first {
+		r.wake()
+	}
+	r.send(x, false)
+}
+
+// send puts x on an idle connection (unless fresh) or a new one and writes
+// it when the connection is up.
+func (r *reactor) send(x *rexchange, fresh bool) {
+	for {
+		var cn *rconn
+		if !fresh {
+			cn = r.popIdle()
+		}
+		reused := cn != nil
+		if cn == nil {
+			var err error
+			if cn, err = r.dial(); err != nil {
+				x.resp.init(r.c, &x.rs, x.rec)
+				x.rec.SentAt = r.c.since()
+				x.resp.failHead(err)
+				r.finishExchange(nil, x)
+				return
+			}
+		} else {
+			cn.mu.Lock()
+		}
+		if cn.dead {
+			cn.mu.Unlock()
+			continue
+		}
+		x.resp.init(r.c, &x.rs, x.rec)
+		if x.aborted.Load() {
+			r.closeConnIfIdle(cn, reused)
+			cn.mu.Unlock()
+			if x.rec.SentAt == 0 {
+				x.rec.SentAt = r.c.since()
+			}
+			x.resp.fail(errPushTimeout, r.c.since())
+			r.finishExchange(nil, x)
+			return
+		}
+		cn.x = x
+		x.cn.Store(cn)
+		x.reused = reused
+		if !cn.connecting {
+			r.write(cn, x)
+		}
+		cn.mu.Unlock()
+		return
+	}
+}
+
+// closeConnIfIdle puts back (reused) or closes (new) a connection taken for
+// an exchange that ended before using it (cn.mu held).
+func (r *reactor) closeConnIfIdle(cn *rconn, reused bool) {
+	if !reused {
+		r.closeConn(cn)
+		return
+	}
+	r.mu.Lock()
+	r.idle = append(r.idle, cn)
+	r.mu.Unlock()
+}
+
+// popIdle takes the most recently idled connection, or nil.
+func (r *reactor) popIdle() *rconn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.idle)
+	if n == 0 {
+		return nil
+	}
+	cn := r.idle[n-1]
+	r.idle[n-1] = nil
+	r.idle = r.idle[:n-1]
+	return cn
+}
+
+// dial opens a non-blocking TCP connection and registers it with the loop;
+// it returns it locked.
+func (r *reactor) dial() (*rconn, error) {
+	fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp %s: socket: %w", r.t.addr, err)
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	cn := &rconn{fd: fd}
+	cn.mu.Lock()
+	err = unix.Connect(fd, r.sockaddr())
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.EINPROGRESS):
+		cn.connecting = true
+	default:
+		_ = unix.Close(fd)
+		cn.mu.Unlock()
+		return nil, fmt.Errorf("dial tcp %s: connect: %w", r.t.addr, err)
+	}
+	r.mu.Lock()
+	r.gen++
+	cn.gen = r.gen
+	for len(r.conns) <= fd {
+		r.conns = append(r.conns, nil)
+	}
+	r.conns[fd] = cn
+	r.mu.Unlock()
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
+	if cn.connecting {
+		events |= unix.EPOLLOUT
+		cn.wantOut = true
+	}
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd), Pad: int32(cn.gen)}
+	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		r.closeConn(cn)
+		cn.mu.Unlock()
+		return nil, fmt.Errorf("dial tcp %s: epoll_ctl: %w", r.t.addr, err)
+	}
+	return cn, nil
+}
+
+// sockaddr returns a new Sockaddr for the server (unix.Connect writes into
+// the one it is given, so dispatchers must not share one).
+func (r *reactor) sockaddr() unix.Sockaddr {
+	if r.family == unix.AF_INET {
+		sa := &unix.SockaddrInet4{Port: r.port}
+		copy(sa.Addr[:], r.ip[:4])
+		return sa
+	}
+	return &unix.SockaddrInet6{Port: r.port, Addr: r.ip}
+}
+
+// setOut registers or unregisters cn for writability (cn.mu held).
+func (r *reactor) setOut(cn *rconn, on bool) {
+	if cn.wantOut == on {
+		return
+	}
+	cn.wantOut = on
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
+	if on {
+		events |= unix.EPOLLOUT
+	}
+	ev := unix.EpollEvent{Events: events, Fd: int32(cn.fd), Pad: int32(cn.gen)}
+	_ = unix.EpollCtl(r.epfd, unix.EPOLL_CTL_MOD, cn.fd, &ev)
+}
+
+// write writes what is left of x's request on cn (cn.mu held); SentAt is
+// stamped before the first byte. A reused connection the server closed
+// while idle sends x again on a new one.
+func (r *reactor) write(cn *rconn, x *rexchange) {
+	if x.off == 0 {
+		x.rec.SentAt = r.c.since()
+	}
+	for x.off < len(x.wire.wire) {
+		n, err := unix.Write(cn.fd, x.wire.wire[x.off:])
+		if n > 0 {
+			x.off += n
+			continue
+		}
+		if errors.Is(err, unix.EAGAIN) {
+			r.setOut(cn, true)
+			return
+		}
+		if err == nil {
+			err = unix.EIO
+		}
+		r.failConn(cn, x, fmt.Errorf("write tcp %s: %w", r.t.addr, err))
+		return
+	}
+	r.setOut(cn, false)
+}
+
+// failConn ends cn (cn.mu held) on err; a reused connection failing before
+// any response byte is the server's idle close, and x goes again, once, on
+// a new connection.
+func (r *reactor) failConn(cn *rconn, x *rexchange, err error) {
+	cn.x = nil
+	x.cn.Store(nil)
+	r.closeConn(cn)
+	if x.reused && x.attempt == 0 && x.resp.stale() && isConnGone(err) && x.rs.runCtx.Err() == nil {
+		x.attempt++
+		x.off = 0
+		go r.send(x, true) // off the loop and off cn.mu: dialling registers with both
+		return
+	}
+	x.resp.fail(err, r.c.since())
+	r.finishExchange(nil, x)
+}
+
+// closeConn closes cn's socket (cn.mu held, or cn not yet shared).
+func (r *reactor) closeConn(cn *rconn) {
+	if cn.dead {
+		return
+	}
+	cn.dead = true
+	r.mu.Lock()
+	if cn.fd < len(r.conns) && r.conns[cn.fd] == cn {
+		r.conns[cn.fd] = nil
+	}
+	r.mu.Unlock()
+	_ = unix.Close(cn.fd)
+}
+
+// finishExchange ends x for its connection cn (cn.mu held; nil when x has
+// none): the record goes to the finisher if it has not yet, the connection
+// back to the idle pool or closed.
+func (r *reactor) finishExchange(cn *rconn, x *rexchange) {
+	r.release(x)
+	r.mu.Lock()
+	if x.hi >= 0 {
+		heap.Remove(&r.deadlines, x.hi)
+	}
+	keep := cn != nil && !r.closing && x.resp.reusable() && len(r.idle) < leanMaxIdle
+	if keep {
+		r.idle = append(r.idle, cn)
+	}
+	r.mu.Unlock()
+	if cn != nil {
+		cn.x = nil
+		x.cn.Store(nil)
+		if !keep {
+			r.closeConn(cn)
+		}
+	}
+	r.deliver(x)
+}
+
+// release returns x's request buffer to the pool.
+func (r *reactor) release(x *rexchange) {
+	if x.wire != nil {
+		r.t.putWire(x.wire)
+		x.wire = nil
+	}
+}
+
+// deliver hands x's complete record to the finisher, once.
+func (r *reactor) deliver(x *rexchange) {
+	if x.delivered {
+		return
+	}
+	x.delivered = true
+	r.fin.push(x.done)
+}
+
+// loop is the event loop.
+func (r *reactor) loop() {
+	defer close(r.loopDone)
+	events := make([]unix.EpollEvent, reactorEvents)
+	buf := make([]byte, reactorReadBuf)
+	for {
+		n, err := unix.EpollWait(r.epfd, events, r.waitMs())
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			panic(fmt.Sprintf("loadgen reactor: epoll_wait: %v", err)) // only EBADF/EFAULT/EINVAL: a bug
+		}
+		for i := 0; i < n; i++ {
+			ev := &events[i]
+			if int(ev.Fd) == r.wakefd {
+				var b [8]byte
+				_, _ = unix.Read(r.wakefd, b[:])
+				continue
+			}
+			if cn := r.lookup(int(ev.Fd), uint32(ev.Pad)); cn != nil {
+				r.handle(cn, ev.Events, buf)
+			}
+		}
+		r.mu.Lock()
+		closing := r.closing
+		r.mu.Unlock()
+		if r.cancel.Load() || closing {
+			// Closing comes after every record was delivered: what is left
+			// is reading on past [DONE]; those connections are closed.
+			r.cancelAll()
+		}
+		if closing {
+			return
+		}
+		r.expire()
+	}
+}
+
+// waitMs is epoll_wait's timeout: until the earliest deadline (rounded up
+// to whole ms), or forever when nothing is in flight.
+func (r *reactor) waitMs() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return 0
+	}
+	if len(r.deadlines) == 0 {
+		return -1
+	}
+	d := time.Until(r.deadlines[0].deadline)
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+func (r *reactor) lookup(fd int, gen uint32) *rconn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if fd < len(r.conns) && r.conns[fd] != nil && r.conns[fd].gen == gen {
+		return r.conns[fd]
+	}
+	return nil
+}
+
+// handle serves one readiness event of cn.
+func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.dead {
+		return
+	}
+	x := cn.x
+	if cn.connecting {
+		if events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		if soerr, err := unix.GetsockoptInt(cn.fd, unix.SOL_SOCKET, unix.SO_ERROR); err != nil || soerr != 0 {
+			if err == nil {
+				err = unix.Errno(soerr)
+			}
+			if x != nil {
+				x.rec.SentAt = r.c.since()
+				r.failConn(cn, x, fmt.Errorf("dial tcp %s: connect: %w", r.t.addr, err))
+			} else {
+				r.closeConn(cn)
+			}
+			return
+		}
+		cn.connecting = false
+		if x != nil {
+			r.write(cn, x)
+		}
+		return
+	}
+	if x != nil && x.wire != nil && x.off < len(x.wire.wire) && events&unix.EPOLLOUT != 0 {
+		r.write(cn, x)
+		if cn.dead || cn.x != x {
+			return
+		}
+	}
+	if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		r.read(cn, x, buf)
+	}
+}
+
+// read reads cn once and feeds x (cn.mu held).
+func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
+	n, err := unix.Read(cn.fd, buf)
+	at := r.c.since()
+	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+		return
+	}
+	if x == nil { // idle: the server closed it, or sent bytes nobody asked for
+		r.closeConn(cn)
+		return
+	}
+	switch {
+	case n > 0:
+		x.resp.feed(buf[:n], at)
+		if x.resp.phase != phaseHead {
+			r.release(x)
+		}
+	case err == nil: // EOF
+		if x.reused && x.resp.stale() {
+			r.failConn(cn, x, fmt.Errorf("read tcp %s: %w", r.t.addr, errStaleEOF))
+			return
+		}
+		x.resp.eof(at)
+	default:
+		r.failConn(cn, x, fmt.Errorf("read tcp %s: %w", r.t.addr, err))
+		return
+	}
+	// A record is delivered when the response ends, not at [DONE]: until
+	// then the server still holds the request (an in-flight cap counts it).
+	if x.resp.ended() {
+		r.finishExchange(cn, x)
+	}
+}
+
+// errStaleEOF is the EOF of a reused connection before any response byte.
+var errStaleEOF = fmt.Errorf("connection closed before a response: %w", io.EOF)
+
+// expire ends the exchanges whose deadline passed.
+func (r *reactor) expire() {
+	now := time.Now()
+	for {
+		r.mu.Lock()
+		if len(r.deadlines) == 0 || r.deadlines[0].deadline.After(now) {
+			r.mu.Unlock()
+			return
+		}
+		x := heap.Pop(&r.deadlines).(*rexchange)
+		r.mu.Unlock()
+		r.abort(x)
+	}
+}
+
+// cancelAll ends every exchange in flight: the run was cancelled.
+func (r *reactor) cancelAll() {
+	r.mu.Lock()
+	r.cancelled = true
+	xs := make([]*rexchange, len(r.deadlines))
+	copy(xs, r.deadlines)
+	r.deadlines = r.deadlines[:0]
+	for _, x := range xs {
+		x.hi = -1
+	}
+	r.mu.Unlock()
+	for _, x := range xs {
+		r.abort(x)
+	}
+}
+
+// abort ends x on its deadline or the run's end (x is out of the heap).
+func (r *reactor) abort(x *rexchange) {
+	x.aborted.Store(true)
+	cn := x.cn.Load()
+	if cn == nil {
+		return // between connections (a retry on its way): its send ends it
+	}
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.x != x || cn.dead {
+		return // it ended meanwhile, or moved to a retry whose send ends it
+	}
+	if x.rec.SentAt == 0 {
+		x.rec.SentAt = r.c.since()
+	}
+	cn.x = nil
+	x.cn.Store(nil)
+	r.closeConn(cn)
+	x.resp.fail(errPushTimeout, r.c.since())
+	r.finishExchange(nil, x)
+}
+
+// close stops the loop once nothing is in flight and closes every socket.
+func (r *reactor) close() {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	r.wake()
+	<-r.loopDone
+	r.stopWake()
+	r.mu.Lock()
+	conns := r.conns
+	r.conns, r.idle = nil, nil
+	r.mu.Unlock()
+	for _, cn := range conns {
+		if cn != nil {
+			cn.mu.Lock()
+			cn.dead = true
+			_ = unix.Close(cn.fd)
+			cn.mu.Unlock()
+		}
+	}
+	_ = unix.Close(r.epfd)
+	_ = unix.Close(r.wakefd)
+	r.fin.stop()
+}
+
+// deadlineHeap orders in-flight exchanges by deadline (container/heap).
+type deadlineHeap []*rexchange
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h deadlineHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hi, h[j].hi = i, j
+}
+func (h *deadlineHeap) Push(v any) {
+	x := v.(*rexchange)
+	x.hi = len(*h)
+	*h = append(*h, x)
+}
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	x.hi = -1
+	return x
+}
+
+// finisher runs completion callbacks in order on its own goroutine.
+type finisher struct {
+	mu    sync.Mutex
+	q     []func()
+	ready chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+func (f *finisher) start() {
+	f.ready, f.quit, f.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go f.run()
+}
+
+func (f *finisher) push(fn func()) {
+	f.mu.Lock()
+	f.q = append(f.q, fn)
+	f.mu.Unlock()
+	select {
+	case f.ready <- struct{}{}:
+	default:
+	}
+}
+
+func (f *finisher) run() {
+	defer close(f.done)
+	var batch []func()
+	for {
+		f.mu.Lock()
+		batch, f.q = f.q, batch[:0]
+		f.mu.Unlock()
+		for i, fn := range batch {
+			fn()
+			batch[i] = nil
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-f.ready:
+		case <-f.quit:
+			f.mu.Lock()
+			left := len(f.q)
+			f.mu.Unlock()
+			if left == 0 {
+				return
+			}
+		}
+	}
+}
+
+// stop returns once every pushed callback ran.
+func (f *finisher) stop() {
+	close(f.quit)
+	<-f.done
+}

@@ -68,7 +68,11 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 	}
 	r.start = time.Now()
 	r.sum.s.Start = r.start
-	r.cl = newClient(&cfg, srv.BaseURL(), r.since)
+	cl, err := newClient(runCtx, &cfg, srv.BaseURL(), r.since)
+	if err != nil {
+		return Summary{}, err
+	}
+	r.cl = cl
 
 	next := 0
 	if runCtx.Err() == nil {
@@ -93,9 +97,7 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 	case ctx.Err() != nil:
 		sum.IncompleteReason = context.Cause(ctx).Error()
 	}
-	if cfg.client == nil {
-		r.cl.closeIdle()
-	}
+	r.cl.close()
 	cerr := out.Close()
 	if r.sinkErr != nil || readyErr != nil || cerr != nil {
 		return sum, errors.Join(readyErr, r.sinkErr, cerr)
@@ -253,14 +255,13 @@ func (r *replay) openLoop(ctx context.Context, p Pacer) int {
 		rec := r.newRecord(q, due)
 		rec.QueuedByCap = queued
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.cl.do(ctx, q, rec)
+		r.cl.start(ctx, q, rec, func() {
 			if sem != nil {
 				<-sem
 			}
 			r.finish(rec)
-		}()
+			wg.Done()
+		})
 	}
 	return len(r.sched.Requests)
 }
