@@ -1,0 +1,62 @@
+//go:build linux
+
+package loadgen
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestReactorNoGoroutinePerStream holds streams open and counts the
+// goroutines of loadgen: the reactor runs its loop and its finisher, none per
+// request or connection, whatever the number of streams.
+func TestReactorNoGoroutinePerStream(t *testing.T) {
+	const n = 40
+	hold := make(chan struct{})
+	var open sync.WaitGroup
+	open.Add(n)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens[:strings.Index(sseTwoTokens, "\n\n")+2])
+		w.(http.Flusher).Flush()
+		open.Done()
+		<-hold
+		_, _ = io.WriteString(w, sseTwoTokens[strings.Index(sseTwoTokens, "\n\n")+2:])
+	}))
+	t.Cleanup(srv.Close)
+	done := make(chan Summary)
+	go func() {
+		sum, _ := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), nil, &SliceSink{}, WithTransport(TransportReactor))
+		done <- sum
+	}()
+	open.Wait()
+	time.Sleep(50 * time.Millisecond) // let the first events be read
+	buf := make([]byte, 1<<22)
+	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+	close(hold)
+	var loops, finishers, other int
+	for _, s := range stacks {
+		switch {
+		case strings.Contains(s, "loadgen.(*reactor).loop"):
+			loops++
+		case strings.Contains(s, "loadgen.(*finisher).run"):
+			finishers++
+		case strings.Contains(s, "loadgen.(*client).") || strings.Contains(s, "loadgen.(*reactor)."):
+			other++
+		}
+	}
+	sum := <-done
+	if sum.States[StateOK] != n {
+		t.Errorf("states %v", sum.States)
+	}
+	if loops != 1 || finishers != 1 || other != 0 {
+		t.Errorf("%d streams open: %d loops, %d finishers (want 1, 1), %d other client goroutines (want 0)", n, loops, finishers, other)
+	}
+}
