@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -60,6 +62,14 @@ type reactor struct {
 	port   int
 	epfd   int
 	wakefd int // eventfd: new deadline, cancellation, close
+	// epf wraps epfd for Go's netpoller: the loop parks like any goroutine
+	// waiting on a socket (epoll_wait with a zero timeout, then a park until
+	// the runtime sees epfd readable or the read deadline passes) instead of
+	// blocking an OS thread in epoll_wait, which would keep its P until
+	// sysmon takes it back (up to 10 ms) and starve the dispatcher.
+	epf    *os.File
+	epconn syscall.RawConn
+	waitDL time.Time // the read deadline set on epf
 
 	mu        sync.Mutex
 	conns     []*rconn // by fd
@@ -139,6 +149,17 @@ func newReactor(c *client, runCtx context.Context) (*reactor, error) {
 		_ = unix.Close(r.epfd)
 		_ = unix.Close(r.wakefd)
 		return nil, fmt.Errorf("reactor: epoll_ctl eventfd: %w", err)
+	}
+	if err := unix.SetNonblock(r.epfd, true); err != nil {
+		_ = unix.Close(r.epfd)
+		_ = unix.Close(r.wakefd)
+		return nil, fmt.Errorf("reactor: epoll fd non-blocking: %w", err)
+	}
+	r.epf = os.NewFile(uintptr(r.epfd), "loadgen-epoll") // non-blocking: the netpoller takes it
+	if r.epconn, err = r.epf.SyscallConn(); err != nil {
+		_ = r.epf.Close()
+		_ = unix.Close(r.wakefd)
+		return nil, fmt.Errorf("reactor: epoll fd: %w", err)
 	}
 	r.fin.start()
 	r.stopWake = context.AfterFunc(runCtx, func() {
@@ -430,10 +451,7 @@ func (r *reactor) loop() {
 	events := make([]unix.EpollEvent, reactorEvents)
 	buf := make([]byte, reactorReadBuf)
 	for {
-		n, err := unix.EpollWait(r.epfd, events, r.waitMs())
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			panic(fmt.Sprintf("loadgen reactor: epoll_wait: %v", err)) // only EBADF/EFAULT/EINVAL: a bug
-		}
+		n := r.wait(events)
 		for i := 0; i < n; i++ {
 			ev := &events[i]
 			if int(ev.Fd) == r.wakefd {
@@ -460,22 +478,35 @@ func (r *reactor) loop() {
 	}
 }
 
-// waitMs is epoll_wait's timeout: until the earliest deadline (rounded up
-// to whole ms), or forever when nothing is in flight.
-func (r *reactor) waitMs() int {
+// wait returns the next readiness events, parking in Go's netpoller while
+// there are none, until the earliest request deadline at the latest (then
+// it returns 0).
+func (r *reactor) wait(events []unix.EpollEvent) int {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var dl time.Time // zero: no deadline
 	if r.closing {
-		return 0
+		dl = aLongTimeAgo
+	} else if len(r.deadlines) > 0 {
+		dl = r.deadlines[0].deadline
 	}
-	if len(r.deadlines) == 0 {
-		return -1
+	r.mu.Unlock()
+	if !dl.Equal(r.waitDL) {
+		_ = r.epf.SetReadDeadline(dl)
+		r.waitDL = dl
 	}
-	d := time.Until(r.deadlines[0].deadline)
-	if d <= 0 {
-		return 0
+	var n int
+	var werr error
+	err := r.epconn.Read(func(fd uintptr) bool {
+		n, werr = unix.EpollWait(int(fd), events, 0)
+		return n > 0 || (werr != nil && !errors.Is(werr, unix.EINTR))
+	})
+	if werr != nil && !errors.Is(werr, unix.EINTR) {
+		panic(fmt.Sprintf("loadgen reactor: epoll_wait: %v", werr)) // only EBADF/EFAULT/EINVAL: a bug
 	}
-	return int((d + time.Millisecond - 1) / time.Millisecond)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		panic(fmt.Sprintf("loadgen reactor: waiting on epoll: %v", err))
+	}
+	return max(n, 0)
 }
 
 func (r *reactor) lookup(fd int, gen uint32) *rconn {
@@ -638,7 +669,7 @@ func (r *reactor) close() {
 			cn.mu.Unlock()
 		}
 	}
-	_ = unix.Close(r.epfd)
+	_ = r.epf.Close()
 	_ = unix.Close(r.wakefd)
 	r.fin.stop()
 }
