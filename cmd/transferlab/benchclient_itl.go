@@ -89,6 +89,10 @@ type itlClientRow struct {
 	// first token event − SentAt (client), true the first flush − handler
 	// entry (simulator).
 	TTFTError errStats `json:"ttft_error"`
+	// ITLWithinTargetPct is the share of compared gaps whose ITL error is
+	// ≤ 200 µs, in % (null when no gap was compared): it tells rare
+	// descheduling apart from a broad error.
+	ITLWithinTargetPct *float64 `json:"itl_error_within_target_pct"`
 	// ScheduleLagP99Ms is the run's schedule-lag p99 in ms.
 	ScheduleLagP99Ms float64 `json:"schedule_lag_p99_ms"`
 	// GOMAXPROCS is this process's GOMAXPROCS at the end of the run (Go
@@ -290,6 +294,16 @@ func compareTruth(row *itlClientRow, recs []loadgen.Record, truth map[string]sim
 		}
 	}
 	row.ITLError, row.TTFTError = newErrStats(itl), newErrStats(ttft)
+	if len(itl) > 0 {
+		in := 0
+		for _, d := range itl {
+			if max(d, -d) <= itlTargetP99 {
+				in++
+			}
+		}
+		pct := 100 * float64(in) / float64(len(itl))
+		row.ITLWithinTargetPct = &pct
+	}
 }
 
 // fetchTruth reads the simulator's GET /v1/truth into a map by request id.
@@ -336,6 +350,14 @@ func fmtUs(v *float64) string {
 	return fmt.Sprintf("%.0f", *v)
 }
 
+// fmtPct prints an optional percentage with one decimal ("–" when unset).
+func fmtPct(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *v)
+}
+
 // printITLTable prints the ITL-accuracy section.
 func printITLTable(out io.Writer, s *itlSection) {
 	la := func(v []float64) string {
@@ -349,10 +371,10 @@ func printITLTable(out io.Writer, s *itlSection) {
 		s.TargetP99Us, s.RateRPS, s.DurationS, s.InputTokens, s.OutputTokens, s.Server, s.Pinned, la(s.LoadAvgBefore), la(s.LoadAvgAfter))
 	fmt.Fprintln(out, "error = |measured − true|: ITL per token gap (client event arrivals vs simulator flushes), TTFT per request (first event − send vs first flush − handler entry)")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tok\tcompared\tcount mismatch\tno truth\tgaps\tITL err p50 µs\tp99 µs\tmax µs\tmean signed µs\tTTFT err p50 µs\tp99 µs\tmax µs\tmean signed µs\tlag p99 ms\tGOMAXPROCS\tp99 ≤ target\t")
+	fmt.Fprintln(tw, "client\tok\tcompared\tcount mismatch\tno truth\tgaps\tITL err p50 µs\tp99 µs\tmax µs\tmean signed µs\t≤ 200 µs\tTTFT err p50 µs\tp99 µs\tmax µs\tmean signed µs\tlag p99 ms\tGOMAXPROCS\tp99 ≤ target\t")
 	for _, c := range s.Clients {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%d\t%t\t\n", c.Client, c.OK, c.Scheduled, c.Compared, c.EventCountMismatch, c.MissingTruth,
-			c.ITLError.N, fmtUs(c.ITLError.P50Us), fmtUs(c.ITLError.P99Us), fmtUs(c.ITLError.MaxUs), fmtUs(c.ITLError.MeanSignedUs),
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s %%\t%s\t%s\t%s\t%s\t%.3f\t%d\t%t\t\n", c.Client, c.OK, c.Scheduled, c.Compared, c.EventCountMismatch, c.MissingTruth,
+			c.ITLError.N, fmtUs(c.ITLError.P50Us), fmtUs(c.ITLError.P99Us), fmtUs(c.ITLError.MaxUs), fmtUs(c.ITLError.MeanSignedUs), fmtPct(c.ITLWithinTargetPct),
 			fmtUs(c.TTFTError.P50Us), fmtUs(c.TTFTError.P99Us), fmtUs(c.TTFTError.MaxUs), fmtUs(c.TTFTError.MeanSignedUs), c.ScheduleLagP99Ms, c.GOMAXPROCS, c.TargetMet)
 	}
 	_ = tw.Flush()

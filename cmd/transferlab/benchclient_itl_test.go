@@ -35,6 +35,9 @@ func checkITLSection(t *testing.T, s *itlSection, server, pinned string) {
 	}
 	for i, want := range []string{clientReactor, clientLean, clientNetHTTP} {
 		c := s.Clients[i]
+		if c.ITLWithinTargetPct == nil || *c.ITLWithinTargetPct < 0 || *c.ITLWithinTargetPct > 100 {
+			t.Errorf("%s: within-target share %v, want a percentage", want, c.ITLWithinTargetPct)
+		}
 		if c.Client != want || c.Scheduled != 10 || c.OK != 10 || c.Compared != 10 || c.NotOK != 0 || c.MissingTruth != 0 || c.EventCountMismatch != 0 {
 			t.Errorf("ITL row %+v: want %s with all 10 requests ok and compared (the simulator flushes every token as its own event)", c, want)
 		}
@@ -133,6 +136,9 @@ func TestCompareTruth(t *testing.T) {
 	}
 	var row itlClientRow
 	compareTruth(&row, recs, truth)
+	if row.ITLWithinTargetPct == nil || *row.ITLWithinTargetPct != 50 {
+		t.Errorf("within 200 µs: %v %%, want 50 (50 µs in, 300 µs out)", row.ITLWithinTargetPct)
+	}
 	if row.OK != 3 || row.NotOK != 1 || row.MissingTruth != 1 || row.EventCountMismatch != 1 || row.Compared != 1 ||
 		row.FirstError != "request 3: timeout: deadline" {
 		t.Errorf("counts %+v", row)
