@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// benchChildEnv, set to "raw" or "nethttp", makes this test binary a
+// benchChildEnv, set to "raw", "raw8" or "nethttp", makes this test binary a
 // server child for BenchmarkServer (TestMain).
 const benchChildEnv = "LOADGENTEST_BENCH_SERVER"
 
@@ -26,8 +26,12 @@ func benchChild(impl string) int {
 	var base string
 	var stop func(context.Context) error
 	switch impl {
-	case "raw":
-		s, err := Start("127.0.0.1:0", Config{})
+	case "raw", "raw8":
+		cfg := Config{}
+		if impl == "raw8" {
+			cfg.EventsPerWrite = 8
+		}
+		s, err := Start("127.0.0.1:0", cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -41,7 +45,7 @@ func benchChild(impl string) int {
 		}
 		base, stop = s.BaseURL(), s.Close
 	default:
-		fmt.Fprintf(os.Stderr, "%s=%q: want raw or nethttp\n", benchChildEnv, impl)
+		fmt.Fprintf(os.Stderr, "%s=%q: want raw, raw8 or nethttp\n", benchChildEnv, impl)
 		return 2
 	}
 	fmt.Println(base)
@@ -158,16 +162,18 @@ func benchStreams(b *testing.B, conns []net.Conn, n int) {
 }
 
 // BenchmarkServer compares the server's CPU cost per SSE token event with
-// the net/http server it replaced, side by side in one run: each server
-// runs as its own child process (as bench-client runs it) and serves
-// 128-token streams, back to back, to 4 keep-alive loopback connections;
-// the two take turns in 10 blocks, so both see the same machine load. An
-// op is one token event served by each server; the metrics are each
+// the net/http server it replaced, side by side in one run: nethttp (the
+// old server), raw (this one, one Write per event) and raw8 (this one with
+// EventsPerWrite 8) each run as their own child process (as bench-client
+// runs the server) and serve 128-token streams, back to back, to 4
+// keep-alive loopback connections; they take turns in 10 blocks, so all see
+// the same machine load. An op is one token event served by each server;
+// the metrics are each
 // child's CPU time (getrusage) per event, user + system and user alone,
 // its events/s while serving, and the ratio of the two CPU costs.
 func BenchmarkServer(b *testing.B) {
 	const tokens, nconns, blocks = 128, 4, 10
-	impls := []string{"nethttp", "raw"}
+	impls := []string{"nethttp", "raw", "raw8"}
 	kids := make([]*serverChild, len(impls))
 	dialed := make([][]net.Conn, len(impls))
 	for i, impl := range impls {
@@ -205,5 +211,7 @@ func BenchmarkServer(b *testing.B) {
 		b.ReportMetric(float64(cpu[i].user)/events, impl+"-user-ns/event")
 		b.ReportMetric(events/wall[i].Seconds(), impl+"-events/s")
 	}
-	b.ReportMetric(float64(cpu[0].user+cpu[0].sys)/float64(cpu[1].user+cpu[1].sys), "nethttp/raw-cpu")
+	for i := 1; i < len(impls); i++ {
+		b.ReportMetric(float64(cpu[0].user+cpu[0].sys)/float64(cpu[i].user+cpu[i].sys), "nethttp/"+impls[i]+"-cpu")
+	}
 }

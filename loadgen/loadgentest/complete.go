@@ -118,7 +118,8 @@ func (c *conn) complete(h *head, body []byte, keep bool) bool {
 
 // stream sends n token events (chat: after a role-only event), the usage
 // event when asked for, and [DONE]. The head and the first events go in one
-// Write; each later token event is one Write of its pre-encoded chunk. An
+// Write; each later token event is one Write of its pre-encoded chunk (or
+// Config.EventsPerWrite of them, pre-encoded as one block). An
 // HTTP/1.0 client gets an unframed body ended by closing the connection.
 func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool {
 	c.s.Open.Add(1)
@@ -132,7 +133,12 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 		b = append(b, chatRole.wire(chunked)...)
 	}
 	tok := ev.wire(chunked)
-	for k := 0; k < n; k++ {
+	g, group := 1, []byte(nil)
+	if c.s.cfg.ITL <= 0 && c.s.cfg.EventsPerWrite > 1 {
+		g, group = c.s.cfg.EventsPerWrite, c.s.groups[b2i(chat)][b2i(chunked)]
+	}
+	for k := 0; k < n; {
+		m := 1 // token events in this Write
 		if k == 0 {
 			if !c.write(append(b, tok...)) {
 				return false
@@ -141,14 +147,20 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 			if !c.wait(c.s.cfg.ITL) {
 				return false
 			}
-			if _, err := c.nc.Write(tok); err != nil {
+			m = min(g, n-k)
+			w := tok
+			if m > 1 {
+				w = group[:m*len(tok)]
+			}
+			if _, err := c.nc.Write(w); err != nil {
 				return false
 			}
 		}
-		c.s.Events.Add(1)
+		c.s.Events.Add(int64(m))
 		if k == 0 && c.s.cfg.Hold != nil && !c.hold() {
 			return false
 		}
+		k += m
 	}
 	b = c.out[:0]
 	if usage {
@@ -167,6 +179,14 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 		b = append(b, lastChunk...)
 	}
 	return c.write(b) && keep
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // wait sleeps d (nothing when d ≤ 0); false when the client hung up or the

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -118,7 +119,8 @@ func ask(t *testing.T, base, path, body string, hdr map[string]string) answer {
 // body that parses as JSON with an error message.
 func TestSameAnswersAsNetHTTP(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{{}, {Tokens: 3}, {TTFT: time.Millisecond, ITL: time.Millisecond}} {
+	for _, cfg := range []Config{{}, {Tokens: 3}, {TTFT: time.Millisecond, ITL: time.Millisecond},
+		{EventsPerWrite: 8}, {Tokens: 20, EventsPerWrite: 3}, {ITL: time.Millisecond, EventsPerWrite: 4}} {
 		raw := startT(t, cfg)
 		ref, err := startNetHTTP("127.0.0.1:0", cfg)
 		if err != nil {
@@ -284,10 +286,17 @@ func TestProtocol(t *testing.T) {
 }
 
 // TestCounters checks Requests, Duplicates, NoUsageAsk and Events against
-// the requests sent.
+// the requests sent, with token events written one or three to a Write.
 func TestCounters(t *testing.T) {
 	t.Parallel()
-	s := startT(t, Config{Tokens: 4})
+	for _, g := range []int{1, 3} {
+		t.Run(fmt.Sprintf("EventsPerWrite %d", g), func(t *testing.T) { testCounters(t, g) })
+	}
+}
+
+func testCounters(t *testing.T, eventsPerWrite int) {
+	t.Parallel()
+	s := startT(t, Config{Tokens: 4, EventsPerWrite: eventsPerWrite})
 	id := map[string]string{"X-Request-Id": "7"}
 	ask(t, s.BaseURL(), "/v1/completions", `{"stream":true,"stream_options":{"include_usage":true}}`, id)
 	ask(t, s.BaseURL(), "/v1/chat/completions", `{"stream":true}`, id)
@@ -433,10 +442,39 @@ func TestHeadTimeout(t *testing.T) {
 	}
 }
 
-// TestStartBadAddress: a listen failure names the address.
-func TestStartBadAddress(t *testing.T) {
+// TestStartRefuses: a listen failure names the address; a bad
+// EventsPerWrite names the field.
+func TestStartRefuses(t *testing.T) {
 	t.Parallel()
-	if _, err := Start("256.0.0.1:0", Config{}); err == nil || !strings.Contains(err.Error(), "256.0.0.1:0") {
-		t.Errorf("Start on a bad address: %v", err)
+	cases := []struct {
+		addr string
+		cfg  Config
+		want string
+	}{
+		{addr: "256.0.0.1:0", want: "256.0.0.1:0"},
+		{addr: "127.0.0.1:0", cfg: Config{EventsPerWrite: -1}, want: "EventsPerWrite -1"},
+		{addr: "127.0.0.1:0", cfg: Config{EventsPerWrite: maxEventsPerWrite + 1}, want: "EventsPerWrite"},
+	}
+	for _, tc := range cases {
+		if _, err := Start(tc.addr, tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Start(%q, %+v) = %v, want an error naming %q", tc.addr, tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestEventsPerWriteHTTP10: grouped events are unframed for an HTTP/1.0
+// client, and a stream shorter than a group is whole.
+func TestEventsPerWriteHTTP10(t *testing.T) {
+	t.Parallel()
+	s := startT(t, Config{EventsPerWrite: 3})
+	for _, n := range []int{1, 2, 5, 7} {
+		nc, br := dial(t, s.BaseURL())
+		if _, err := io.WriteString(nc, post10("", `{"stream":true,"max_tokens":`+itoa(n)+`}`)); err != nil {
+			t.Fatal(err)
+		}
+		_, body := readResp(t, br)
+		if want := strings.Repeat(string(compEvent.raw), n) + string(doneEvent.raw); body != want {
+			t.Errorf("%d tokens: %q, want %q", n, body, want)
+		}
 	}
 }
