@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -45,4 +47,42 @@ func TestServeSimConfigStrict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServeSimChild: serve-sim --child (bench-client's simulator child, here
+// this test binary through TestMain) prints only its URL, serves the API and
+// the truth export, and exits cleanly when its stdin closes; a --pin-cpu it
+// cannot apply fails with the flag named.
+func TestServeSimChild(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := startChild(context.Background(), exe, []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(srv.url, "http://127.0.0.1:") {
+		t.Errorf("first line %q, want the base URL alone", srv.url)
+	}
+	truth, err := fetchTruth(context.Background(), srv.url)
+	if err != nil || len(truth) != 0 {
+		t.Errorf("truth export of a fresh simulator: %v, %v; want empty", truth, err)
+	}
+	var cerr error
+	closeServer(srv, &cerr)
+	if cerr != nil {
+		t.Errorf("child told to stop: %v, want a clean exit", cerr)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	t.Run("bad --pin-cpu", func(t *testing.T) {
+		t.Parallel()
+		_, err := startChild(context.Background(), exe, []string{"serve-sim", "--addr", "127.0.0.1:0", "--child", "--pin-cpu", "1000"})
+		if err == nil || !strings.Contains(err.Error(), "--pin-cpu 1000") {
+			t.Fatalf("err = %v, want the child's error naming --pin-cpu 1000", err)
+		}
+	})
 }
