@@ -8,10 +8,12 @@
 // Record methods (TTFT, TTFTIntended, TTFO, FirstMessage, E2E, ITLs, TPOT,
 // ScheduleLag, DispatchLag) implement them and Undefined says why one is not
 // defined. Files: replay.go (dispatch: open loop, in-flight cap, closed
-// loop), client.go (requests, streaming and non-streaming responses), lean.go
-// (the default HTTP/1.1 client for plain http:// targets: one goroutine per
-// request, no per-connection goroutines; net/http serves https:// and
-// WithHTTPClient), eventlog.go (compact in-flight token events),
+// loop), client.go (requests, streaming and non-streaming responses),
+// reactor_linux.go and push.go (the default client for plain http:// targets
+// on Linux: an epoll event loop driving every in-flight request as a state
+// machine, no goroutine per request), lean.go (the HTTP/1.1 client with one
+// goroutine per request, the default elsewhere; WithTransport picks either;
+// net/http serves https:// and WithHTTPClient), eventlog.go (compact in-flight token events),
 // sse.go (SSE framing), chunk.go and chunk_scan.go (dialect-tolerant chunk
 // decoding), pacer_*.go, record.go, summary.go, histogram.go, jsonl.go,
 // sinks.go. loadgentest holds a fast fake server for tests and bench-client.
