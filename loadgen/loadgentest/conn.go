@@ -25,6 +25,10 @@ const (
 	maxBodyBytes = 32 << 20
 	// keepBodyBytes: a body buffer larger than this is dropped after its request.
 	keepBodyBytes = 1 << 20
+	// lingerBytes and lingerTime bound what is read, and how long, after
+	// refusing a request that was not read to its end.
+	lingerBytes = 256 << 10
+	lingerTime  = 500 * time.Millisecond
 )
 
 // route is what a request line asks for.
@@ -149,10 +153,22 @@ func (c *conn) handle() bool {
 // still there to hear it) and closes the connection.
 func (c *conn) failRead(err error) bool {
 	var he *httpError
-	if errors.As(err, &he) {
-		c.writeError(he.status, he.msg, false, &head{}, "")
+	if errors.As(err, &he) && c.writeError(he.status, he.msg, false, &head{}, "") {
+		c.linger()
 	}
 	return false
+}
+
+// linger half-closes the connection and reads what the client still sends
+// (up to lingerBytes, for up to lingerTime) before the caller closes it:
+// closing with unread bytes would send a reset that can destroy the error
+// response before the client reads it (as net/http's closeWriteAndWait).
+func (c *conn) linger() {
+	if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTime))
+	_, _ = io.CopyN(io.Discard, c.br, lingerBytes)
 }
 
 // readHead reads the request line and header lines up to the blank line.
