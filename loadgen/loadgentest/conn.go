@@ -153,7 +153,8 @@ func (c *conn) handle() bool {
 // still there to hear it) and closes the connection.
 func (c *conn) failRead(err error) bool {
 	var he *httpError
-	if errors.As(err, &he) && c.writeError(he.status, he.msg, false, &head{}, "") {
+	if errors.As(err, &he) {
+		c.writeError(he.status, he.msg, false, &head{}, "")
 		c.linger()
 	}
 	return false
