@@ -1,6 +1,7 @@
 // Package sim is transferlab's embedded default server: an OpenAI-compatible
 // HTTP server (POST /v1/completions, POST /v1/chat/completions, GET /v1/models,
-// GET /health, GET /v1/profile, POST /v1/profile/reset) whose responses are
+// GET /health, GET /v1/profile, POST /v1/profile/reset, GET /v1/truth: the ground
+// truth below as JSON lines, ns on its monotonic clock) whose responses are
 // produced by a continuous-batching engine that runs step by step in real time.
 //
 // Each engine step's duration is the sum of per-op GPU costs from a roofline
