@@ -30,6 +30,7 @@ import (
 // benchClientOpts are bench-client's flags.
 type benchClientOpts struct {
 	json        bool
+	jsonOut     string
 	rates       []int
 	duration    time.Duration
 	tokens      int
@@ -115,6 +116,7 @@ Figures describe this machine's client, never a server under test.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "print JSON instead of a table")
+	f.StringVar(&o.jsonOut, "json-out", "", "also write the JSON report to this file (the table still goes to stdout)")
 	f.IntSliceVar(&o.rates, "rates", []int{250, 500, 1000, 2000, 3000}, "offered loads to sweep for streaming (req/s)")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each measured run")
 	f.IntVar(&o.tokens, "tokens", 128, "tokens per streamed response (one SSE event each)")
@@ -545,6 +547,15 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 	}
 	if err := ctx.Err(); err != nil {
 		return &exitError{code: 130, err: fmt.Errorf("bench-client interrupted: %w", err)}
+	}
+	if o.jsonOut != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(o.jsonOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("bench-client: flag --json-out: %w", err)
+		}
 	}
 	if o.json {
 		enc := json.NewEncoder(out)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,9 +121,19 @@ func TestBenchClientTable(t *testing.T) {
 		t.Skip("bench-client smoke run: skipped under -short")
 	}
 	t.Parallel()
-	out, errOut, code, err := runCLI(t, smallBench...)
+	jsonOut := filepath.Join(t.TempDir(), "bench.json")
+	out, errOut, code, err := runCLI(t, append(slices.Clone(smallBench), "--json-out", jsonOut)...)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
+	}
+	// --json-out writes the same run's report beside the table.
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Clients) != 3 || rep.ITL == nil {
+		t.Errorf("--json-out %s: err %v, %d clients, ITL section %t", jsonOut, err, len(rep.Clients), rep.ITL != nil)
 	}
 	lines := strings.Split(out, "\n")
 	var header string
