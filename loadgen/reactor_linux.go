@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -731,6 +732,11 @@ func (f *finisher) run() {
 		for i, fn := range batch {
 			fn()
 			batch[i] = nil
+			// Let a woken event loop run between records: with one P (a
+			// pinned client) a batch of records (histograms, the sink)
+			// would otherwise hold it, and every read waiting meanwhile
+			// would be stamped late.
+			runtime.Gosched()
 		}
 		if len(batch) > 0 {
 			continue
