@@ -47,7 +47,10 @@ type benchClientOpts struct {
 	cpuProfile  string        // hidden: write a CPU profile of the whole run
 	serve       string        // hidden: run only the fast server (child mode)
 	serveHoldMs int           // hidden: hold streams after the first token
-	replayChild string        // hidden: run only the long replay with this client (child mode)
+	// eventsPerWrite is the fast server's token events per write after the
+	// first (1: one write, one TCP segment, per event).
+	eventsPerWrite int
+	replayChild    string // hidden: run only the long replay with this client (child mode)
 	// shutdownGrace is how long the fast-server child lets open streams
 	// finish once told to stop before closing them (0: defaultShutdownGrace).
 	shutdownGrace time.Duration
@@ -121,6 +124,7 @@ Figures describe this machine's client, never a server under test.`,
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each measured run")
 	f.IntVar(&o.tokens, "tokens", 128, "tokens per streamed response (one SSE event each)")
 	f.DurationVar(&o.itl, "itl", 0, "server gap between token events (0: back to back, each flushed)")
+	f.IntVar(&o.eventsPerWrite, "server-events-per-write", 1, "with --itl 0: the fast server writes the token events after the first this many per write (1: one write per event; more takes the kernel's per-segment cost off the server, whose loopback sends otherwise share the client's cores; the client still parses every SSE event)")
 	f.IntVar(&o.inFlight, "in-flight", 4000, "streams held open for the memory-per-request measurement")
 	f.IntVar(&o.vegetaRate, "vegeta-rate", 2000, "rate of the vegeta comparison and pacing check (req/s)")
 	f.IntVar(&o.replayN, "replay-requests", 0, "also replay this many non-streaming requests and report peak RSS (0: skip)")
@@ -143,7 +147,7 @@ Figures describe this machine's client, never a server under test.`,
 
 // serveFast is the child mode: serve, print the base URL, stop when stdin closes.
 func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Reader) error {
-	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens}
+	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite}
 	hold := make(chan struct{})
 	if o.serveHoldMs != 0 {
 		cfg.Hold = hold
@@ -206,7 +210,7 @@ func (f *fastServer) Ready(ctx context.Context) error {
 
 func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bool) (*fastServer, error) {
 	if o.inProcess {
-		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens}
+		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite}
 		ch := make(chan struct{})
 		if hold {
 			cfg.Hold = ch
@@ -226,7 +230,8 @@ func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bo
 	if err != nil {
 		return nil, fmt.Errorf("bench-client: finding this binary for the server child: %w", err)
 	}
-	args := []string{"bench-client", "--serve-fast", "127.0.0.1:0", "--tokens", fmt.Sprint(tokens), "--itl", o.itl.String()}
+	args := []string{"bench-client", "--serve-fast", "127.0.0.1:0", "--tokens", fmt.Sprint(tokens), "--itl", o.itl.String(),
+		"--server-events-per-write", fmt.Sprint(o.eventsPerWrite)}
 	if hold {
 		args = append(args, "--serve-hold", "1")
 	}
@@ -458,6 +463,7 @@ type benchReport struct {
 	GOMAXPROCS     int             `json:"gomaxprocs"`
 	Tokens         int             `json:"tokens_per_stream"`
 	ITLMs          float64         `json:"server_itl_ms"`
+	EventsPerWrite int             `json:"server_events_per_write"`
 	DurationS      float64         `json:"duration_s"`
 	Stream         []streamRow     `json:"stream"`
 	InFlight       int             `json:"in_flight"`
@@ -492,6 +498,10 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 		Tokens:     o.tokens,
 		ITLMs:      msf(o.itl),
 		DurationS:  o.duration.Seconds(),
+	}
+	rep.EventsPerWrite = o.eventsPerWrite
+	if o.eventsPerWrite < 1 || o.eventsPerWrite > 1024 || (o.eventsPerWrite > 1 && o.itl > 0) {
+		return fmt.Errorf("bench-client: flag --server-events-per-write %d: want 1–1024, and 1 unless --itl is 0", o.eventsPerWrite)
 	}
 	if o.inProcess {
 		rep.Server = "in-process (CPU and memory include the server)"
@@ -905,8 +915,12 @@ func clipString(s string, n int) string {
 }
 
 func printBenchTable(out io.Writer, r *benchReport) {
-	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms; %.3g s runs\n\n",
-		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, r.ITLMs, r.DurationS)
+	perWrite := "one write (one TCP segment) per token event"
+	if r.EventsPerWrite > 1 {
+		perWrite = fmt.Sprintf("server writes %d token events per write after the first (fewer TCP segments; the client still parses every event)", r.EventsPerWrite)
+	}
+	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n\n",
+		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, r.ITLMs, perWrite, r.DurationS)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tlag ≤ 1 ms & all ok\t")
 	for _, s := range r.Stream {

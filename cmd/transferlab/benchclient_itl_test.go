@@ -100,6 +100,8 @@ func TestBenchClientITLFlags(t *testing.T) {
 		{"no request", []string{"--itl-rate", "1", "--itl-duration", "10ms"}, "schedule no request"},
 		{"pin in-process", []string{"--in-process", "--pin"}, "--pin: needs the simulator in a child process"},
 		{"unknown client", []string{"--clients", "curl"}, `unknown client "curl"`},
+		{"zero events per write", []string{"--server-events-per-write", "0"}, "--server-events-per-write 0"},
+		{"events per write with an ITL", []string{"--server-events-per-write", "8", "--itl", "1ms"}, "1 unless --itl is 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

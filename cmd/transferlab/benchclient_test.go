@@ -60,7 +60,7 @@ func TestBenchClientJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("JSON does not parse: %v\n%.1000s", err, out)
 	}
-	for _, k := range []string{"note", "server", "go_version", "num_cpu", "gomaxprocs", "tokens_per_stream", "server_itl_ms", "duration_s",
+	for _, k := range []string{"note", "server", "go_version", "num_cpu", "gomaxprocs", "tokens_per_stream", "server_itl_ms", "server_events_per_write", "duration_s",
 		"stream", "in_flight", "vegeta", "clients", "itl_accuracy"} {
 		if _, ok := rep[k]; !ok {
 			t.Errorf("JSON lacks %q", k)
@@ -122,7 +122,7 @@ func TestBenchClientTable(t *testing.T) {
 	}
 	t.Parallel()
 	jsonOut := filepath.Join(t.TempDir(), "bench.json")
-	out, errOut, code, err := runCLI(t, append(slices.Clone(smallBench), "--json-out", jsonOut)...)
+	out, errOut, code, err := runCLI(t, append(slices.Clone(smallBench), "--json-out", jsonOut, "--server-events-per-write", "3")...)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
 	}
@@ -132,8 +132,8 @@ func TestBenchClientTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep benchReport
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Clients) != 3 || rep.ITL == nil {
-		t.Errorf("--json-out %s: err %v, %d clients, ITL section %t", jsonOut, err, len(rep.Clients), rep.ITL != nil)
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Clients) != 3 || rep.ITL == nil || rep.EventsPerWrite != 3 {
+		t.Errorf("--json-out %s: err %v, %d clients, ITL section %t, server_events_per_write %d (want 3)", jsonOut, err, len(rep.Clients), rep.ITL != nil, rep.EventsPerWrite)
 	}
 	lines := strings.Split(out, "\n")
 	var header string
@@ -152,6 +152,7 @@ func TestBenchClientTable(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"not a lab result", "server: child process (client measured alone)", " 4/4 ",
+		"server writes 3 token events per write after the first",
 		"side by side", "highest req/s, schedule-lag p99 ≤ 1 ms, all ok", "goroutines per in-flight stream (8 open)",
 		"heap+stack B per in-flight stream", "RSS B per in-flight stream", "pacing at 20 req/s", "send rate / vegeta's",
 		"vegeta at 20 req/s", "targets (issue 5), reactor:", "targets (issue 5), lean:", "targets (issue 5), net/http:",
