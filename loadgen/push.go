@@ -74,9 +74,6 @@ func (r *pushResponse) init(c *client, rs *reqState, rec *Record) {
 	*r = pushResponse{c: c, rs: rs, rec: rec, left: -1}
 }
 
-// done reports whether the record is complete.
-func (r *pushResponse) done() bool { return r.recorded }
-
 // ended reports whether the exchange is over for the connection.
 func (r *pushResponse) ended() bool { return r.phase == phaseDone }
 
