@@ -45,6 +45,7 @@ type benchClientOpts struct {
 	itlDuration time.Duration // ITL check's run length per client
 	pin         bool          // ITL check: pin the simulator child and this process to disjoint CPUs
 	cpuProfile  string        // hidden: write a CPU profile of the whole run
+	gcPercent   int           // hidden: debug.SetGCPercent for this process only (0: leave GOGC as is)
 	serve       string        // hidden: run only the fast server (child mode)
 	serveHoldMs int           // hidden: hold streams after the first token
 	// eventsPerWrite is the fast server's token events per write after the
@@ -142,6 +143,8 @@ Figures describe this machine's client, never a server under test.`,
 	_ = f.MarkHidden("serve-hold")
 	_ = f.MarkHidden("replay-child")
 	_ = f.MarkHidden("cpuprofile")
+	f.IntVar(&o.gcPercent, "gc-percent", 0, "set this process's GC percent (debug.SetGCPercent; -1: off), not its children's; 0 leaves GOGC")
+	_ = f.MarkHidden("gc-percent")
 	return cmd
 }
 
@@ -489,6 +492,9 @@ func (r *benchReport) client(name string) *clientSummary {
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
+	if o.gcPercent != 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(o.gcPercent))
+	}
 	rep := benchReport{
 		Note:       "instrument self-test against a fake server; not a lab result",
 		Server:     "child process (client measured alone)",

@@ -52,7 +52,7 @@ func TestBenchClientJSON(t *testing.T) {
 		t.Skip("bench-client smoke run: skipped under -short")
 	}
 	t.Parallel()
-	out, errOut, code, err := runCLI(t, append(smallBench, "--in-process", "--json")...)
+	out, errOut, code, err := runCLI(t, append(slices.Clone(smallBench), "--in-process", "--json", "--gc-percent", "400")...)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
 	}
