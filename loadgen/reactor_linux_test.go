@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -58,5 +59,40 @@ func TestReactorNoGoroutinePerStream(t *testing.T) {
 	}
 	if loops != 1 || finishers != 1 || other != 0 {
 		t.Errorf("%d streams open: %d loops, %d finishers (want 1, 1), %d other client goroutines (want 0)", n, loops, finishers, other)
+	}
+}
+
+// TestReactorLargeRequest sends a request far larger than a socket buffer to
+// a server that reads it slowly: the dispatcher's non-blocking write stops
+// at EAGAIN and the loop finishes it on EPOLLOUT; the server must receive
+// every byte and the record be ok.
+func TestReactorLargeRequest(t *testing.T) {
+	t.Parallel()
+	const inTokens = 3_000_000 // ~17 MB of token ids: more than the socket buffers hold
+	var got atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := r.Body.Read(buf)
+			got.Add(int64(n))
+			if err != nil {
+				break
+			}
+			time.Sleep(time.Millisecond) // a slow reader: the client's socket buffer fills
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens)
+	}))
+	t.Cleanup(srv.Close)
+	var sink SliceSink
+	if _, err := Replay(context.Background(), urlServer{srv.URL}, schedule(1, 0, inTokens, 2), nil, &sink, WithTransport(TransportReactor)); err != nil || len(sink.Records) != 1 {
+		t.Fatalf("Replay: %v, %d records", err, len(sink.Records))
+	}
+	rec := sink.Records[0]
+	if rec.State != StateOK || rec.OutputTokens != 2 {
+		t.Fatalf("state %s (%s), %d output tokens", rec.State, rec.Error, rec.OutputTokens)
+	}
+	if n := got.Load(); n < 5*inTokens {
+		t.Errorf("server read %d body bytes, want ≥ %d (every token id)", n, 5*inTokens)
 	}
 }
