@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -56,13 +57,15 @@ const (
 // heap; rconn.mu guards a connection and its exchange. Order: rconn.mu
 // before reactor.mu.
 type reactor struct {
-	c      *client
-	t      *leanTransport // URL, request head and wire buffers (lean.go)
-	family int
-	ip     [16]byte // the server's address (4 bytes used for AF_INET)
-	port   int
-	epfd   int
-	wakefd int // eventfd: new deadline, cancellation, close
+	c *client
+	t *leanTransport // URL, request head and wire buffers (lean.go)
+	// addrs are the server's addresses, tried in the resolver's order (RFC
+	// 6724) until one connects; resolveErr is why there are none (every
+	// request then fails with it, as the other clients' dials do).
+	addrs      []netip.AddrPort
+	resolveErr error
+	epfd       int
+	wakefd     int // eventfd: new deadline, cancellation, close
 	// epf wraps epfd for Go's netpoller: the loop parks like any goroutine
 	// waiting on a socket (epoll_wait with a zero timeout, then a park until
 	// the runtime sees epfd readable or the read deadline passes) instead of
@@ -92,6 +95,7 @@ type rconn struct {
 	fd         int
 	gen        uint32
 	connecting bool
+	addr       int  // index in reactor.addrs
 	wantOut    bool // registered for EPOLLOUT
 	dead       bool
 	x          *rexchange // nil while idle
@@ -125,19 +129,10 @@ func newReactor(c *client, runCtx context.Context) (*reactor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ta, err := net.ResolveTCPAddr("tcp", t.addr)
-	if err != nil {
-		return nil, fmt.Errorf("reactor: resolving %s: %w", t.addr, err)
-	}
 	r := &reactor{c: c, t: t, loopDone: make(chan struct{})}
-	r.port = ta.Port
-	if ip4 := ta.IP.To4(); ip4 != nil {
-		r.family = unix.AF_INET
-		copy(r.ip[:], ip4)
-	} else {
-		r.family = unix.AF_INET6
-		copy(r.ip[:], ta.IP.To16())
-	}
+	rctx, cancel := context.WithTimeout(runCtx, leanDialTimeout) // a dead resolver must not hang the run
+	r.addrs, r.resolveErr = resolve(rctx, t.addr)
+	cancel()
 	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 		return nil, fmt.Errorf("reactor: epoll_create1: %w", err)
 	}
@@ -171,6 +166,30 @@ func newReactor(c *client, runCtx context.Context) (*reactor, error) {
 	return r, nil
 }
 
+// resolve returns the addresses of host:port, in the resolver's order.
+func resolve(ctx context.Context, hostport string) ([]netip.AddrPort, error) {
+	host, portStr, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp %s: %w", hostport, err)
+	}
+	port, err := net.DefaultResolver.LookupPort(ctx, "tcp", portStr)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp %s: %w", hostport, err)
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("dial tcp: %w", err)
+	}
+	out := make([]netip.AddrPort, 0, len(ips))
+	for _, ip := range ips {
+		out = append(out, netip.AddrPortFrom(ip.Unmap().WithZone(ip.Zone()), uint16(port)))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("dial tcp %s: no address", hostport)
+	}
+	return out, nil
+}
+
 // wake interrupts epoll_wait.
 func (r *reactor) wake() {
 	var one = [8]byte{1}
@@ -190,11 +209,15 @@ func (r *reactor) start(runCtx context.Context, req *traces.Request, rec *Record
 	rec.DispatchedAt = c.since()
 	x.deadline = time.Now().Add(c.cfg.timeout)
 	r.mu.Lock()
-	if r.cancelled || runCtx.Err() != nil {
+	if r.cancelled || runCtx.Err() != nil || r.resolveErr != nil {
 		r.mu.Unlock()
 		rec.SentAt = c.since()
 		x.resp.init(c, &x.rs, rec)
-		x.resp.failHead(context.Cause(runCtx))
+		if r.resolveErr != nil && runCtx.Err() == nil {
+			x.resp.failHead(r.resolveErr)
+		} else {
+			x.resp.failHead(context.Cause(runCtx))
+		}
 		r.release(x)
 		r.deliver(x)
 		return
@@ -205,12 +228,13 @@ func (r *reactor) start(runCtx context.Context, req *traces.Request, rec *Record
 	if first {
 		r.wake()
 	}
-	r.send(x, false)
+	r.send(x, false, 0)
 }
 
-// send puts x on an idle connection (unless fresh) or a new one and writes
-// it when the connection is up.
-func (r *reactor) send(x *rexchange, fresh bool) {
+// send puts x on an idle connection (unless fresh) or a new one, dialling
+// the server's addresses from index from on, and writes it when the
+// connection is up.
+func (r *reactor) send(x *rexchange, fresh bool, from int) {
 	for {
 		var cn *rconn
 		if !fresh {
@@ -219,7 +243,7 @@ func (r *reactor) send(x *rexchange, fresh bool) {
 		reused := cn != nil
 		if cn == nil {
 			var err error
-			if cn, err = r.dial(); err != nil {
+			if cn, err = r.dial(from); err != nil {
 				x.resp.init(r.c, &x.rs, x.rec)
 				x.rec.SentAt = r.c.since()
 				x.resp.failHead(err)
@@ -281,17 +305,42 @@ func (r *reactor) popIdle() *rconn {
 	return cn
 }
 
-// dial opens a non-blocking TCP connection and registers it with the loop;
-// it returns it locked.
-func (r *reactor) dial() (*rconn, error) {
-	fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+// dial opens a non-blocking TCP connection to the first of the server's
+// addresses from index from on that does not refuse at once, and registers
+// it with the loop; it returns it locked. A connection refused later
+// (asynchronously) is retried on the next address by handle.
+func (r *reactor) dial(from int) (*rconn, error) {
+	var err error
+	for i := from; i < len(r.addrs); i++ {
+		var cn *rconn
+		if cn, err = r.dialAddr(i); err == nil {
+			return cn, nil
+		}
+		if errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) {
+			return nil, err // no other address helps
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("dial tcp %s: no address", r.t.addr)
+	}
+	return nil, err
+}
+
+// dialAddr is dial for address i.
+func (r *reactor) dialAddr(i int) (*rconn, error) {
+	a := r.addrs[i]
+	family := unix.AF_INET6
+	if a.Addr().Is4() {
+		family = unix.AF_INET
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
-		return nil, fmt.Errorf("dial tcp %s: socket: %w", r.t.addr, err)
+		return nil, fmt.Errorf("dial tcp %s: socket: %w", a, err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	cn := &rconn{fd: fd}
+	cn := &rconn{fd: fd, addr: i}
 	cn.mu.Lock()
-	err = unix.Connect(fd, r.sockaddr())
+	err = unix.Connect(fd, sockaddr(a))
 	switch {
 	case err == nil:
 	case errors.Is(err, unix.EINPROGRESS):
@@ -299,7 +348,7 @@ func (r *reactor) dial() (*rconn, error) {
 	default:
 		_ = unix.Close(fd)
 		cn.mu.Unlock()
-		return nil, fmt.Errorf("dial tcp %s: connect: %w", r.t.addr, err)
+		return nil, fmt.Errorf("dial tcp %s: connect: %w", a, err)
 	}
 	r.mu.Lock()
 	r.gen++
@@ -318,20 +367,24 @@ func (r *reactor) dial() (*rconn, error) {
 	if err := unix.EpollCtl(r.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		r.closeConn(cn)
 		cn.mu.Unlock()
-		return nil, fmt.Errorf("dial tcp %s: epoll_ctl: %w", r.t.addr, err)
+		return nil, fmt.Errorf("dial tcp %s: epoll_ctl: %w", a, err)
 	}
 	return cn, nil
 }
 
-// sockaddr returns a new Sockaddr for the server (unix.Connect writes into
-// the one it is given, so dispatchers must not share one).
-func (r *reactor) sockaddr() unix.Sockaddr {
-	if r.family == unix.AF_INET {
-		sa := &unix.SockaddrInet4{Port: r.port}
-		copy(sa.Addr[:], r.ip[:4])
-		return sa
+// sockaddr returns a new Sockaddr for a (unix.Connect writes into the one
+// it is given, so dispatchers must not share one).
+func sockaddr(a netip.AddrPort) unix.Sockaddr {
+	if a.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(a.Port()), Addr: a.Addr().As4()}
 	}
-	return &unix.SockaddrInet6{Port: r.port, Addr: r.ip}
+	sa := &unix.SockaddrInet6{Port: int(a.Port()), Addr: a.Addr().As16()}
+	if z := a.Addr().Zone(); z != "" {
+		if ifi, err := net.InterfaceByName(z); err == nil {
+			sa.ZoneId = uint32(ifi.Index)
+		}
+	}
+	return sa
 }
 
 // setOut registers or unregisters cn for writability (cn.mu held).
@@ -384,7 +437,7 @@ func (r *reactor) failConn(cn *rconn, x *rexchange, err error) {
 	if x.reused && x.attempt == 0 && x.resp.stale() && isConnGone(err) && x.rs.runCtx.Err() == nil {
 		x.attempt++
 		x.off = 0
-		go r.send(x, true) // off the loop and off cn.mu: dialling registers with both
+		go r.send(x, true, 0) // off the loop and off cn.mu: dialling registers with both
 		return
 	}
 	x.resp.fail(err, r.c.since())
@@ -535,11 +588,18 @@ func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
 			if err == nil {
 				err = unix.Errno(soerr)
 			}
-			if x != nil {
-				x.rec.SentAt = r.c.since()
-				r.failConn(cn, x, fmt.Errorf("dial tcp %s: connect: %w", r.t.addr, err))
-			} else {
+			switch {
+			case x == nil:
 				r.closeConn(cn)
+			case cn.addr+1 < len(r.addrs) && x.rs.runCtx.Err() == nil:
+				// Refused there: the next address, off the loop and cn.mu.
+				cn.x = nil
+				x.cn.Store(nil)
+				r.closeConn(cn)
+				go r.send(x, true, cn.addr+1)
+			default:
+				x.rec.SentAt = r.c.since()
+				r.failConn(cn, x, fmt.Errorf("dial tcp %s: connect: %w", r.addrs[cn.addr], err))
 			}
 			return
 		}
@@ -643,10 +703,14 @@ func (r *reactor) abort(x *rexchange) {
 	if x.rec.SentAt == 0 {
 		x.rec.SentAt = r.c.since()
 	}
+	err := errPushTimeout
+	if cn.connecting {
+		err = fmt.Errorf("dial tcp %s: %w", r.addrs[cn.addr], os.ErrDeadlineExceeded)
+	}
 	cn.x = nil
 	x.cn.Store(nil)
 	r.closeConn(cn)
-	x.resp.fail(errPushTimeout, r.c.since())
+	x.resp.fail(err, r.c.since())
 	r.finishExchange(nil, x)
 }
 

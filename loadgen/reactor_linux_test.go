@@ -4,15 +4,19 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/transferlab/transferlab/traces"
 )
 
 // TestReactorNoGoroutinePerStream holds streams open and counts the
@@ -94,5 +98,49 @@ func TestReactorLargeRequest(t *testing.T) {
 	}
 	if n := got.Load(); n < 5*inTokens {
 		t.Errorf("server read %d body bytes, want ≥ %d (every token id)", n, 5*inTokens)
+	}
+}
+
+// TestReactorAddresses: the reactor tries the server's addresses in order
+// until one connects (a name resolving to an address where nothing listens
+// and then to the server's), fails with the last refusal when none does,
+// and fails every request, as a record, when the name did not resolve.
+func TestReactorAddresses(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens)
+	}))
+	t.Cleanup(srv.Close)
+	good := netip.MustParseAddrPort(srv.Listener.Addr().String())
+	refused := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), good.Port()) // loopback, nothing listens there
+	for _, tc := range []struct {
+		name       string
+		addrs      []netip.AddrPort
+		resolveErr error
+		state      State
+		errHas     string
+	}{
+		{"refused then the server", []netip.AddrPort{refused, good}, nil, StateOK, ""},
+		{"refused only", []netip.AddrPort{refused}, nil, StateHTTPError, "connection refused"},
+		{"no address", nil, errors.New("dial tcp: lookup nosuch.invalid: no such host"), StateHTTPError, "no such host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultConfig()
+			WithTransport(TransportReactor)(&cfg)
+			start := time.Now()
+			c, err := newClient(context.Background(), &cfg, srv.URL, func() time.Duration { return time.Since(start) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.close()
+			c.reactor.addrs, c.reactor.resolveErr = tc.addrs, tc.resolveErr // before any request: no race
+			req := traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}
+			var rec Record
+			c.do(context.Background(), &req, &rec)
+			if rec.State != tc.state || !strings.Contains(rec.Error, tc.errHas) {
+				t.Errorf("state %s (%q), want %s with %q", rec.State, rec.Error, tc.state, tc.errHas)
+			}
+		})
 	}
 }
