@@ -303,15 +303,15 @@ func (lc *leanConn) line(h *leanHead) ([]byte, error) {
 	h.bytes += len(b)
 	if errors.Is(err, bufio.ErrBufferFull) {
 		long := append([]byte(nil), b...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			if len(long) > maxHeadLine {
-				return nil, fmt.Errorf("response head line longer than %d bytes", maxHeadLine)
-			}
+		for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxHeadLine+2 {
 			b, err = lc.br.ReadSlice('\n')
 			h.bytes += len(b)
 			long = append(long, b...)
 		}
 		b = long
+	}
+	if n := len(bytes.TrimRight(b, "\r\n")); n > maxHeadLine {
+		return nil, fmt.Errorf("response head line longer than %d bytes", maxHeadLine)
 	}
 	if err != nil {
 		if errors.Is(err, io.EOF) && h.bytes > 0 {

@@ -405,3 +405,29 @@ func TestMediaTypeIs(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadLimits: the purpose-built clients refuse the same oversized heads
+// with the same words (net/http's limits differ: 10 MB per head).
+func TestHeadLimits(t *testing.T) {
+	t.Parallel()
+	longLine := "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("x", maxHeadLine+10) + "\r\nContent-Type: text/event-stream\r\n\r\n" + sseTwoTokens
+	manyLines := "HTTP/1.1 200 OK\r\n" + strings.Repeat("X-A: b\r\n", maxHeadLines+5) + "Content-Type: text/event-stream\r\n\r\n" + sseTwoTokens
+	for _, tc := range []struct{ name, raw, errHas string }{
+		{"header line over the limit", longLine, fmt.Sprintf("longer than %d bytes", maxHeadLine)},
+		{"too many header lines", manyLines, fmt.Sprintf("more than %d header lines", maxHeadLines)},
+	} {
+		for _, cl := range ownClients {
+			t.Run(tc.name+"/"+cl.name, func(t *testing.T) {
+				t.Parallel()
+				url := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+					_, _ = io.WriteString(c, tc.raw)
+					return false
+				})
+				rec, _ := replayOne(t, url, 2, cl.opt, WithTimeout(10*time.Second))
+				if rec.State != StateHTTPError || !strings.Contains(rec.Error, tc.errHas) {
+					t.Errorf("state %s (%q), want %s with %q", rec.State, rec.Error, StateHTTPError, tc.errHas)
+				}
+			})
+		}
+	}
+}

@@ -12,8 +12,10 @@ import (
 )
 
 // maxPushHead bounds a response head as the push parser accumulates it
-// (bytes); readHead then enforces maxHeadLine and maxHeadLines within it.
-const maxPushHead = 1 << 20
+// (bytes): a head within lean.go's limits (maxHeadLines lines of at most
+// maxHeadLine bytes) always fits, so both clients refuse the same heads,
+// with readHead's messages.
+const maxPushHead = (maxHeadLines + 2) * (maxHeadLine + 2)
 
 // errPushTimeout is how the reactor ends a request whose deadline passed or
 // whose run was cancelled (reqState.fail tells the two apart); it wraps
@@ -112,7 +114,12 @@ func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
 		end := headEnd(r.head, r.scan)
 		if end < 0 {
 			if len(r.head) > maxPushHead {
-				r.failHead(fmt.Errorf("response head longer than %d bytes", maxPushHead))
+				// Too long to be within the limits: readHead names the one broken.
+				if _, err := parseHead(r.head); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+					r.failHead(err)
+				} else {
+					r.failHead(fmt.Errorf("response head longer than %d bytes", maxPushHead))
+				}
 				return nil
 			}
 			r.scan = max(0, len(r.head)-3)
@@ -124,8 +131,7 @@ func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
 			continue
 		}
 		rest := r.head[end:]
-		lc := leanConn{br: bufio.NewReaderSize(bytes.NewReader(r.head[:end]), max(16, end))}
-		h, err := lc.readHead()
+		h, err := parseHead(r.head[:end])
 		if err != nil {
 			r.failHead(err)
 			return nil
@@ -135,6 +141,13 @@ func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
 		r.startBody(at)
 		return rest
 	}
+}
+
+// parseHead parses a complete head with lean.go's readHead through a
+// reader of lean's buffer size, so the limits on lines apply alike.
+func parseHead(head []byte) (leanHead, error) {
+	lc := leanConn{br: bufio.NewReaderSize(bytes.NewReader(head), leanReadBuf)}
+	return lc.readHead()
 }
 
 // headEnd returns the index just past the blank line that ends a head in
