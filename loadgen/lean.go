@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"sync"
@@ -372,7 +371,7 @@ func (b *leanBody) init(lc *leanConn, h *leanHead) {
 		b.done = true // no body (RFC 9112 §6.3 rule 1)
 	case h.chunked:
 		b.chunked = true
-		b.r = httputil.NewChunkedReader(lc.br) // lc.br is a *bufio.Reader: no second buffer
+		b.r = &chunkedReader{br: lc.br}
 	case h.length >= 0:
 		b.limited = io.LimitedReader{R: lc.br, N: h.length}
 		b.r = &b.limited
@@ -391,34 +390,48 @@ func (b *leanBody) Read(p []byte) (int, error) {
 	if !errors.Is(err, io.EOF) {
 		return n, err
 	}
-	switch {
-	case b.chunked:
-		// The last chunk was read; the trailer section ends at a blank line.
-		if terr := b.skipTrailer(); terr != nil {
-			return n, terr
-		}
-	case b.r == &b.limited:
-		if b.limited.N > 0 {
-			return n, fmt.Errorf("body cut %d bytes before its Content-Length: %w", b.limited.N, io.ErrUnexpectedEOF)
-		}
+	if b.r == &b.limited && b.limited.N > 0 {
+		return n, fmt.Errorf("body cut %d bytes before its Content-Length: %w", b.limited.N, io.ErrUnexpectedEOF)
 	}
 	b.done = true
 	return n, io.EOF
 }
 
-func (b *leanBody) skipTrailer() error {
-	var h leanHead
-	for i := 0; i <= maxHeadLines; i++ {
-		line, err := b.lc.line(&h)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
-			}
-			return fmt.Errorf("chunked trailer: %w", err)
+// chunkedReader decodes a chunked body (the reactor's chunkedBody, push.go)
+// from a bufio.Reader, returning the data as soon as any has arrived:
+// httputil's chunked reader keeps reading to fill its caller's buffer, so
+// events already received wait for the rest of a chunk split across
+// packets, and are stamped late. It ends with io.EOF after the last chunk
+// and its trailer.
+type chunkedReader struct {
+	br *bufio.Reader
+	d  chunkedBody
+}
+
+// Read implements io.Reader.
+func (c *chunkedReader) Read(p []byte) (int, error) {
+	for len(p) > 0 {
+		if c.d.done() {
+			return 0, io.EOF
 		}
-		if len(line) == 0 {
-			return nil
+		if c.br.Buffered() == 0 {
+			if _, err := c.br.Peek(1); err != nil { // one read of the connection
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return 0, err
+			}
+		}
+		raw, _ := c.br.Peek(min(c.br.Buffered(), len(p)))
+		data, rest, err := c.d.next(raw)
+		if err != nil {
+			return 0, err
+		}
+		n := copy(p, data)
+		_, _ = c.br.Discard(len(raw) - len(rest))
+		if n > 0 {
+			return n, nil
 		}
 	}
-	return fmt.Errorf("chunked trailer longer than %d lines", maxHeadLines)
+	return 0, nil
 }

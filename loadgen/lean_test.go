@@ -431,3 +431,38 @@ func TestHeadLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitChunkNotLate: complete events followed by the start of a chunk
+// whose rest comes 2 s later are stamped when they arrive, not when the
+// chunk completes (httputil's chunked reader, which net/http uses, waits:
+// the purpose-built clients must not).
+func TestSplitChunkNotLate(t *testing.T) {
+	t.Parallel()
+	const stall = 2 * time.Second
+	ev := func(s string) string { return fmt.Sprintf("%x\r\n%s\r\n", len(s), s) }
+	e1 := "data: {\"choices\":[{\"text\":\"a\"}]}\n\n"
+	e2 := "data: {\"choices\":[{\"text\":\"b\"}]}\n\n"
+	e3 := "data: {\"choices\":[{\"text\":\"c\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":3}}\n\ndata: [DONE]\n\n"
+	third := ev(e3)
+	for _, cl := range ownClients {
+		t.Run(cl.name, func(t *testing.T) {
+			t.Parallel()
+			url := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"+ev(e1)+ev(e2)+third[:14])
+				time.Sleep(stall)
+				_, _ = io.WriteString(c, third[14:]+"0\r\n\r\n")
+				return false
+			})
+			rec, _ := replayOne(t, url, 3, cl.opt, WithTimeout(30*time.Second))
+			if rec.State != StateOK || len(rec.Events) != 3 {
+				t.Fatalf("state %s (%q), %d events", rec.State, rec.Error, len(rec.Events))
+			}
+			if ttft, _ := rec.TTFT(); ttft >= stall/2 {
+				t.Errorf("TTFT %v: the first events waited for the split chunk (stall %v)", ttft, stall)
+			}
+			if gap := rec.Events[2].At - rec.Events[1].At; gap < stall/2 {
+				t.Errorf("third event %v after the second, want ≈ %v", gap, stall)
+			}
+		})
+	}
+}
