@@ -123,17 +123,23 @@ func (t *leanTransport) appendHead(b []byte, id int, stream bool, n int) []byte 
 // get returns an idle connection (LIFO) or, when none is idle or fresh is
 // set, dials a new one.
 func (t *leanTransport) get(ctx context.Context, deadline time.Time, fresh bool) (*leanConn, error) {
-	if !fresh {
+	for !fresh {
 		t.mu.Lock()
-		if n := len(t.idle); n > 0 {
-			lc := t.idle[n-1]
-			t.idle[n-1] = nil
-			t.idle = t.idle[:n-1]
+		n := len(t.idle)
+		if n == 0 {
 			t.mu.Unlock()
-			lc.reused = true
-			return lc, nil
+			break
 		}
+		lc := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
 		t.mu.Unlock()
+		if !idleClean(lc.nc) { // the server closed it, or sent bytes nobody asked for
+			_ = lc.nc.Close()
+			continue
+		}
+		lc.reused = true
+		return lc, nil
 	}
 	// Dialing runs ~4 KiB deep; on its own short-lived goroutine it leaves
 	// the request's goroutine at the stack size its reads need (a grown stack

@@ -466,3 +466,33 @@ func TestSplitChunkNotLate(t *testing.T) {
 		})
 	}
 }
+
+// TestStrayResponseOnIdleConnection: a server that sends a second,
+// unsolicited response on a keep-alive connection after the real one; the
+// next request on that connection must not take it as its own.
+func TestStrayResponseOnIdleConnection(t *testing.T) {
+	t.Parallel()
+	const strayBody = "data: {\"choices\":[{\"text\":\"z\",\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	stray := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(strayBody), strayBody)
+	for _, cl := range ownClients {
+		t.Run(cl.name, func(t *testing.T) {
+			t.Parallel()
+			url := rawServer(t, func(c net.Conn, _ *http.Request) bool {
+				_, _ = fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n%s", len(sseTwoTokens), sseTwoTokens)
+				time.Sleep(50 * time.Millisecond)
+				_, _ = io.WriteString(c, stray)
+				return true
+			})
+			var sink SliceSink
+			sum, err := Replay(context.Background(), urlServer{url}, schedule(4, 250*time.Millisecond, 4, 2), nil, &sink, cl.opt)
+			if err != nil || sum.States[StateOK] != 4 {
+				t.Fatalf("err %v, states %v", err, sum.States)
+			}
+			for _, r := range sink.Records {
+				if r.OutputTokens != 2 || r.FinishReason != "length" {
+					t.Errorf("request %d: %d tokens, finish %q: took the stray response", r.RequestID, r.OutputTokens, r.FinishReason)
+				}
+			}
+		})
+	}
+}
