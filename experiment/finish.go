@@ -17,7 +17,8 @@ import (
 	"github.com/transferlab/transferlab/report"
 )
 
-// addCell summarises one measured cell into the results.
+// addCell summarises one measured cell into the results, with its warning
+// when too many of its requests did not end ok (report.FailureWarning).
 func (r *runner) addCell(m measured) {
 	c := report.BuildCell(m.records, report.CellOptions{
 		Arm:            m.key.arm,
@@ -34,6 +35,13 @@ func (r *runner) addCell(m measured) {
 		}
 	}
 	r.res.Cells = append(r.res.Cells, c)
+	// A cell that lost more than report.MaxNotOKShare of its requests is said
+	// as soon as it ends, and kept in results.json's warnings (the reports
+	// print them under the title; PrintSummary after the table).
+	if w := report.FailureWarning(c); w != "" {
+		r.res.Warnings = append(r.res.Warnings, w)
+		fmt.Fprintf(r.log, "warning: %s\n", w)
+	}
 }
 
 // writeResults writes results.json atomically (temp file + rename), so a crash

@@ -40,6 +40,13 @@ func (r *runner) addSections() {
 	for i := range r.res.Amdahl.Loads {
 		l := &r.res.Amdahl.Loads[i]
 		for _, m := range l.Measured {
+			if m.Metric == "e2e" && m.Stat == "mean" && m.Value.Reps == 0 {
+				// Refused (too few ok requests, or a cell that lost more
+				// than report.MaxNotOKShare of them): no efficiency, and the
+				// reason where the efficiency would be.
+				l.Verdict, l.Note = string(amdahl.VerdictUnknown), "transfer efficiency not computed: the measured E2E mean speedup is "+m.Value.Note
+				continue
+			}
 			if m.Metric == "e2e" && m.Stat == "mean" && m.Value.Reps > 0 && !math.IsNaN(m.Value.Value) && m.Value.Value > 0 {
 				if e := amdahl.TransferEfficiency(m.Value.Value, l.Bound); !math.IsNaN(e) && !math.IsInf(e, 0) {
 					l.TransferEfficiency = e
@@ -382,6 +389,16 @@ func printAmdahl(w io.Writer, res *report.Results) {
 			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), eff)
 	}
 	tw.Flush()
+	// Why the mean speedups and the efficiency of a row are "-" (a p99
+	// refused for its sample size is the table's usual "-": not repeated).
+	for _, l := range a.Loads {
+		for _, m := range l.Measured {
+			if m.Stat == "mean" && m.Value.Reps == 0 {
+				fmt.Fprintf(w, "  - %s at %g req/s: speedups and efficiency not computed: %s\n", l.Candidate, l.OfferedLoadRPS, m.Value.Note)
+				break
+			}
+		}
+	}
 }
 
 // validationSection reads each candidate override's validation report (the

@@ -11,8 +11,10 @@ import (
 )
 
 // PrintSummary writes the short console table of a run: per cell the state
-// counts, TTFT/ITL/TPOT/E2E percentiles (ms), throughput and goodput. Figures
-// from the simulator are labelled simulated.
+// counts, TTFT/ITL/TPOT/E2E percentiles (ms), throughput and goodput, then
+// the run's warnings (results.json's warnings: e.g. a cell whose requests
+// mostly failed), the Amdahl table and the verdicts. Figures from the
+// simulator are labelled simulated.
 func PrintSummary(w io.Writer, res *report.Results) {
 	label := ""
 	if res.Simulated {
@@ -49,6 +51,12 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		for _, s := range notMeasured {
 			fmt.Fprintf(w, "  - %s\n", s)
 		}
+	}
+	if len(res.Warnings) > 0 {
+		fmt.Fprintln(w)
+	}
+	for _, wmsg := range res.Warnings {
+		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
 	}
 	printAmdahl(w, res)
 	if len(res.Verdicts) > 0 {

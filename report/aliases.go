@@ -26,6 +26,9 @@ func Headline(r Results) string {
 	if r.Simulated {
 		h += " (simulated)"
 	}
+	if note := censoredNote(r); note != "" {
+		h = note + ". " + h
+	}
 	if r.Complete {
 		return h
 	}

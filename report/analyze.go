@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/transferlab/transferlab/loadgen"
 )
 
 // latencyMetrics are the latency Dists Analyze summarises, in report order.
@@ -40,7 +42,10 @@ func cellDist(c Cell, metric string) (Dist, error) {
 }
 
 // cellValue is one repetition's figure of metric/stat; ok is false when the
-// sample size refused the statistic (or nothing was measured).
+// sample size refused the statistic (or nothing was measured). A latency mean
+// is refused below the sample size a p50 claim needs at DefaultConfidence
+// (meanNeedsP50): fewer samples than the least the report publishes a
+// percentile from.
 func cellValue(c Cell, metric, stat string) (v float64, ok bool, err error) {
 	switch metric {
 	case "throughput":
@@ -51,6 +56,9 @@ func cellValue(c Cell, metric, stat string) (v float64, ok bool, err error) {
 	d, err := cellDist(c, metric)
 	if err != nil {
 		return 0, false, err
+	}
+	if need, _ := MinSamples(0.5, DefaultConfidence); stat == "mean" && d.N > 0 && d.N < need {
+		return 0, false, nil // meanNeedsP50
 	}
 	v, err = d.Quantile(stat)
 	if errors.Is(err, ErrTooFewSamples) {
@@ -83,8 +91,15 @@ func groupCells(r Results) []group {
 	return out
 }
 
-// values collects metric/stat over the group's repetitions, skipping refused ones.
+// values collects metric/stat over the group's repetitions, skipping refused
+// ones. A latency metric of a group with a Censored cell is refused in every
+// repetition: one repetition that lost more than MaxNotOKShare of its
+// requests says the arm was not measured as configured at that load, and the
+// others alone would be a selection.
 func (g group) values(metric, stat string) (vals []float64, reps []int, refused int) {
+	if isLatency(metric) && g.censored() != "" {
+		return nil, nil, len(g.cells)
+	}
 	for _, c := range g.cells {
 		v, ok, err := cellValue(c, metric, stat)
 		if err != nil || !ok {
@@ -97,9 +112,13 @@ func (g group) values(metric, stat string) (vals []float64, reps []int, refused 
 	return vals, reps, refused
 }
 
-// refusedNote says why metric/stat has no value in any repetition of g: the
-// sample sizes that could not support the statistic (MinSamples), or nothing measured.
+// refusedNote says why metric/stat has no value in any repetition of g: a
+// Censored cell, the sample sizes that could not support the statistic
+// (MinSamples; for a mean, meanNeedsP50), or nothing measured.
 func (g group) refusedNote(metric, stat string) string {
+	if why := g.censored(); why != "" && isLatency(metric) {
+		return "refused, not comparable: " + why
+	}
 	ns := make([]string, 0, len(g.cells))
 	total := 0
 	for _, c := range g.cells {
@@ -110,7 +129,20 @@ func (g group) refusedNote(metric, stat string) string {
 	if total == 0 {
 		return fmt.Sprintf("not measured: no %s sample in %d repetitions", metric, len(g.cells))
 	}
-	return fmt.Sprintf("refused in all %d repetitions: n = %s samples is too few for %s", len(g.cells), strings.Join(ns, ", "), stat)
+	s := fmt.Sprintf("refused in all %d repetitions: n = %s samples is too few for %s", len(g.cells), strings.Join(ns, ", "), stat)
+	if stat == "mean" {
+		s += meanNeedsP50()
+	}
+	return s
+}
+
+// meanNeedsP50 is why a latency mean from a handful of samples is refused in
+// comparisons: a cell publishes no percentile (its p50 first) from fewer
+// samples than the order-statistic rule asks for a p50 (MinSamples(0.5,
+// 0.99) = 7), and a mean of fewer is no firmer.
+func meanNeedsP50() string {
+	n, _ := MinSamples(0.5, DefaultConfidence)
+	return fmt.Sprintf(" (a mean is compared only where the cell publishes its p50: n ≥ %d at %s confidence)", n, pct(DefaultConfidence))
 }
 
 // Validate reports every problem of the rule at once (errors.Join).
@@ -309,16 +341,28 @@ const (
 
 // CheckSLO tells whether one cell meets every declared SLO target at the SLO
 // percentile (default p99), with the reason when it does not. Undeclared
-// targets never decide; a percentile refused for its sample size gives
-// SLORefused unless another target is missed.
+// targets never decide; more than 1 − percentile of the sent requests
+// failing (http_error, stream_error, timeout) misses every target; a
+// percentile refused for its sample size gives SLORefused unless another
+// target is missed.
 func CheckSLO(c Cell, s SLO) (SLOOutcome, string) {
 	p := s.Percentile
 	if p == 0 {
 		p = DefaultSLOPercentile
 	}
-	name, _, err := percentileName(p)
+	name, q, err := percentileName(p)
 	if err != nil {
 		return SLOMissed, err.Error()
+	}
+	if len(sloChecks(s)) > 0 {
+		// A failed request missed every target (as in SLOClaims): when more
+		// than 1 − q of the sent requests failed, the percentile is missed
+		// whatever the ok ones did.
+		failed, okN := sentNotOK(c.States), c.States[string(loadgen.StateOK)]
+		if n := failed + okN; failed > 0 && float64(failed) > (1-q)*float64(n) {
+			return SLOMissed, fmt.Sprintf("%d of %d sent requests did not end ok (%s) at load %s rep %d: more than the %s a %s target allows (a failed request misses every target)",
+				failed, n, notOKCounts(c.States), num(c.OfferedLoadRPS), c.Repetition, pct(1-q), name)
+		}
 	}
 	out, why := SLOMet, ""
 	for _, chk := range sloChecks(s) {

@@ -83,7 +83,9 @@ func (o CellOptions) withDefaults() CellOptions {
 //   - ClientBound is loadgen.ClientBound(nearest-rank dispatch-lag p99 of
 //     the samples, published or not, opts.ClientBoundLag);
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
-//   - percentiles the sample size cannot support are refused (BuildDist).
+//   - percentiles the sample size cannot support are refused (BuildDist);
+//   - FirstError describes the earliest-scheduled measured request that did
+//     not end ok (FailureWarning quotes it).
 func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	opts = opts.withDefaults()
 	c := Cell{
@@ -122,6 +124,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 			c.PromptMismatches++
 		}
 	}
+	c.FirstError = firstError(measured)
 	win := loadgen.Window(recs)
 	c.WindowOutputTokens = win.OutputTokens
 	windowS := win.Length().Seconds()

@@ -120,6 +120,10 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 	if na == 0 || nb == 0 {
 		return cmp, fmt.Errorf("report: compare: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
 	}
+	// The inputs' own warnings stay in their reports; a cell that lost more
+	// than MaxNotOKShare of its requests is flagged again here, where it
+	// refuses the comparison's figures.
+	out.Warnings = FailureWarnings(out.Cells)
 	out.Energy = renameEnergy(a.Energy, b.Energy, opts)
 	out.Cost = renameCost(a.Cost, b.Cost, opts)
 	notPart := "not carried into a comparison of two runs: see each run's own report"

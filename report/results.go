@@ -120,6 +120,11 @@ type Cell struct {
 	Order       int            `json:"order"`
 	RecordsFile string         `json:"records_file"`
 	States      map[string]int `json:"states"`
+	// FirstError describes the measured request with the earliest scheduled
+	// time that did not end ok: its state, HTTP status and error text
+	// ("timeout (HTTP 200): SSE event 10: read: i/o timeout"); "" when every
+	// measured request ended ok. FailureWarning quotes it.
+	FirstError string `json:"first_error,omitempty"`
 	// NotMeasured says why the cell has no window (WindowS,
 	// ThroughputTokPerS, GoodputRPS and ArrivalRateRPS are then nil, null in
 	// JSON): NoMeasuredRequestSent when no measured request was sent (e.g. a

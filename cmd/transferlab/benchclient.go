@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -387,42 +389,42 @@ func (c *eventCounter) Add(r *loadgen.Record) error {
 func (c *eventCounter) Close() error { return nil }
 
 type streamRow struct {
-	Client           string  `json:"client"`
-	OfferedRPS       int     `json:"offered_rps"`
-	AchievedSendRPS  float64 `json:"achieved_send_rps"`
-	EventsPerS       float64 `json:"events_per_s"`
-	OK               int     `json:"ok"`
-	Scheduled        int     `json:"scheduled"`
-	LagP99Ms         float64 `json:"schedule_lag_p99_ms"`
-	DispatchLagP99Ms float64 `json:"dispatch_lag_p99_ms"`
-	ClientBound      bool    `json:"client_bound"`
-	CPUMsPer1kEvents float64 `json:"cpu_ms_per_1k_events"`
-	CPUUtilCores     float64 `json:"cpu_cores_used"`
-	Sustained        bool    `json:"sustained"`
-	FirstError       string  `json:"first_error,omitempty"`
+	Client           string      `json:"client"`
+	OfferedRPS       int         `json:"offered_rps"`
+	AchievedSendRPS  reportFloat `json:"achieved_send_rps"`
+	EventsPerS       reportFloat `json:"events_per_s"`
+	OK               int         `json:"ok"`
+	Scheduled        int         `json:"scheduled"`
+	LagP99Ms         reportFloat `json:"schedule_lag_p99_ms"`
+	DispatchLagP99Ms reportFloat `json:"dispatch_lag_p99_ms"`
+	ClientBound      bool        `json:"client_bound"`
+	CPUMsPer1kEvents reportFloat `json:"cpu_ms_per_1k_events"`
+	CPUUtilCores     reportFloat `json:"cpu_cores_used"`
+	Sustained        bool        `json:"sustained"`
+	FirstError       string      `json:"first_error,omitempty"`
 }
 
 type pacingRow struct {
-	OfferedRPS       int     `json:"offered_rps"`
-	AchievedSendRPS  float64 `json:"achieved_send_rps"`
-	RateErrorPct     float64 `json:"rate_error_pct"`
-	BinMs            int     `json:"bin_ms"`
-	ExpectedPerBin   float64 `json:"expected_per_bin"`
-	MinPerBin        int     `json:"min_per_bin"`
-	MaxPerBin        int     `json:"max_per_bin"`
-	FirstBin         int     `json:"first_bin"`
-	LagP99Ms         float64 `json:"schedule_lag_p99_ms"`
-	DispatchLagP99Ms float64 `json:"dispatch_lag_p99_ms"`
+	OfferedRPS       int         `json:"offered_rps"`
+	AchievedSendRPS  reportFloat `json:"achieved_send_rps"`
+	RateErrorPct     reportFloat `json:"rate_error_pct"`
+	BinMs            int         `json:"bin_ms"`
+	ExpectedPerBin   reportFloat `json:"expected_per_bin"`
+	MinPerBin        int         `json:"min_per_bin"`
+	MaxPerBin        int         `json:"max_per_bin"`
+	FirstBin         int         `json:"first_bin"`
+	LagP99Ms         reportFloat `json:"schedule_lag_p99_ms"`
+	DispatchLagP99Ms reportFloat `json:"dispatch_lag_p99_ms"`
 }
 
 // vegetaRow is vegeta's attacker on the non-streaming endpoint; each
 // client's own figures and ratios are in its clientSummary.
 type vegetaRow struct {
-	RateRPS       int     `json:"rate_rps"`
-	VegetaSendRPS float64 `json:"vegeta_send_rps"`
-	VegetaMeanMs  float64 `json:"vegeta_mean_latency_ms"`
-	VegetaP99Ms   float64 `json:"vegeta_p99_latency_ms"`
-	VegetaSuccess float64 `json:"vegeta_success"`
+	RateRPS       int         `json:"rate_rps"`
+	VegetaSendRPS reportFloat `json:"vegeta_send_rps"`
+	VegetaMeanMs  reportFloat `json:"vegeta_mean_latency_ms"`
+	VegetaP99Ms   reportFloat `json:"vegeta_p99_latency_ms"`
+	VegetaSuccess reportFloat `json:"vegeta_success"`
 }
 
 // clientSummary is one client's column of the side-by-side table.
@@ -431,29 +433,29 @@ type clientSummary struct {
 	// Highest offered load with schedule-lag p99 ≤ 1 ms and every request ok,
 	// with its events/s and CPU ms per 1,000 events; null when no tried rate
 	// qualified (never 0).
-	SustainedRPS              *int     `json:"sustained_rps"`
-	SustainedEventsPerS       *float64 `json:"sustained_events_per_s"`
-	SustainedCPUMsPer1kEvents *float64 `json:"sustained_cpu_ms_per_1k_events"`
+	SustainedRPS              *int         `json:"sustained_rps"`
+	SustainedEventsPerS       *reportFloat `json:"sustained_events_per_s"`
+	SustainedCPUMsPer1kEvents *reportFloat `json:"sustained_cpu_ms_per_1k_events"`
 	// Highest offered load with dispatch-lag p99 ≤ 1 ms and every request ok (null: none).
 	DispatchSustainedRPS *int `json:"dispatch_sustained_rps"`
 
-	GoroutinesPerInFlight float64 `json:"goroutines_per_in_flight"`
-	HeapPerInFlight       float64 `json:"heap_bytes_per_in_flight"`
-	StackPerInFlight      float64 `json:"stack_bytes_per_in_flight"`
-	HeapStackPerInFlight  float64 `json:"heap_stack_bytes_per_in_flight"`
-	RSSPerInFlight        float64 `json:"rss_bytes_per_in_flight"`
-	OpenStreams           int     `json:"open_streams"`
+	GoroutinesPerInFlight reportFloat `json:"goroutines_per_in_flight"`
+	HeapPerInFlight       reportFloat `json:"heap_bytes_per_in_flight"`
+	StackPerInFlight      reportFloat `json:"stack_bytes_per_in_flight"`
+	HeapStackPerInFlight  reportFloat `json:"heap_stack_bytes_per_in_flight"`
+	RSSPerInFlight        reportFloat `json:"rss_bytes_per_in_flight"`
+	OpenStreams           int         `json:"open_streams"`
 
-	Pacing pacingRow `json:"pacing"`
+	Pacing *pacingRow `json:"pacing"` // null: not measured
 
-	OursSendRPS      float64 `json:"ours_send_rps"`
-	OursMeanMs       float64 `json:"ours_mean_latency_ms"`
-	OursP99Ms        float64 `json:"ours_p99_latency_ms"`
-	OursSuccess      float64 `json:"ours_success"`
-	RateRatio        float64 `json:"rate_ratio_ours_over_vegeta"`
-	MeanLatencyRatio float64 `json:"mean_latency_ratio_ours_over_vegeta"`
+	OursSendRPS      reportFloat `json:"ours_send_rps"`
+	OursMeanMs       reportFloat `json:"ours_mean_latency_ms"`
+	OursP99Ms        reportFloat `json:"ours_p99_latency_ms"`
+	OursSuccess      reportFloat `json:"ours_success"`
+	RateRatio        reportFloat `json:"rate_ratio_ours_over_vegeta"`
+	MeanLatencyRatio reportFloat `json:"mean_latency_ratio_ours_over_vegeta"`
 
-	ReplayPeakRSSMB float64        `json:"replay_peak_rss_mb,omitempty"`
+	ReplayPeakRSSMB reportFloat    `json:"replay_peak_rss_mb,omitempty"`
 	ReplayStates    map[string]int `json:"replay_states,omitempty"`
 	ReplayFirstErr  string         `json:"replay_first_error,omitempty"`
 }
@@ -465,15 +467,22 @@ type benchReport struct {
 	NumCPU         int             `json:"num_cpu"`
 	GOMAXPROCS     int             `json:"gomaxprocs"`
 	Tokens         int             `json:"tokens_per_stream"`
-	ITLMs          float64         `json:"server_itl_ms"`
+	ITLMs          reportFloat     `json:"server_itl_ms"`
 	EventsPerWrite int             `json:"server_events_per_write"`
-	DurationS      float64         `json:"duration_s"`
+	DurationS      reportFloat     `json:"duration_s"`
 	Stream         []streamRow     `json:"stream"`
 	InFlight       int             `json:"in_flight"`
-	Vegeta         vegetaRow       `json:"vegeta"`
+	Vegeta         *vegetaRow      `json:"vegeta"` // null: not measured
 	ReplayRequests int             `json:"replay_requests,omitempty"`
 	ReplayRate     int             `json:"replay_rate_rps,omitempty"`
 	Clients        []clientSummary `json:"clients"`
+	// Complete is false when an interrupt or a failure stopped the run;
+	// IncompleteReason says which, and Stages how each stage ended (an
+	// interrupted or failed stage keeps only its whole units; figures of
+	// stages that did not run are null).
+	Complete         bool         `json:"complete"`
+	IncompleteReason string       `json:"incomplete_reason,omitempty"`
+	Stages           []benchStage `json:"stages"`
 	// ITL is the ITL-accuracy check against the simulator's truth (issue 5
 	// item 6); null when skipped with --itl-rate 0.
 	ITL *itlSection `json:"itl_accuracy"`
@@ -489,47 +498,267 @@ func (r *benchReport) client(name string) *clientSummary {
 	panic("bench-client: no summary for client " + name) // clients are set up front
 }
 
-func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// msf is d in ms.
+func msf(d time.Duration) reportFloat { return reportFloat(d) / reportFloat(time.Millisecond) }
 
-func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
-	if o.gcPercent != 0 {
-		defer debug.SetGCPercent(debug.SetGCPercent(o.gcPercent))
+// reportFloat is a figure of bench-client's report. NaN stands for "not
+// measured" (a stage that did not run for this client, or a figure that could
+// not be formed): it and ±Inf encode as JSON null, never as a number, so the
+// report always encodes; null decodes back to NaN.
+type reportFloat float64
+
+// notMeasured is a figure no stage has set.
+var notMeasured = reportFloat(math.NaN())
+
+// measured reports whether f holds a finite figure.
+func (f reportFloat) measured() bool {
+	return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0)
+}
+
+// MarshalJSON encodes f, or null when f is NaN or ±Inf.
+func (f reportFloat) MarshalJSON() ([]byte, error) {
+	if !f.measured() {
+		return []byte("null"), nil
 	}
-	rep := benchReport{
-		Note:       "instrument self-test against a fake server; not a lab result",
-		Server:     "child process (client measured alone)",
-		GoVersion:  runtime.Version(),
-		NumCPU:     runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Tokens:     o.tokens,
-		ITLMs:      msf(o.itl),
-		DurationS:  o.duration.Seconds(),
+	return json.Marshal(float64(f))
+}
+
+// UnmarshalJSON decodes a number, or null as NaN (not measured).
+func (f *reportFloat) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = notMeasured
+		return nil
 	}
-	rep.EventsPerWrite = o.eventsPerWrite
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = reportFloat(v)
+	return nil
+}
+
+// Rate bounds for every req/s flag: a schedule's gap is 1 s / rate in whole
+// nanoseconds, and above 10⁶ req/s that gap (≤ 1 µs) is below what a sender
+// can keep.
+const (
+	minRateRPS = 1
+	maxRateRPS = 1_000_000
+)
+
+// validateBenchClient checks every flag before anything runs (no child is
+// started, nothing is measured) and returns every problem at once, each
+// naming its flag. It also checks that --json-out can be written (opening
+// the file for writing without truncating it; a file it had to create is
+// removed again) and that --pin has 2 CPUs to split, so neither fails only
+// after minutes of measuring.
+func validateBenchClient(o benchClientOpts) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("bench-client: "+format, a...)) }
+	requests := func(rate int, d time.Duration) int { return int(float64(rate) * d.Seconds()) }
+	rateOK := func(r int) bool { return r >= minRateRPS && r <= maxRateRPS }
+
+	if o.duration <= 0 {
+		bad("flag --duration %v: want > 0 (each measured run lasts this long)", o.duration)
+	}
+	if len(o.rates) == 0 {
+		bad("flag --rates: name at least one offered load")
+	}
+	for _, r := range o.rates {
+		switch {
+		case !rateOK(r):
+			bad("flag --rates: %d req/s: want %d–%d", r, minRateRPS, maxRateRPS)
+		case o.duration > 0 && requests(r, o.duration) < 1:
+			bad("flag --rates: %d req/s for --duration %v schedules no request", r, o.duration)
+		}
+	}
+	if o.tokens < 1 {
+		bad("flag --tokens %d: want ≥ 1", o.tokens)
+	}
+	if o.itl < 0 {
+		bad("flag --itl %v: want ≥ 0 (0: back to back)", o.itl)
+	}
 	if o.eventsPerWrite < 1 || o.eventsPerWrite > 1024 || (o.eventsPerWrite > 1 && o.itl > 0) {
-		return fmt.Errorf("bench-client: flag --server-events-per-write %d: want 1–1024, and 1 unless --itl is 0", o.eventsPerWrite)
+		bad("flag --server-events-per-write %d: want 1–1024, and 1 unless --itl is 0", o.eventsPerWrite)
+	}
+	if o.inFlight < 1 {
+		bad("flag --in-flight %d: want ≥ 1 (streams held open for the memory figures)", o.inFlight)
+	}
+	switch {
+	case !rateOK(o.vegetaRate):
+		bad("flag --vegeta-rate %d: want %d–%d req/s", o.vegetaRate, minRateRPS, maxRateRPS)
+	case o.duration > 0 && requests(o.vegetaRate, o.duration) < 1:
+		bad("flag --vegeta-rate %d for --duration %v schedules no request", o.vegetaRate, o.duration)
+	}
+	if o.replayN < 0 {
+		bad("flag --replay-requests %d: want ≥ 0 (0 skips the long replay)", o.replayN)
+	}
+	if o.replayN > 0 && !rateOK(o.replayRate) {
+		bad("flag --replay-rate %d: want %d–%d req/s", o.replayRate, minRateRPS, maxRateRPS)
+	}
+	switch {
+	case o.itlRate < 0 || o.itlRate > maxRateRPS || (o.itlRate > 0 && o.itlDuration <= 0):
+		bad("flags --itl-rate %d / --itl-duration %v: want a rate of 0–%d req/s (0 skips) and, with a rate, a duration > 0", o.itlRate, o.itlDuration, maxRateRPS)
+	case o.itlRate > 0 && requests(o.itlRate, o.itlDuration) < 1:
+		bad("flags --itl-rate %d / --itl-duration %v: schedule no request", o.itlRate, o.itlDuration)
+	}
+	if o.pin && o.itlRate > 0 {
+		if o.inProcess {
+			bad("flag --pin: needs the simulator in a child process (drop --in-process)")
+		} else if _, _, err := itlPinning(); err != nil {
+			bad("flag --pin: %w", err)
+		}
+	}
+	if len(o.clients) == 0 {
+		bad("flag --clients: name at least one client")
+	}
+	seen := map[string]bool{}
+	for _, c := range o.clients {
+		if _, err := clientOptions(c); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[c] {
+			bad("flag --clients: %q named twice (each client is measured once)", c)
+		}
+		seen[c] = true
+	}
+	if o.jsonOut != "" {
+		if err := probeWritable(o.jsonOut); err != nil {
+			bad("flag --json-out: %w", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// probeWritable checks that path can be opened for writing: an existing file
+// is opened without truncation and left as it was; a file that had to be
+// created is removed again.
+func probeWritable(path string) error {
+	_, statErr := os.Stat(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		return os.Remove(path)
+	}
+	return nil
+}
+
+// Stage statuses in benchReport.Stages.
+const (
+	stageDone        = "done"
+	stageInterrupted = "interrupted" // cut short: only its whole units (a client's figures, a rate's run) are kept
+	stageFailed      = "failed"      // an error stopped it: only its whole units are kept
+	stageNotRun      = "not run"
+)
+
+// benchStage is one stage of a run and how it ended.
+type benchStage struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// stageFunc runs one stage, recording into rep only whole units (one client
+// at one rate, one client's memory figures, …). It returns an error when it
+// stopped early: ctx ended or something failed.
+type stageFunc func(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error
+
+// benchStageList is the run's stages in order; --pin's CPU mask change makes
+// the ITL check last.
+func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
+	add := func(name string, f stageFunc) { names, run = append(names, name), append(run, f) }
+	add("streaming sweep", benchStreams)
+	add("memory per in-flight stream", benchMemory)
+	add("vegeta comparison", benchVegeta)
+	if o.replayN > 0 {
+		add("long replay", benchLongReplay)
+	}
+	if o.itlRate > 0 {
+		add("ITL accuracy", benchITL)
+	}
+	return names, run
+}
+
+// runStages runs the stages in order and records each one's status in
+// rep.Stages. It stops at the first stage that does not finish: when ctx
+// ended that stage is interrupted, otherwise failed (its error is returned);
+// the stages after it are not run.
+func runStages(ctx context.Context, o benchClientOpts, rep *benchReport, names []string, run []stageFunc, log io.Writer) error {
+	rep.Complete = true
+	rep.Stages = make([]benchStage, len(names))
+	for i, name := range names {
+		rep.Stages[i] = benchStage{Name: name, Status: stageNotRun}
+	}
+	for i := range names {
+		if ctx.Err() != nil {
+			break
+		}
+		err := run[i](ctx, o, rep, log)
+		switch {
+		case err == nil:
+			rep.Stages[i].Status = stageDone
+			continue
+		case ctx.Err() != nil:
+			rep.Stages[i].Status = stageInterrupted
+		default:
+			rep.Stages[i].Status, rep.Stages[i].Error = stageFailed, err.Error()
+			rep.Complete, rep.IncompleteReason = false, fmt.Sprintf("%s failed: %v", names[i], err)
+			return err
+		}
+		break
+	}
+	if ctx.Err() != nil {
+		rep.Complete, rep.IncompleteReason = false, context.Cause(ctx).Error()
+	}
+	return nil
+}
+
+func newBenchReport(o benchClientOpts) benchReport {
+	rep := benchReport{
+		Note:           "instrument self-test against a fake server; not a lab result",
+		Server:         "child process (client measured alone)",
+		GoVersion:      runtime.Version(),
+		NumCPU:         runtime.NumCPU(),
+		GOMAXPROCS:     runtime.GOMAXPROCS(0),
+		Tokens:         o.tokens,
+		ITLMs:          msf(o.itl),
+		EventsPerWrite: o.eventsPerWrite,
+		DurationS:      reportFloat(o.duration.Seconds()),
+		InFlight:       o.inFlight,
 	}
 	if o.inProcess {
 		rep.Server = "in-process (CPU and memory include the server)"
 	}
-	if o.itlRate < 0 || (o.itlRate > 0 && o.itlDuration <= 0) {
-		return fmt.Errorf("bench-client: flags --itl-rate %d / --itl-duration %v: want a rate ≥ 0 (0 skips) and, with a rate, a duration > 0", o.itlRate, o.itlDuration)
-	}
-	if o.itlRate > 0 && int(float64(o.itlRate)*o.itlDuration.Seconds()) < 1 {
-		return fmt.Errorf("bench-client: flags --itl-rate %d / --itl-duration %v: schedule no request", o.itlRate, o.itlDuration)
-	}
-	if o.pin && o.inProcess && o.itlRate > 0 {
-		return fmt.Errorf("bench-client: flag --pin: needs the simulator in a child process (drop --in-process)")
-	}
-	if len(o.clients) == 0 {
-		return fmt.Errorf("bench-client: flag --clients: name at least one client")
-	}
 	for _, c := range o.clients {
-		if _, err := clientOptions(c); err != nil {
-			return err
-		}
-		rep.Clients = append(rep.Clients, clientSummary{Client: c})
+		rep.Clients = append(rep.Clients, newClientSummary(c))
 	}
+	return rep
+}
+
+// newClientSummary is name's column with nothing measured yet.
+func newClientSummary(name string) clientSummary {
+	m := notMeasured
+	return clientSummary{Client: name, GoroutinesPerInFlight: m, HeapPerInFlight: m, StackPerInFlight: m, HeapStackPerInFlight: m, RSSPerInFlight: m,
+		OursSendRPS: m, OursMeanMs: m, OursP99Ms: m, OursSuccess: m, RateRatio: m, MeanLatencyRatio: m}
+}
+
+// runBenchClient validates the flags, runs the stages and reports what was
+// measured: the table (or --json) on out first, then --json-out. An
+// interrupt or a failing stage still reports every stage finished before it,
+// marked incomplete; the exit status is then 130 (interrupted) or 2 (run
+// incomplete).
+func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
+	if err := validateBenchClient(o); err != nil {
+		return err
+	}
+	if o.gcPercent != 0 {
+		defer debug.SetGCPercent(debug.SetGCPercent(o.gcPercent))
+	}
+	rep := newBenchReport(o)
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -541,45 +770,48 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := benchStreams(ctx, o, &rep, log); err != nil {
-		return err
+	names, stages := benchStageList(o)
+	runErr := runStages(ctx, o, &rep, names, stages, log)
+	werr := writeBenchReport(o, &rep, out)
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{code: 130, err: errors.Join(fmt.Errorf("bench-client %s: kept the stages finished before it (%s)", context.Cause(ctx), stagesLine(rep.Stages)), werr)}
+	case runErr != nil:
+		return &exitError{code: 2, err: errors.Join(fmt.Errorf("bench-client incomplete (the stages finished before it are reported): %w", runErr), werr)}
 	}
-	if err := benchMemory(ctx, o, &rep, log); err != nil {
-		return err
+	return werr
+}
+
+// writeBenchReport prints rep on out (the table, or JSON with --json) and
+// then writes --json-out. Non-finite figures encode as null (reportFloat).
+func writeBenchReport(o benchClientOpts, rep *benchReport, out io.Writer) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("bench-client: encoding the report: %w", err)
 	}
-	if err := benchVegeta(ctx, o, &rep, log); err != nil {
-		return err
-	}
-	if o.replayN > 0 {
-		if err := benchLongReplay(ctx, o, &rep, log); err != nil {
-			return err
+	b = append(b, '\n')
+	if o.json {
+		if _, err := out.Write(b); err != nil {
+			return fmt.Errorf("bench-client: writing the report: %w", err)
 		}
-	}
-	// Last: --pin changes this process's CPU mask for its duration.
-	if o.itlRate > 0 {
-		if err := benchITL(ctx, o, &rep, log); err != nil {
-			return err
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return &exitError{code: 130, err: fmt.Errorf("bench-client interrupted: %w", err)}
+	} else {
+		printBenchTable(out, rep)
 	}
 	if o.jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err == nil {
-			err = os.WriteFile(o.jsonOut, append(b, '\n'), 0o644)
-		}
-		if err != nil {
-			return fmt.Errorf("bench-client: flag --json-out: %w", err)
+		if err := os.WriteFile(o.jsonOut, b, 0o644); err != nil {
+			return fmt.Errorf("bench-client: flag --json-out: %w (the report is on stdout)", err)
 		}
 	}
-	if o.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	printBenchTable(out, &rep)
 	return nil
+}
+
+// stagesLine lists the stages with their status ("streaming sweep: done; …").
+func stagesLine(st []benchStage) string {
+	parts := make([]string, len(st))
+	for i, s := range st {
+		parts[i] = s.Name + ": " + s.Status
+	}
+	return strings.Join(parts, "; ")
 }
 
 // benchStreams sweeps the offered loads, each client in turn at each load
@@ -593,7 +825,7 @@ func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log 
 	for _, rate := range o.rates {
 		for _, name := range o.clients {
 			if ctx.Err() != nil {
-				return nil
+				return context.Cause(ctx)
 			}
 			copts, _ := clientOptions(name)
 			n := int(float64(rate) * o.duration.Seconds())
@@ -606,14 +838,19 @@ func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log 
 			if err != nil {
 				return fmt.Errorf("bench-client: %s streaming at %d req/s: %w", name, rate, err)
 			}
+			if !sum.Complete {
+				// Cut short (ctx ended): not a whole run at this rate.
+				return fmt.Errorf("bench-client: %s streaming at %d req/s: %s", name, rate, sum.IncompleteReason)
+			}
 			row := streamRow{Client: name, OfferedRPS: rate, OK: sum.States[loadgen.StateOK], Scheduled: n, LagP99Ms: msf(sum.ScheduleLagP99),
 				DispatchLagP99Ms: msf(sum.DispatchLagP99), ClientBound: sum.ClientBound, FirstError: cnt.firstErr}
-			row.AchievedSendRPS = sendRate(cnt.sends)
-			row.EventsPerS = float64(cnt.events) / wall.Seconds()
+			row.AchievedSendRPS = reportFloat(sendRate(cnt.sends))
+			row.EventsPerS = reportFloat(float64(cnt.events) / wall.Seconds())
+			row.CPUMsPer1kEvents = notMeasured
 			if cnt.events > 0 {
-				row.CPUMsPer1kEvents = msf(cpu) / float64(cnt.events) * 1000
+				row.CPUMsPer1kEvents = msf(cpu) / reportFloat(cnt.events) * 1000
 			}
-			row.CPUUtilCores = cpu.Seconds() / wall.Seconds()
+			row.CPUUtilCores = reportFloat(cpu.Seconds() / wall.Seconds())
 			row.Sustained = sum.ScheduleLagP99 <= time.Millisecond && row.OK == n
 			cs := rep.client(name)
 			if row.Sustained && (cs.SustainedRPS == nil || rate > *cs.SustainedRPS) {
@@ -656,7 +893,6 @@ func benchMemory(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 			return err
 		}
 	}
-	rep.InFlight = o.inFlight
 	return nil
 }
 
@@ -700,13 +936,18 @@ func benchMemoryOne(ctx context.Context, o benchClientOpts, name string, cs *cli
 	if err := srv.close(); err != nil {
 		return err
 	}
-	per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(n) }
+	if ctx.Err() != nil {
+		// Interrupted while the streams were opening: the figures would
+		// divide by streams that were never open.
+		return context.Cause(ctx)
+	}
+	per := func(a, b int64) reportFloat { return reportFloat(a-b) / reportFloat(n) }
 	cs.OpenStreams = open
-	cs.HeapPerInFlight = per(at.HeapInuse, before.HeapInuse)
-	cs.StackPerInFlight = per(at.StackInuse, before.StackInuse)
+	cs.HeapPerInFlight = per(int64(at.HeapInuse), int64(before.HeapInuse))
+	cs.StackPerInFlight = per(int64(at.StackInuse), int64(before.StackInuse))
 	cs.HeapStackPerInFlight = cs.HeapPerInFlight + cs.StackPerInFlight
-	cs.RSSPerInFlight = float64(rss1-rss0) / float64(n)
-	cs.GoroutinesPerInFlight = float64(g1-g0) / float64(n)
+	cs.RSSPerInFlight = per(rss1, rss0)
+	cs.GoroutinesPerInFlight = per(int64(g1), int64(g0))
 	fmt.Fprintf(log, "bench-client: %s: %d streams in flight (%d seen open): %.0f B heap + %.0f B stack each, %.0f B RSS, %.2f goroutines\n",
 		name, n, open, cs.HeapPerInFlight, cs.StackPerInFlight, cs.RSSPerInFlight, cs.GoroutinesPerInFlight)
 	return nil
@@ -764,7 +1005,11 @@ func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 		m.Add(res)
 	}
 	m.Close()
-	rep.Vegeta = vegetaRow{RateRPS: rate, VegetaSendRPS: m.Rate, VegetaMeanMs: msf(m.Latencies.Mean), VegetaP99Ms: msf(m.Latencies.P99), VegetaSuccess: m.Success}
+	if ctx.Err() != nil {
+		return context.Cause(ctx) // vegeta was stopped early: not its whole run
+	}
+	rep.Vegeta = &vegetaRow{RateRPS: rate, VegetaSendRPS: reportFloat(m.Rate), VegetaMeanMs: msf(m.Latencies.Mean), VegetaP99Ms: msf(m.Latencies.P99),
+		VegetaSuccess: reportFloat(m.Success)}
 
 	for _, name := range o.clients {
 		copts, _ := clientOptions(name)
@@ -774,6 +1019,9 @@ func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 		sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithStream(false))...)
 		if err != nil {
 			return fmt.Errorf("bench-client: %s non-streaming run: %w", name, err)
+		}
+		if !sum.Complete {
+			return fmt.Errorf("bench-client: %s non-streaming run: %s", name, sum.IncompleteReason)
 		}
 		var sends []time.Duration
 		var tot time.Duration
@@ -790,19 +1038,19 @@ func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 			}
 		}
 		cs := rep.client(name)
-		p := pacingRow{OfferedRPS: rate, AchievedSendRPS: sendRate(sends), BinMs: 10, LagP99Ms: msf(sum.ScheduleLagP99), DispatchLagP99Ms: msf(sum.DispatchLagP99)}
-		p.RateErrorPct = (p.AchievedSendRPS/float64(rate) - 1) * 100
-		p.ExpectedPerBin = float64(rate) / 100
+		p := pacingRow{OfferedRPS: rate, AchievedSendRPS: reportFloat(sendRate(sends)), BinMs: 10, LagP99Ms: msf(sum.ScheduleLagP99), DispatchLagP99Ms: msf(sum.DispatchLagP99)}
+		p.RateErrorPct = (p.AchievedSendRPS/reportFloat(rate) - 1) * 100
+		p.ExpectedPerBin = reportFloat(rate) / 100
 		p.MinPerBin, p.MaxPerBin, p.FirstBin = sendBins(sends, 10*time.Millisecond)
-		cs.Pacing = p
+		cs.Pacing = &p
 		cs.OursSendRPS = p.AchievedSendRPS
-		if okN > 0 {
+		cs.OursSuccess = reportFloat(okN) / reportFloat(n)
+		if okN > 0 { // else the latencies stay not measured (null), never 0
 			cs.OursMeanMs = msf(tot / time.Duration(okN))
 			cs.OursP99Ms = msf(loadgen.QuantileDuration(sum.Hist.E2E, 99))
-			cs.OursSuccess = float64(okN) / float64(n)
 		}
 		if m.Rate > 0 {
-			cs.RateRatio = cs.OursSendRPS / m.Rate
+			cs.RateRatio = cs.OursSendRPS / reportFloat(m.Rate)
 		}
 		if rep.Vegeta.VegetaMeanMs > 0 {
 			cs.MeanLatencyRatio = cs.OursMeanMs / rep.Vegeta.VegetaMeanMs
@@ -900,6 +1148,9 @@ func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, l
 		cmd := exec.CommandContext(ctx, exe, args...)
 		cmd.Stderr = log
 		b, err := cmd.Output()
+		if ctx.Err() != nil {
+			return context.Cause(ctx) // the child was stopped: not its whole replay
+		}
 		if err != nil {
 			return fmt.Errorf("bench-client: %s replay child: %w", name, err)
 		}
@@ -908,7 +1159,7 @@ func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, l
 			return fmt.Errorf("bench-client: %s replay child printed %q: %w", name, clipString(string(b), 200), err)
 		}
 		cs := rep.client(name)
-		cs.ReplayPeakRSSMB, cs.ReplayStates, cs.ReplayFirstErr = res.PeakRSSMB, res.States, res.FirstError
+		cs.ReplayPeakRSSMB, cs.ReplayStates, cs.ReplayFirstErr = reportFloat(res.PeakRSSMB), res.States, res.FirstError
 	}
 	return nil
 }
@@ -920,23 +1171,103 @@ func clipString(s string, n int) string {
 	return s
 }
 
+// notMeasuredText is what the table prints for a figure no stage set.
+const notMeasuredText = "not measured"
+
+// fmtFloat prints a report figure, or "not measured".
+func fmtFloat(format string, v reportFloat) string {
+	if !v.measured() {
+		return notMeasuredText
+	}
+	return fmt.Sprintf(format, float64(v))
+}
+
+// Target verdicts of the summary lines: a target is met or not only on a
+// measurement; an absent or empty one says so.
+const (
+	verdictMet         = "met"
+	verdictNotMet      = "NOT met"
+	verdictNotMeasured = "not measured"
+)
+
+// throughputVerdict is issue 5's throughput target for c: ≥ 2,000 req/s and
+// ≥ 250,000 events/s at schedule-lag p99 ≤ 1 ms with every request ok.
+// Without any streaming row for c it was not measured.
+func throughputVerdict(r *benchReport, c *clientSummary) string {
+	if !slices.ContainsFunc(r.Stream, func(s streamRow) bool { return s.Client == c.Client }) {
+		return verdictNotMeasured
+	}
+	if c.SustainedRPS != nil && *c.SustainedRPS >= 2000 && c.SustainedEventsPerS != nil && *c.SustainedEventsPerS >= 250000 {
+		return verdictMet
+	}
+	return verdictNotMet
+}
+
+// memoryVerdict is issue 5's ≤ 4 KiB heap+stack per in-flight request. It is
+// judged only when all r.InFlight streams were seen open (fewer would
+// understate the figure) and the figure is positive (holding streams open
+// cannot free memory; zero or less is no measurement).
+func memoryVerdict(r *benchReport, c *clientSummary) string {
+	switch {
+	case !c.HeapStackPerInFlight.measured():
+		return verdictNotMeasured
+	case r.InFlight < 1 || c.OpenStreams < r.InFlight:
+		return fmt.Sprintf("%s (%d of %d streams seen open)", verdictNotMeasured, c.OpenStreams, r.InFlight)
+	case c.HeapStackPerInFlight <= 0:
+		return fmt.Sprintf("%s (%.0f B per stream is no measurement)", verdictNotMeasured, float64(c.HeapStackPerInFlight))
+	case c.HeapStackPerInFlight <= 4096:
+		return verdictMet
+	}
+	return verdictNotMet
+}
+
+// replayVerdict is issue 5's 1,000,000-request replay under 500 MB RSS with
+// every request ok.
+func replayVerdict(r *benchReport, c *clientSummary) string {
+	ok := c.ReplayStates[string(loadgen.StateOK)]
+	switch {
+	case c.ReplayStates == nil || !c.ReplayPeakRSSMB.measured() || c.ReplayPeakRSSMB <= 0:
+		return verdictNotMeasured
+	case ok != r.ReplayRequests:
+		return fmt.Sprintf("%s (%d of %d requests ok)", verdictNotMet, ok, r.ReplayRequests)
+	case c.ReplayPeakRSSMB < 500:
+		return verdictMet
+	}
+	return verdictNotMet
+}
+
+// printIncomplete says which stages finished when the run did not.
+func printIncomplete(out io.Writer, r *benchReport) {
+	if r.Complete {
+		return
+	}
+	fmt.Fprintf(out, "INCOMPLETE (%s): only the stages finished are reported, and the whole units of the one cut short — %s\n", r.IncompleteReason, stagesLine(r.Stages))
+}
+
 func printBenchTable(out io.Writer, r *benchReport) {
 	perWrite := "one write (one TCP segment) per token event"
 	if r.EventsPerWrite > 1 {
 		perWrite = fmt.Sprintf("server writes %d token events per write after the first (fewer TCP segments; the client still parses every event)", r.EventsPerWrite)
 	}
-	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n\n",
-		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, r.ITLMs, perWrite, r.DurationS)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tlag ≤ 1 ms & all ok\t")
-	for _, s := range r.Stream {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.0f\t%d/%d\t%.3f\t%.3f\t%t\t%.2f\t%.2f\t%t\t\n", s.Client, s.OfferedRPS, s.AchievedSendRPS, s.EventsPerS, s.OK, s.Scheduled,
-			s.LagP99Ms, s.DispatchLagP99Ms, s.ClientBound, s.CPUMsPer1kEvents, s.CPUUtilCores, s.Sustained)
+	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n",
+		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, float64(r.ITLMs), perWrite, float64(r.DurationS))
+	printIncomplete(out, r)
+	fmt.Fprintln(out)
+	if len(r.Stream) == 0 {
+		fmt.Fprintf(out, "streaming sweep: %s\n", notMeasuredText)
+	} else {
+		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tlag ≤ 1 ms & all ok\t")
+		for _, s := range r.Stream {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\t%t\t%s\t%s\t%t\t\n", s.Client, s.OfferedRPS, fmtFloat("%.1f", s.AchievedSendRPS), fmtFloat("%.0f", s.EventsPerS),
+				s.OK, s.Scheduled, fmtFloat("%.3f", s.LagP99Ms), fmtFloat("%.3f", s.DispatchLagP99Ms), s.ClientBound, fmtFloat("%.2f", s.CPUMsPer1kEvents),
+				fmtFloat("%.2f", s.CPUUtilCores), s.Sustained)
+		}
+		_ = tw.Flush()
 	}
-	_ = tw.Flush()
 
 	fmt.Fprintln(out)
-	tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "side by side\t")
 	for _, c := range r.Clients {
 		fmt.Fprintf(tw, "%s\t", c.Client)
@@ -949,60 +1280,105 @@ func printBenchTable(out io.Writer, r *benchReport) {
 		}
 		fmt.Fprintln(tw)
 	}
-	num := func(format string, v float64) string { return fmt.Sprintf(format, v) }
-	none := "none of the rates tried"
-	optInt := func(v *int) string {
-		if v == nil {
-			return none
+	streamed := func(c *clientSummary) bool {
+		return slices.ContainsFunc(r.Stream, func(s streamRow) bool { return s.Client == c.Client })
+	}
+	optInt := func(c *clientSummary, v *int) string {
+		switch {
+		case !streamed(c):
+			return notMeasuredText
+		case v == nil:
+			return "none of the rates tried"
 		}
 		return fmt.Sprint(*v)
 	}
-	optNum := func(format string, v *float64) string {
-		if v == nil {
+	optNum := func(c *clientSummary, format string, v *reportFloat) string {
+		switch {
+		case !streamed(c):
+			return notMeasuredText
+		case v == nil:
 			return "– (no rate qualified)"
 		}
-		return fmt.Sprintf(format, *v)
+		return fmtFloat(format, *v)
 	}
-	row("highest req/s, schedule-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c.SustainedRPS) })
-	row("highest req/s, dispatch-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c.DispatchSustainedRPS) })
-	row("events/s at the highest req/s", func(c *clientSummary) string { return optNum("%.0f", c.SustainedEventsPerS) })
-	row("CPU ms per 1,000 events there", func(c *clientSummary) string { return optNum("%.2f", c.SustainedCPUMsPer1kEvents) })
-	row(fmt.Sprintf("goroutines per in-flight stream (%d open)", r.InFlight), func(c *clientSummary) string { return num("%.2f", c.GoroutinesPerInFlight) })
-	row("heap B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.HeapPerInFlight) })
-	row("stack B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.StackPerInFlight) })
-	row("heap+stack B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.HeapStackPerInFlight) })
-	row("RSS B per in-flight stream", func(c *clientSummary) string { return num("%.0f", c.RSSPerInFlight) })
-	row(fmt.Sprintf("pacing at %d req/s: sent req/s (error %%)", r.Vegeta.RateRPS), func(c *clientSummary) string {
-		return fmt.Sprintf("%.1f (%+.2f %%)", c.Pacing.AchievedSendRPS, c.Pacing.RateErrorPct)
+	pacing := func(f func(p *pacingRow) string) func(c *clientSummary) string {
+		return func(c *clientSummary) string {
+			if c.Pacing == nil {
+				return notMeasuredText
+			}
+			return f(c.Pacing)
+		}
+	}
+	row("highest req/s, schedule-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c, c.SustainedRPS) })
+	row("highest req/s, dispatch-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c, c.DispatchSustainedRPS) })
+	row("events/s at the highest req/s", func(c *clientSummary) string { return optNum(c, "%.0f", c.SustainedEventsPerS) })
+	row("CPU ms per 1,000 events there", func(c *clientSummary) string { return optNum(c, "%.2f", c.SustainedCPUMsPer1kEvents) })
+	row(fmt.Sprintf("goroutines per in-flight stream (%d open)", r.InFlight), func(c *clientSummary) string { return fmtFloat("%.2f", c.GoroutinesPerInFlight) })
+	row("streams seen open", func(c *clientSummary) string {
+		if !c.HeapStackPerInFlight.measured() {
+			return notMeasuredText
+		}
+		return fmt.Sprint(c.OpenStreams)
 	})
-	row("sends per 10 ms bin min/max/first", func(c *clientSummary) string {
-		return fmt.Sprintf("%d/%d/%d", c.Pacing.MinPerBin, c.Pacing.MaxPerBin, c.Pacing.FirstBin)
+	row("heap B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapPerInFlight) })
+	row("stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.StackPerInFlight) })
+	row("heap+stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapStackPerInFlight) })
+	row("RSS B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.RSSPerInFlight) })
+	vegetaRate := "--vegeta-rate"
+	if r.Vegeta != nil {
+		vegetaRate = fmt.Sprintf("%d req/s", r.Vegeta.RateRPS)
+	}
+	row(fmt.Sprintf("pacing at %s: sent req/s (error %%)", vegetaRate), pacing(func(p *pacingRow) string {
+		return fmt.Sprintf("%s (%s %%)", fmtFloat("%.1f", p.AchievedSendRPS), fmtFloat("%+.2f", p.RateErrorPct))
+	}))
+	row("sends per 10 ms bin min/max/first", pacing(func(p *pacingRow) string { return fmt.Sprintf("%d/%d/%d", p.MinPerBin, p.MaxPerBin, p.FirstBin) }))
+	row("non-streaming lag p99 ms (dispatch)", pacing(func(p *pacingRow) string {
+		return fmt.Sprintf("%s (%s)", fmtFloat("%.3f", p.LagP99Ms), fmtFloat("%.3f", p.DispatchLagP99Ms))
+	}))
+	row("send rate / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.RateRatio) })
+	row("mean latency / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.MeanLatencyRatio) })
+	row("latency mean / p99 ms", func(c *clientSummary) string {
+		if !c.OursMeanMs.measured() {
+			return notMeasuredText
+		}
+		return fmt.Sprintf("%.3f / %s", float64(c.OursMeanMs), fmtFloat("%.3f", c.OursP99Ms))
 	})
-	row("non-streaming lag p99 ms (dispatch)", func(c *clientSummary) string {
-		return fmt.Sprintf("%.3f (%.3f)", c.Pacing.LagP99Ms, c.Pacing.DispatchLagP99Ms)
-	})
-	row("send rate / vegeta's", func(c *clientSummary) string { return num("%.3f", c.RateRatio) })
-	row("mean latency / vegeta's", func(c *clientSummary) string { return num("%.3f", c.MeanLatencyRatio) })
-	row("latency mean / p99 ms", func(c *clientSummary) string { return fmt.Sprintf("%.3f / %.3f", c.OursMeanMs, c.OursP99Ms) })
-	row("success", func(c *clientSummary) string { return num("%.3f", c.OursSuccess) })
+	row("success", func(c *clientSummary) string { return fmtFloat("%.3f", c.OursSuccess) })
 	if r.ReplayRequests > 0 {
-		row(fmt.Sprintf("%d-request replay peak RSS MB", r.ReplayRequests), func(c *clientSummary) string { return num("%.0f", c.ReplayPeakRSSMB) })
-		row("replay requests ok", func(c *clientSummary) string { return fmt.Sprint(c.ReplayStates[string(loadgen.StateOK)]) })
+		row(fmt.Sprintf("%d-request replay peak RSS MB", r.ReplayRequests), func(c *clientSummary) string {
+			if c.ReplayStates == nil {
+				return notMeasuredText
+			}
+			return fmtFloat("%.0f", c.ReplayPeakRSSMB)
+		})
+		row("replay requests ok", func(c *clientSummary) string {
+			if c.ReplayStates == nil {
+				return notMeasuredText
+			}
+			return fmt.Sprint(c.ReplayStates[string(loadgen.StateOK)])
+		})
 	}
 	_ = tw.Flush()
-	v := r.Vegeta
-	fmt.Fprintf(out, "\nvegeta at %d req/s, same non-streaming endpoint: sent %.1f req/s, latency mean %.3f ms, p99 %.3f ms, success %.3f\n",
-		v.RateRPS, v.VegetaSendRPS, v.VegetaMeanMs, v.VegetaP99Ms, v.VegetaSuccess)
-	met := map[bool]string{true: "met", false: "NOT met"}
-	for _, c := range r.Clients {
+	if v := r.Vegeta; v != nil {
+		fmt.Fprintf(out, "\nvegeta at %d req/s, same non-streaming endpoint: sent %s req/s, latency mean %s ms, p99 %s ms, success %s\n",
+			v.RateRPS, fmtFloat("%.1f", v.VegetaSendRPS), fmtFloat("%.3f", v.VegetaMeanMs), fmtFloat("%.3f", v.VegetaP99Ms), fmtFloat("%.3f", v.VegetaSuccess))
+	} else {
+		fmt.Fprintf(out, "\nvegeta comparison: %s\n", notMeasuredText)
+	}
+	for i := range r.Clients {
+		c := &r.Clients[i]
 		fmt.Fprintf(out, "targets (issue 5), %s: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: %s; ≤ 4 KiB per in-flight request: %s",
-			c.Client, met[c.SustainedRPS != nil && *c.SustainedRPS >= 2000 && *c.SustainedEventsPerS >= 250000], met[c.HeapStackPerInFlight <= 4096])
+			c.Client, throughputVerdict(r, c), memoryVerdict(r, c))
 		if r.ReplayRequests >= 1000000 {
-			fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", met[c.ReplayPeakRSSMB < 500])
+			fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", replayVerdict(r, c))
 		}
 		fmt.Fprintln(out)
 	}
 	if r.ITL != nil {
 		printITLTable(out, r.ITL)
+	}
+	if !r.Complete {
+		fmt.Fprintln(out)
+		printIncomplete(out, r)
 	}
 }

@@ -94,7 +94,7 @@ type itlClientRow struct {
 	// descheduling apart from a broad error.
 	ITLWithinTargetPct *float64 `json:"itl_error_within_target_pct"`
 	// ScheduleLagP99Ms is the run's schedule-lag p99 in ms.
-	ScheduleLagP99Ms float64 `json:"schedule_lag_p99_ms"`
+	ScheduleLagP99Ms reportFloat `json:"schedule_lag_p99_ms"`
 	// GOMAXPROCS is this process's GOMAXPROCS at the end of the run (Go
 	// lowers it to the CPUs it may use when pinned).
 	GOMAXPROCS int `json:"gomaxprocs"`
@@ -184,10 +184,14 @@ func benchITL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.W
 		}()
 		sec.Pinned = fmt.Sprintf("simulator child on CPU %d, bench-client on CPUs %v", childCPU, self)
 	}
+	// The section holds every client finished, also when one fails or the
+	// run is interrupted; the load after is read however it ends.
 	sec.LoadAvgBefore = loadAvg()
+	rep.ITL = sec
+	defer func() { sec.LoadAvgAfter = loadAvg() }()
 	for _, name := range o.clients {
 		if ctx.Err() != nil {
-			return nil
+			return context.Cause(ctx)
 		}
 		row, err := benchITLOne(ctx, o, name, childCPU)
 		if err != nil {
@@ -196,8 +200,6 @@ func benchITL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.W
 		sec.Clients = append(sec.Clients, row)
 		fmt.Fprintf(log, "bench-client: %s ITL check at %d req/s: %d gaps, error p99 %s µs\n", name, o.itlRate, row.ITLError.N, fmtUs(row.ITLError.P99Us))
 	}
-	sec.LoadAvgAfter = loadAvg()
-	rep.ITL = sec
 	return nil
 }
 
@@ -249,6 +251,9 @@ func benchITLOne(ctx context.Context, o benchClientOpts, name string, childCPU i
 	sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithOfferedLoad(float64(o.itlRate)), loadgen.WithTimeout(time.Minute))...)
 	if err != nil {
 		return row, fmt.Errorf("bench-client: %s ITL check at %d req/s: %w", name, o.itlRate, err)
+	}
+	if !sum.Complete {
+		return row, fmt.Errorf("bench-client: %s ITL check at %d req/s: %s", name, o.itlRate, sum.IncompleteReason)
 	}
 	row.GOMAXPROCS = runtime.GOMAXPROCS(0)
 	truth, err := fetchTruth(ctx, srv.url)
@@ -375,7 +380,7 @@ func printITLTable(out io.Writer, s *itlSection) {
 	for _, c := range s.Clients {
 		fmt.Fprintf(tw, "%s\t%d/%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s %%\t%s\t%s\t%s\t%s\t%.3f\t%d\t%t\t\n", c.Client, c.OK, c.Scheduled, c.Compared, c.EventCountMismatch, c.MissingTruth,
 			c.ITLError.N, fmtUs(c.ITLError.P50Us), fmtUs(c.ITLError.P99Us), fmtUs(c.ITLError.MaxUs), fmtUs(c.ITLError.MeanSignedUs), fmtPct(c.ITLWithinTargetPct),
-			fmtUs(c.TTFTError.P50Us), fmtUs(c.TTFTError.P99Us), fmtUs(c.TTFTError.MaxUs), fmtUs(c.TTFTError.MeanSignedUs), c.ScheduleLagP99Ms, c.GOMAXPROCS, c.TargetMet)
+			fmtUs(c.TTFTError.P50Us), fmtUs(c.TTFTError.P99Us), fmtUs(c.TTFTError.MaxUs), fmtUs(c.TTFTError.MeanSignedUs), float64(c.ScheduleLagP99Ms), c.GOMAXPROCS, c.TargetMet)
 	}
 	_ = tw.Flush()
 	for _, c := range s.Clients {
