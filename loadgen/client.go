@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,7 @@ type client struct {
 	reactor *reactor       // set when the reactor is used
 	url     string
 	since   func() time.Duration
+	heads   sync.Pool // *headReader for the reactor's head parser (push.go)
 }
 
 // newClient returns the client for cfg's transport. The reactor's event

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 )
 
@@ -107,15 +108,23 @@ func (r *pushResponse) feed(p []byte, at time.Duration) {
 }
 
 // feedHead accumulates head bytes; once the head is complete it is parsed
-// and the rest of p returned for the body.
+// and the rest of p returned for the body. A head that arrives whole in p
+// (the usual case) is parsed in place: only an incomplete head is copied.
 func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
-	r.head = append(r.head, p...)
+	buf := p
+	if len(r.head) > 0 {
+		r.head = append(r.head, p...)
+		buf = r.head
+	}
 	for {
-		end := headEnd(r.head, r.scan)
+		end := headEnd(buf, r.scan)
 		if end < 0 {
+			if len(r.head) == 0 {
+				r.head = append(r.head, buf...)
+			}
 			if len(r.head) > maxPushHead {
 				// Too long to be within the limits: readHead names the one broken.
-				if _, err := parseHead(r.head); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				if _, err := parseHead(&r.c.heads, r.head); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 					r.failHead(err)
 				} else {
 					r.failHead(fmt.Errorf("response head longer than %d bytes", maxPushHead))
@@ -125,29 +134,45 @@ func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
 			r.scan = max(0, len(r.head)-3)
 			return nil
 		}
-		if interim(r.head[:end]) {
-			r.head = r.head[end:]
-			r.scan = 0
+		if interim(buf[:end]) {
+			buf = buf[end:]
+			r.head, r.scan = nil, 0
 			continue
 		}
-		rest := r.head[end:]
-		h, err := parseHead(r.head[:end])
+		h, err := parseHead(&r.c.heads, buf[:end])
 		if err != nil {
 			r.failHead(err)
 			return nil
 		}
 		r.h = h
-		r.head = nil
+		r.head, r.scan = nil, 0
 		r.startBody(at)
-		return rest
+		return buf[end:]
 	}
 }
 
 // parseHead parses a complete head with lean.go's readHead through a
-// reader of lean's buffer size, so the limits on lines apply alike.
-func parseHead(head []byte) (leanHead, error) {
-	lc := leanConn{br: bufio.NewReaderSize(bytes.NewReader(head), leanReadBuf)}
-	return lc.readHead()
+// reader of lean's buffer size, so the limits on lines apply alike; pool
+// holds the readers (one per response otherwise: 512 B).
+func parseHead(pool *sync.Pool, head []byte) (leanHead, error) {
+	hr, _ := pool.Get().(*headReader)
+	if hr == nil {
+		hr = &headReader{}
+		hr.br = bufio.NewReaderSize(&hr.src, leanReadBuf)
+	}
+	hr.src.Reset(head)
+	hr.br.Reset(&hr.src)
+	lc := leanConn{br: hr.br}
+	h, err := lc.readHead()
+	hr.src.Reset(nil)
+	pool.Put(hr)
+	return h, err
+}
+
+// headReader is a pooled reader for parseHead.
+type headReader struct {
+	src bytes.Reader
+	br  *bufio.Reader
 }
 
 // headEnd returns the index just past the blank line that ends a head in

@@ -74,6 +74,13 @@ type reactor struct {
 	epf    *os.File
 	epconn syscall.RawConn
 	waitDL time.Time // the read deadline set on epf
+	// waitFn is epoll_wait(waitEvents, timeout 0) for epconn.Read, made once
+	// (a closure per wait would be an allocation per wake-up); its results
+	// go to waitN and waitErr. Loop goroutine only.
+	waitFn     func(fd uintptr) bool
+	waitEvents []unix.EpollEvent
+	waitN      int
+	waitErr    error
 
 	mu        sync.Mutex
 	conns     []*rconn // by fd
@@ -156,6 +163,10 @@ func newReactor(c *client, runCtx context.Context) (*reactor, error) {
 		_ = r.epf.Close()
 		_ = unix.Close(r.wakefd)
 		return nil, fmt.Errorf("reactor: epoll fd: %w", err)
+	}
+	r.waitFn = func(fd uintptr) bool {
+		r.waitN, r.waitErr = unix.EpollWait(int(fd), r.waitEvents, 0)
+		return r.waitN > 0 || (r.waitErr != nil && !errors.Is(r.waitErr, unix.EINTR))
 	}
 	r.fin.start()
 	r.stopWake = context.AfterFunc(runCtx, func() {
@@ -548,12 +559,9 @@ func (r *reactor) wait(events []unix.EpollEvent) int {
 		_ = r.epf.SetReadDeadline(dl)
 		r.waitDL = dl
 	}
-	var n int
-	var werr error
-	err := r.epconn.Read(func(fd uintptr) bool {
-		n, werr = unix.EpollWait(int(fd), events, 0)
-		return n > 0 || (werr != nil && !errors.Is(werr, unix.EINTR))
-	})
+	r.waitEvents = events
+	err := r.epconn.Read(r.waitFn)
+	n, werr := r.waitN, r.waitErr
 	if werr != nil && !errors.Is(werr, unix.EINTR) {
 		panic(fmt.Sprintf("loadgen reactor: epoll_wait: %v", werr)) // only EBADF/EFAULT/EINVAL: a bug
 	}
