@@ -359,7 +359,7 @@ func CheckSLO(c Cell, s SLO) (SLOOutcome, string) {
 		// than 1 − q of the sent requests failed, the percentile is missed
 		// whatever the ok ones did.
 		failed, okN := sentNotOK(c.States), c.States[string(loadgen.StateOK)]
-		if n := failed + okN; failed > 0 && float64(failed) > (1-q)*float64(n) {
+		if n := failed + okN; failed > 0 && float64(failed)-(1-q)*float64(n) > 1e-9 { // 1e-9: 1 − 0.9 is not exactly 0.1
 			return SLOMissed, fmt.Sprintf("%d of %d sent requests did not end ok (%s) at load %s rep %d: more than the %s a %s target allows (a failed request misses every target)",
 				failed, n, notOKCounts(c.States), num(c.OfferedLoadRPS), c.Repetition, pct(1-q), name)
 		}

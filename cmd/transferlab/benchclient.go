@@ -655,6 +655,9 @@ const (
 	stageNotRun      = "not run"
 )
 
+// stageStreams is the streaming sweep's stage name.
+const stageStreams = "streaming sweep"
+
 // benchStage is one stage of a run and how it ended.
 type benchStage struct {
 	Name   string `json:"name"`
@@ -671,7 +674,7 @@ type stageFunc func(ctx context.Context, o benchClientOpts, rep *benchReport, lo
 // the ITL check last.
 func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
 	add := func(name string, f stageFunc) { names, run = append(names, name), append(run, f) }
-	add("streaming sweep", benchStreams)
+	add(stageStreams, benchStreams)
 	add("memory per in-flight stream", benchMemory)
 	add("vegeta comparison", benchVegeta)
 	if o.replayN > 0 {
@@ -1200,7 +1203,20 @@ func throughputVerdict(r *benchReport, c *clientSummary) string {
 	if c.SustainedRPS != nil && *c.SustainedRPS >= 2000 && c.SustainedEventsPerS != nil && *c.SustainedEventsPerS >= 250000 {
 		return verdictMet
 	}
+	if stageStatus(r, stageStreams) != stageDone {
+		return verdictNotMeasured + " (the sweep was cut short before every rate)"
+	}
 	return verdictNotMet
+}
+
+// stageStatus is the status of stage name in r ("" when r lists no such stage).
+func stageStatus(r *benchReport, name string) string {
+	for _, s := range r.Stages {
+		if s.Name == name {
+			return s.Status
+		}
+	}
+	return ""
 }
 
 // memoryVerdict is issue 5's ≤ 4 KiB heap+stack per in-flight request. It is

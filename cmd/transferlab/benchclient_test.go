@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -168,7 +171,8 @@ func TestBenchClientTable(t *testing.T) {
 // table says so and the JSON holds null, never 0 req/s.
 func TestBenchTableNoRateQualified(t *testing.T) {
 	t.Parallel()
-	r := &benchReport{Clients: []clientSummary{{Client: clientLean}}}
+	// lean was measured at one rate that missed the lag budget.
+	r := &benchReport{Clients: []clientSummary{{Client: clientLean}}, Stream: []streamRow{{Client: clientLean, OfferedRPS: 100}}}
 	var b strings.Builder
 	printBenchTable(&b, r)
 	out := b.String()
@@ -251,4 +255,293 @@ func TestChildFailureIsAnError(t *testing.T) {
 			t.Fatalf("err = %v, want the child's listen error", err)
 		}
 	})
+}
+
+// TestBenchClientFlags: every bad flag is refused before anything runs:
+// exit 1 (not 2, "run incomplete"), never a panic or a hang, an error
+// naming the flag, and no measuring log line on stderr.
+func TestBenchClientFlags(t *testing.T) {
+	t.Parallel()
+	noDir := filepath.Join(t.TempDir(), "missing", "bench.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero rate", []string{"--rates", "0"}, "flag --rates: 0 req/s"},           // was: integer divide by zero
+		{"negative rate", []string{"--rates", "-5"}, "flag --rates: -5 req/s"},     // was: makeslice panic
+		{"rate too high", []string{"--rates", "2000000"}, "flag --rates: 2000000"}, // gap below 1 µs
+		{"no rate", []string{"--rates", ""}, "--rates"},                            // pflag refuses an empty list
+		{"rate schedules nothing", []string{"--rates", "1", "--duration", "100ms"}, "flag --rates: 1 req/s for --duration 100ms schedules no request"},
+		{"zero duration", []string{"--duration", "0s"}, "flag --duration 0s"}, // was: vegeta hung forever
+		{"negative duration", []string{"--duration", "-1s"}, "flag --duration -1s"},
+		{"zero in-flight", []string{"--in-flight", "0"}, "flag --in-flight 0"},       // was: +Inf per stream, JSON failed
+		{"zero vegeta rate", []string{"--vegeta-rate", "0"}, "flag --vegeta-rate 0"}, // was: divide by zero after streaming
+		{"vegeta rate schedules nothing", []string{"--vegeta-rate", "1", "--duration", "100ms"}, "flag --vegeta-rate 1 for --duration 100ms schedules no request"},
+		{"zero replay rate", []string{"--replay-rate", "0", "--replay-requests", "10"}, "flag --replay-rate 0"}, // was: divide by zero after measuring
+		{"negative replay requests", []string{"--replay-requests", "-1"}, "flag --replay-requests -1"},
+		{"negative itl", []string{"--itl", "-1s"}, "flag --itl -1s"}, // was: accepted silently
+		{"zero tokens", []string{"--tokens", "0"}, "flag --tokens 0"},
+		{"duplicate client", []string{"--clients", "reactor,reactor"}, `flag --clients: "reactor" named twice`},
+		{"no client", []string{"--clients", ""}, "flag --clients: name at least one client"},
+		{"json-out in a missing directory", []string{"--json-out", noDir}, "flag --json-out: open " + noDir},
+		{"json-out is a directory", []string{"--json-out", t.TempDir()}, "flag --json-out"},
+		{"negative itl rate", []string{"--itl-rate", "-1"}, "--itl-rate -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, errOut, code, err := runCLI(t, append([]string{"bench-client"}, tc.args...)...)
+			if err == nil || code != 1 || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("exit %d, err %v: want exit 1 and an error naming %q", code, err, tc.want)
+			}
+			if strings.Contains(errOut, "bench-client: ") {
+				t.Errorf("something was measured before the flag was refused; stderr:\n%s", errOut)
+			}
+		})
+	}
+	t.Run("every problem at once", func(t *testing.T) {
+		t.Parallel()
+		_, _, _, err := runCLI(t, "bench-client", "--rates", "0", "--in-flight", "0", "--clients", "lean,lean")
+		for _, want := range []string{"--rates", "--in-flight", "--clients"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("err %v: want it to name %s as well", err, want)
+			}
+		}
+	})
+	if _, _, err := itlPinning(); err != nil {
+		t.Run("pin without 2 CPUs", func(t *testing.T) {
+			_, _, code, err := runCLI(t, "bench-client", "--pin")
+			if err == nil || code != 1 || !strings.Contains(err.Error(), "flag --pin") {
+				t.Fatalf("exit %d, err %v: want --pin refused up front", code, err)
+			}
+		})
+	}
+}
+
+// TestProbeWritable: the --json-out check leaves an existing file as it was
+// and leaves no file behind where there was none.
+func TestProbeWritable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.json")
+	if err := os.WriteFile(old, []byte("earlier report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := probeWritable(old); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(old); string(b) != "earlier report" {
+		t.Errorf("existing file now holds %q, want it untouched", b)
+	}
+	fresh := filepath.Join(dir, "new.json")
+	if err := probeWritable(fresh); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("probe left %s behind (stat: %v)", fresh, err)
+	}
+}
+
+// TestReportFloatJSON: NaN and ±Inf encode as null (the report always
+// encodes: --in-flight 0 once made it fail with "unsupported value: +Inf"),
+// and null decodes back to "not measured".
+func TestReportFloatJSON(t *testing.T) {
+	t.Parallel()
+	rep := newBenchReport(benchClientOpts{clients: []string{clientReactor}, inFlight: 1})
+	rep.Clients[0].HeapPerInFlight = reportFloat(math.Inf(1))
+	rep.Clients[0].RSSPerInFlight = reportFloat(math.Inf(-1))
+	rep.Stream = []streamRow{{Client: clientReactor, EventsPerS: reportFloat(math.NaN()), LagP99Ms: 0.25}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatalf("report with NaN/Inf figures does not encode: %v", err)
+	}
+	for _, want := range []string{`"heap_bytes_per_in_flight":null`, `"rss_bytes_per_in_flight":null`, `"events_per_s":null`,
+		`"schedule_lag_p99_ms":0.25`, `"ours_success":null`, `"pacing":null`, `"vegeta":null`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, b)
+		}
+	}
+	var back benchReport
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Clients[0].HeapPerInFlight.measured() || back.Stream[0].EventsPerS.measured() || back.Stream[0].LagP99Ms != 0.25 {
+		t.Errorf("decoded %+v / %+v: want null back as not measured, 0.25 as 0.25", back.Clients[0], back.Stream[0])
+	}
+}
+
+// TestBenchTableMissingStages: a report whose later stages never ran (an
+// interrupt after the sweep) prints "not measured" for their figures, never
+// a zero, and no target says met without a measurement.
+func TestBenchTableMissingStages(t *testing.T) {
+	t.Parallel()
+	o := benchClientOpts{clients: []string{clientReactor, clientLean}, inFlight: 4000, tokens: 128, duration: time.Second}
+	rep := newBenchReport(o)
+	rep.Stages = []benchStage{{Name: stageStreams, Status: stageInterrupted}, {Name: "memory per in-flight stream", Status: stageNotRun}}
+	rep.IncompleteReason = "interrupted by SIGINT"
+	rate := 3000
+	ev := reportFloat(400000)
+	rep.Clients[0].SustainedRPS, rep.Clients[0].SustainedEventsPerS = &rate, &ev
+	rep.Stream = []streamRow{{Client: clientReactor, OfferedRPS: 3000, Sustained: true}, {Client: clientLean, OfferedRPS: 3000}}
+	var b strings.Builder
+	printBenchTable(&b, &rep)
+	out := b.String()
+	for _, want := range []string{
+		"INCOMPLETE (interrupted by SIGINT)", "streaming sweep: interrupted; memory per in-flight stream: not run",
+		"vegeta comparison: not measured",
+		// reactor met the throughput target on a rate it finished; lean's
+		// sweep was cut short, so its miss is no verdict.
+		"targets (issue 5), reactor: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: met; ≤ 4 KiB per in-flight request: not measured",
+		"targets (issue 5), lean: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: not measured (the sweep was cut short before every rate); ≤ 4 KiB per in-flight request: not measured",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "heap+stack B") && strings.Count(line, "not measured") != 2 {
+			t.Errorf("memory row not marked not measured: %q", line)
+		}
+	}
+}
+
+// TestMemoryVerdict: the ≤ 4 KiB target is judged only on a measurement of
+// every held stream; zero, absent or partial figures are not measured (two
+// copies of one client once showed "met" from 0 B).
+func TestMemoryVerdict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		inFlight  int
+		open      int
+		heapStack reportFloat
+		want      string
+	}{
+		{"never measured", 4000, 0, notMeasured, "not measured"},
+		{"zero value from a zero report", 0, 0, 0, "not measured (0 of 0 streams seen open)"},
+		{"zero bytes", 4000, 4001, 0, "not measured (0 B per stream is no measurement)"},
+		{"too few streams open", 4000, 1000, 1000, "not measured (1000 of 4000 streams seen open)"},
+		{"met", 4000, 4001, 4096, "met"},
+		{"not met", 4000, 4000, 4097, "NOT met"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &benchReport{InFlight: tc.inFlight}
+			c := &clientSummary{OpenStreams: tc.open, HeapStackPerInFlight: tc.heapStack}
+			if got := memoryVerdict(r, c); got != tc.want {
+				t.Errorf("memoryVerdict = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunStages: the stage runner stops at the first stage that does not
+// finish, marks it interrupted (ctx ended, cause kept) or failed (its error
+// returned), and marks the rest not run.
+func TestRunStages(t *testing.T) {
+	t.Parallel()
+	ok := func(context.Context, benchClientOpts, *benchReport, io.Writer) error { return nil }
+	mustNotRun := func(context.Context, benchClientOpts, *benchReport, io.Writer) error {
+		t.Error("a stage ran after the run stopped")
+		return nil
+	}
+	names := []string{"a", "b", "c"}
+	t.Run("interrupted", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		stop := func(ctx context.Context, _ benchClientOpts, _ *benchReport, _ io.Writer) error {
+			cancel(interruptedError{os.Interrupt})
+			return context.Cause(ctx)
+		}
+		var rep benchReport
+		if err := runStages(ctx, benchClientOpts{}, &rep, names, []stageFunc{ok, stop, mustNotRun}, io.Discard); err != nil {
+			t.Errorf("err = %v: an interrupt is not a failure", err)
+		}
+		if got := stagesLine(rep.Stages); got != "a: done; b: interrupted; c: not run" || rep.Complete || rep.IncompleteReason != "interrupted by SIGINT" {
+			t.Errorf("stages %q complete %t reason %q", got, rep.Complete, rep.IncompleteReason)
+		}
+	})
+	t.Run("failed", func(t *testing.T) {
+		boom := func(context.Context, benchClientOpts, *benchReport, io.Writer) error {
+			return errors.New("child broke")
+		}
+		var rep benchReport
+		err := runStages(context.Background(), benchClientOpts{}, &rep, names, []stageFunc{ok, boom, mustNotRun}, io.Discard)
+		if err == nil || err.Error() != "child broke" {
+			t.Errorf("err = %v, want the stage's error", err)
+		}
+		if got := stagesLine(rep.Stages); got != "a: done; b: failed; c: not run" || rep.Complete || rep.Stages[1].Error != "child broke" {
+			t.Errorf("stages %q complete %t %+v", got, rep.Complete, rep.Stages)
+		}
+	})
+	t.Run("complete", func(t *testing.T) {
+		var rep benchReport
+		if err := runStages(context.Background(), benchClientOpts{}, &rep, names, []stageFunc{ok, ok, ok}, io.Discard); err != nil || !rep.Complete ||
+			stagesLine(rep.Stages) != "a: done; b: done; c: done" {
+			t.Errorf("err %v complete %t stages %q", err, rep.Complete, stagesLine(rep.Stages))
+		}
+	})
+}
+
+// cancelOnLine is a log writer that cancels the run (as a SIGINT would)
+// once a line containing match has been logged.
+type cancelOnLine struct {
+	mu     sync.Mutex
+	b      strings.Builder
+	match  string
+	cancel context.CancelCauseFunc
+}
+
+func (c *cancelOnLine) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.b.Write(p)
+	if strings.Contains(c.b.String(), c.match) {
+		c.cancel(interruptedError{os.Interrupt})
+	}
+	return len(p), nil
+}
+
+// TestBenchClientInterrupted: an interrupt during a run prints the table and
+// writes --json-out with every stage finished so far, marked interrupted,
+// and exits 130. The interrupt is made deterministic by cancelling when the
+// sweep logs its last run (the sweep then ends with that run whole; the
+// later stages do not run).
+func TestBenchClientInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench-client run: skipped under -short")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	log := &cancelOnLine{match: "lean streaming 40 req/s", cancel: cancel}
+	jsonOut := filepath.Join(t.TempDir(), "bench.json")
+	o := benchClientOpts{rates: []int{20, 40}, duration: 200 * time.Millisecond, tokens: 2, inFlight: 8, vegetaRate: 20, inProcess: true,
+		clients: []string{clientReactor, clientLean}, itlRate: 50, itlDuration: 200 * time.Millisecond, eventsPerWrite: 1, jsonOut: jsonOut}
+	var out strings.Builder
+	err := runBenchClient(ctx, o, &out, log)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT") {
+		t.Fatalf("err = %v, want exit 130 naming the interrupt", err)
+	}
+	table := out.String()
+	for _, want := range []string{"INCOMPLETE (interrupted by SIGINT)",
+		"streaming sweep: done; memory per in-flight stream: not run; vegeta comparison: not run; ITL accuracy: not run",
+		" 8/8 ", "vegeta comparison: not measured", "≤ 4 KiB per in-flight request: not measured"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatalf("--json-out not written after the interrupt: %v", err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Complete || rep.IncompleteReason != "interrupted by SIGINT" || len(rep.Stream) != 4 || rep.Vegeta != nil || rep.ITL != nil ||
+		rep.Clients[0].HeapStackPerInFlight.measured() {
+		t.Errorf("--json-out: complete %t reason %q, %d stream rows (want 4), vegeta %v, ITL %v, memory %v: want the sweep only",
+			rep.Complete, rep.IncompleteReason, len(rep.Stream), rep.Vegeta, rep.ITL, rep.Clients[0].HeapStackPerInFlight)
+	}
 }
