@@ -109,7 +109,15 @@ process) and reports:
     two token events' flushes (GET /v1/truth): error p50/p99/max in µs, the
     TTFT error likewise, and event-count mismatches counted; --pin pins the
     child to the last CPU and this process to the others.
-Figures describe this machine's client, never a server under test.`,
+Figures describe this machine's client, never a server under test.
+
+Every flag is checked before anything runs (exit 1 naming the flag), --json-out
+included (the file must be writable). An interrupt (exit 130) or a stage that
+fails (exit 2: run incomplete) still prints the table, and writes --json-out,
+with every stage finished before it and the whole units of the one cut short,
+marked INCOMPLETE with each stage's status; figures of stages that did not run
+read "not measured" (null in JSON), and no target is called met without a
+measurement. The table (or --json) is printed before --json-out is written.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.serve != "" {
 				return serveFast(cmd.Context(), o, cmd.OutOrStdout(), cmd.InOrStdin())

@@ -545,3 +545,21 @@ func TestBenchClientInterrupted(t *testing.T) {
 			rep.Complete, rep.IncompleteReason, len(rep.Stream), rep.Vegeta, rep.ITL, rep.Clients[0].HeapStackPerInFlight)
 	}
 }
+
+// TestWriteBenchReportTableFirst: when --json-out cannot be written at the
+// end (its directory went away during the run) the table is already on
+// stdout and the error names the flag.
+func TestWriteBenchReportTableFirst(t *testing.T) {
+	t.Parallel()
+	o := benchClientOpts{clients: []string{clientLean}, inFlight: 8, jsonOut: filepath.Join(t.TempDir(), "gone", "bench.json")}
+	rep := newBenchReport(o)
+	rep.Complete = true
+	var out strings.Builder
+	err := writeBenchReport(o, &rep, &out)
+	if err == nil || !strings.Contains(err.Error(), "flag --json-out") {
+		t.Errorf("err = %v, want the --json-out failure", err)
+	}
+	if !strings.Contains(out.String(), "side by side") {
+		t.Errorf("table not printed before the failed write:\n%s", out.String())
+	}
+}
