@@ -306,16 +306,7 @@ arms:
     sim_overrides: {rmsnorm: 2}
 energy: {disabled: true}
 `
-	cfg, err := Parse(strings.NewReader(cfgText), "w.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	var log bytes.Buffer
-	res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: &log})
-	if err != nil {
-		t.Fatalf("run: %v\n%s", err, log.String())
-	}
+	cfg, res, out, log := runText(t, "w.yaml", cfgText)
 	replays := map[string]int{}
 	for _, arm := range []string{"baseline", "cand"} {
 		info, _ := res.Manifest.Server[arm].(map[string]any)

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -39,16 +38,7 @@ amdahl: {target_op: rmsnorm}
 decision: {metric: e2e, use_mean: true, regression_margin: 0.02}
 energy: {disabled: true}
 `
-	cfg, err := Parse(strings.NewReader(cfgText), "f.yaml", ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	var log bytes.Buffer
-	res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: &log})
-	if err != nil {
-		t.Fatalf("run: %v (a run whose requests fail still completes)\n%s", err, log.String())
-	}
+	_, res, out, log := runText(t, "f.yaml", cfgText) // a run whose requests fail still completes: no error
 	if !res.Complete {
 		t.Fatalf("run incomplete: %s", res.IncompleteReason)
 	}

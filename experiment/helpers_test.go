@@ -1,7 +1,10 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/transferlab/transferlab/report"
@@ -31,4 +34,22 @@ func mustBase(t *testing.T, cfg *Config) traces.Schedule {
 		s = traces.ClampContext(s, cfg.Trace.ClampContext)
 	}
 	return s
+}
+
+// runText parses a config text (paths relative to this folder) and runs it
+// into a temporary folder, failing the test when the run returns an error.
+// It returns the config, the results, the output folder and the run's log.
+func runText(t *testing.T, name, cfgText string) (*Config, *report.Results, string, *bytes.Buffer) {
+	t.Helper()
+	cfg, err := Parse(strings.NewReader(cfgText), name, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	log := &bytes.Buffer{}
+	res, err := Run(context.Background(), cfg, Options{OutDir: out, Log: log})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	return cfg, res, out, log
 }
