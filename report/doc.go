@@ -11,6 +11,9 @@
 //   - binomial.go: the order-statistic rule (MinSamples) and MLPerf
 //     LoadGen's early stopping (EarlyStopping) that refuse percentile claims
 //     a sample cannot support;
+//   - failures.go: a cell whose measured requests did not end ok more often
+//     than MaxNotOKShare (5 %) is Censored: FailureWarning names it, and
+//     Analyze refuses its latency figures in every comparison (null + reason);
 //   - order.go: RunOrder, the interleaved A B B A run order;
 //   - bootstrap.go, analyze.go: Analyze, seeded bootstrap intervals over
 //     repetitions, candidate/baseline ratios, capacity at SLO;
