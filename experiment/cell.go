@@ -47,12 +47,12 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	if prof, err := srv.Profile(context.WithoutCancel(ctx), key, activeIntervals(sum.Start, keep.Records)); err == nil {
 		m.profile = prof
 	} else {
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)
+		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)
 	}
 	r.cells = append(r.cells, m)
 	r.addCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
-		fmt.Fprintf(r.log, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",
+		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",
 			key.arm, rate, c.DispatchLagFlagText(), loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {

@@ -40,7 +40,7 @@ func (r *runner) addCell(m measured) {
 	// print them under the title; PrintSummary after the table).
 	if w := report.FailureWarning(c); w != "" {
 		r.res.Warnings = append(r.res.Warnings, w)
-		fmt.Fprintf(r.log, "warning: %s\n", w)
+		fmt.Fprintf(r.warn, "warning: %s\n", w)
 	}
 }
 

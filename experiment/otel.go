@@ -20,9 +20,9 @@ func (r *runner) startExport(ctx context.Context) {
 		ConfigSHA256: r.res.Manifest.ConfigSHA256,
 		Model:        r.cfg.Request.Model,
 		Simulated:    r.res.Simulated,
-	}, telemetry.WithWarnings(r.log))
+	}, telemetry.WithWarnings(r.warn))
 	if err != nil {
-		fmt.Fprintf(r.log, "warning: OpenTelemetry export off: %v\n", err)
+		fmt.Fprintf(r.warn, "warning: OpenTelemetry export off: %v\n", err)
 		return
 	}
 	r.otel = exp
@@ -35,12 +35,12 @@ func (r *runner) exportCell(ctx context.Context, key cellKey, rate float64, star
 	}
 	c := r.otel.StartCell(ctx, key.arm, rate, key.rep, telemetry.CellStartedAt(start))
 	if err := c.AddRecords(ctx, start, recs); err != nil {
-		fmt.Fprintf(r.log, "warning: OpenTelemetry: %v\n", err)
+		fmt.Fprintf(r.warn, "warning: OpenTelemetry: %v\n", err)
 	}
 	c.End()
 	// Export now, so it does not take CPU while the next cell is measured.
 	if err := r.otel.Flush(ctx); err != nil {
-		fmt.Fprintf(r.log, "warning: OpenTelemetry flush: %v\n", err)
+		fmt.Fprintf(r.warn, "warning: OpenTelemetry flush: %v\n", err)
 	}
 }
 
@@ -50,6 +50,6 @@ func (r *runner) stopExport(ctx context.Context) {
 		return
 	}
 	if err := r.otel.Shutdown(context.WithoutCancel(ctx)); err != nil {
-		fmt.Fprintf(r.log, "warning: OpenTelemetry shutdown: %v\n", err)
+		fmt.Fprintf(r.warn, "warning: OpenTelemetry shutdown: %v\n", err)
 	}
 }

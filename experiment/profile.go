@@ -411,7 +411,7 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
 	if d := math.Abs(rec.ClientActiveS - win.ActiveS); d > 0.1*win.ActiveS && d > 0.05 {
-		fmt.Fprintf(r.log, "warning: profiling pass for arm %s at %g req/s: the server counted %.3f s active in its window, the client %.3f s between ProfileStart's answer and the ProfileStop call; f_wall uses the server's\n",
+		fmt.Fprintf(r.warn, "warning: profiling pass for arm %s at %g req/s: the server counted %.3f s active in its window, the client %.3f s between ProfileStart's answer and the ProfileStop call; f_wall uses the server's\n",
 			a.arm.Name, k.OfferedLoadRPS, win.ActiveS, rec.ClientActiveS)
 	}
 	a.addProfileRecord(rec)
@@ -438,7 +438,7 @@ const hookSlack = 50 * time.Millisecond
 func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, p *amdahl.Profile) {
 	fail := func(err error) {
 		rec.HookAgreementError = err.Error()
-		fmt.Fprintf(a.run.log, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
+		fmt.Fprintf(a.run.warn, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
 	}
 	docs, err := amdahl.ParseHookTimingsAll(bytes.NewReader(win.HookTimings), win.TracePath+" (hook_timings)")
 	if err != nil {

@@ -30,8 +30,13 @@ type Options struct {
 	OutDir string
 	// Command is the command line, echoed in the manifest.
 	Command []string
-	// Log receives progress lines and warnings (os.Stderr when nil).
+	// Log receives progress lines (os.Stderr when nil).
 	Log io.Writer
+	// Warn receives the warning lines: cells that lost more than
+	// report.MaxNotOKShare of their requests, client-bound cells, missing
+	// profiles or costs, telemetry trouble (Log when nil). `run --quiet`
+	// discards Log but keeps Warn on stderr.
+	Warn io.Writer
 	// Progress, when set (a terminal), receives a progress bar per cell.
 	Progress io.Writer
 }
@@ -71,6 +76,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	log := opt.Log
 	if log == nil {
 		log = os.Stderr
+	}
+	warn := opt.Warn
+	if warn == nil {
+		warn = log
 	}
 	eff := cfg.Effective()
 	tracePath := eff.path(eff.Trace.Path)
@@ -144,9 +153,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 
 	if w := coldStartWarning(eff); w != "" {
 		res.Warnings = append(res.Warnings, w)
-		fmt.Fprintf(log, "warning: %s\n", w)
+		fmt.Fprintf(warn, "warning: %s\n", w)
 	}
-	r := &runner{cfg: eff, opt: opt, log: log, scheds: scheds, res: res, jsonl: jsonl}
+	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
 	r.stopExport(ctx)
@@ -173,6 +182,7 @@ type runner struct {
 	cfg    Config
 	opt    Options
 	log    io.Writer
+	warn   io.Writer // warning lines (Options.Warn)
 	scheds []traces.Schedule
 	res    *report.Results
 	jsonl  loadgen.Sink

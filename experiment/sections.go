@@ -31,7 +31,7 @@ func (r *runner) addSections() {
 	}
 	rule := r.cfg.Extra.Decision.rule(r.cfg.Arms[0].Name, r.cfg.Seed)
 	if err := report.Analyze(r.res, rule); err != nil {
-		fmt.Fprintf(r.log, "warning: statistics and verdicts not computed: %v\n", err)
+		fmt.Fprintf(r.warn, "warning: statistics and verdicts not computed: %v\n", err)
 		return
 	}
 	if r.res.Amdahl == nil {
@@ -176,7 +176,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 		}
 	}
 	for _, p := range problems {
-		fmt.Fprintf(r.log, "warning: amdahl: %s\n", p)
+		fmt.Fprintf(r.warn, "warning: amdahl: %s\n", p)
 	}
 	return sec
 }
@@ -297,9 +297,9 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 			es.Cells = append(es.Cells, ec)
 		}
 		if in := r.cfg.Extra.Cost; in != nil && c.Incomplete != "" {
-			fmt.Fprintf(r.log, "warning: no cost for %s at %g req/s: the cell is incomplete (%s)\n", c.Arm, c.OfferedLoadRPS, c.Incomplete)
+			fmt.Fprintf(r.warn, "warning: no cost for %s at %g req/s: the cell is incomplete (%s)\n", c.Arm, c.OfferedLoadRPS, c.Incomplete)
 		} else if in != nil && c.WindowS == nil {
-			fmt.Fprintf(r.log, "warning: no cost for %s at %g req/s: not measured: %s\n", c.Arm, c.OfferedLoadRPS, c.NotMeasured)
+			fmt.Fprintf(r.warn, "warning: no cost for %s at %g req/s: not measured: %s\n", c.Arm, c.OfferedLoadRPS, c.NotMeasured)
 		} else if in != nil {
 			window := time.Duration(*c.WindowS * float64(time.Second))
 			res, err := cost.Compute(*in, window, windowTokens, windowTokens+c.InputTokens, energyJ)
@@ -307,7 +307,7 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 				err = fmt.Errorf("undefined (%s)", strings.Join(res.Notes, "; "))
 			}
 			if err != nil {
-				fmt.Fprintf(r.log, "warning: cost of %s at %g req/s: %v\n", c.Arm, c.OfferedLoadRPS, err)
+				fmt.Fprintf(r.warn, "warning: cost of %s at %g req/s: %v\n", c.Arm, c.OfferedLoadRPS, err)
 				continue
 			}
 			cs.Cells = append(cs.Cells, report.CostCell{

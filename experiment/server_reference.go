@@ -66,7 +66,7 @@ func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, 
 		if b, err := used(ctx); err == nil {
 			r.gpuIdle = &b
 		} else {
-			fmt.Fprintf(r.log, "warning: GPU memory before the run unknown (%v): the between-arms idle check is off\n", err)
+			fmt.Fprintf(r.warn, "warning: GPU memory before the run unknown (%v): the between-arms idle check is off\n", err)
 		}
 	} else {
 		got, err := integrate.WaitGPUIdle(ctx, used, *r.gpuIdle)

@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/transferlab/transferlab/loadgen"
@@ -52,7 +53,25 @@ func (c Cell) Censored() string {
 		return ""
 	}
 	return fmt.Sprintf("%s at %s req/s rep %d: %d of %d measured requests (%s) did not end ok (%s), above the %s limit (MaxNotOKShare)",
-		c.Arm, num(c.OfferedLoadRPS), c.Repetition, notOK, n, pct(float64(notOK)/float64(n)), notOKCounts(c.States), maxNotOKText)
+		c.Arm, num(c.OfferedLoadRPS), c.Repetition, notOK, n, sharePastLimit(notOK, n), notOKCounts(c.States), maxNotOKText)
+}
+
+// sharePastLimit is notOK/n as a percentage with as many decimals as it takes
+// (at least num's) for the printed figure to lie above MaxNotOKShare, as the
+// share does when Censored calls it: 100 of 1,999 is "5.003 %", not
+// "5.00 %". (An excess over the limit is at least 5/n percentage points, so
+// 15 decimals suffice for any n below 1e14.)
+func sharePastLimit(notOK, n int) string {
+	const limitPct = MaxNotOKShare * 100 // exact: an untyped constant
+	v := 100 * float64(notOK) / float64(n)
+	s := num(v)
+	for d := 3; d <= 15; d++ {
+		if shown, err := strconv.ParseFloat(s, 64); err == nil && shown > limitPct {
+			break
+		}
+		s = strconv.FormatFloat(v, 'f', d, 64)
+	}
+	return s + " %"
 }
 
 // FailureWarning is the run warning for a cell that Censored flags: arm,

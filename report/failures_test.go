@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +87,41 @@ func TestFailureWarning(t *testing.T) {
 	if got := FailureWarnings([]Cell{failCell("a", 1, 0, 20, 0), failCell("b", 1, 0, 20, 10), failCell("c", 1, 0, 20, 20)}); len(got) != 2 ||
 		!strings.HasPrefix(got[0], "arm b ") || !strings.HasPrefix(got[1], "arm c ") {
 		t.Errorf("FailureWarnings = %q, want b's then c's", got)
+	}
+}
+
+// TestFailureShareShownAboveLimit: a flagged cell's share is printed with
+// enough decimals to read above the 5 % limit (100 of 1,999 is 5.0025… %:
+// "5.003 %", never "5.00 %"), and with num's usual digits when those already
+// do.
+func TestFailureShareShownAboveLimit(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		notOK, n int
+		want     string
+	}{
+		{100, 1999, "(5.003 %)"},
+		{1001, 20000, "(5.005 %)"},
+		{50001, 1000000, "(5.0001 %)"},
+		{500000001, 10000000000, "(5.00000001 %)"},
+		{6, 100, "(6.00 %)"},
+		{46, 47, "(97.87 %)"},
+		{47, 47, "(100.0 %)"},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%d of %d", tc.notOK, tc.n), func(t *testing.T) {
+			t.Parallel()
+			c := Cell{Arm: "b", OfferedLoadRPS: 4, States: map[string]int{"ok": tc.n - tc.notOK, "timeout": tc.notOK}}
+			got := c.Censored()
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("Censored() = %q, want it to show %s", got, tc.want)
+			}
+			i := strings.Index(got, "(") // the share is the first parenthesis
+			shown, err := strconv.ParseFloat(strings.TrimSuffix(got[i+1:strings.Index(got, ")")], " %"), 64)
+			if err != nil || shown <= 5 {
+				t.Errorf("shown share %v (err %v) is not above the 5 %% limit", shown, err)
+			}
+		})
 	}
 }
 

@@ -67,7 +67,11 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
 				}
 			}
+			// --quiet and --json silence progress, never warnings: a cell that
+			// lost more than 5 % of its requests, or whose client was the
+			// bottleneck, is still named on stderr.
 			var log io.Writer = cmd.ErrOrStderr()
+			warn := cmd.ErrOrStderr()
 			var progress io.Writer
 			if quiet || asJSON {
 				log = io.Discard
@@ -89,6 +93,7 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				OutDir:     out,
 				Command:    append([]string{"transferlab"}, os.Args[1:]...),
 				Log:        log,
+				Warn:       warn,
 				Progress:   progress,
 			})
 			if res != nil {
@@ -115,7 +120,7 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>-<UTC time>); relative to the working folder")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace a run already in the output folder")
-	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but errors")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors (on stderr): no progress, no summary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")

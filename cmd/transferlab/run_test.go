@@ -142,3 +142,62 @@ func execute(w io.Writer, args ...string) error {
 	root.SetArgs(args)
 	return root.Execute()
 }
+
+// TestRunQuietKeepsWarnings: `run --quiet` on a run whose requests mostly time
+// out (5 ms timeout; one simulated decode step alone takes ~7.6 ms, so every
+// request with two or more output tokens times out whatever the machine's
+// load) prints no progress and no summary, but names each flagged cell on
+// stderr, and exits 0 (the run completed).
+func TestRunQuietKeepsWarnings(t *testing.T) {
+	t.Parallel()
+	trace, err := filepath.Abs(filepath.Join("..", "..", "configs", "traces", "AzureLLMInferenceTrace_conv-head2000.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "fail.yaml")
+	cfg := fmt.Sprintf(`
+name: quiet-fail
+seed: 3
+trace: {path: %s, clamp_context: 2048}
+load: {rates_rps: [6], warmup: 500ms, duration: 2s, max_requests: 20}
+server: {kind: sim}
+request: {timeout: 5ms}
+arms: [{name: baseline}, {name: cand, sim_overrides: {rmsnorm: 2.5}}]
+amdahl: {target_op: rmsnorm}
+energy: {disabled: true}
+`, trace)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--quiet", "--json"} {
+		t.Run(flag, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			root := newRootCmd()
+			root.SetOut(&stdout)
+			root.SetErr(&stderr)
+			root.SetArgs([]string{"run", cfgPath, "--out", filepath.Join(dir, "out"+flag), flag})
+			if err := root.Execute(); err != nil {
+				t.Fatalf("run %s: %v (a run whose requests fail completes: exit status 0)", flag, err)
+			}
+			if flag == "--quiet" && stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing under --quiet", stdout.String())
+			}
+			errText := stderr.String()
+			for _, arm := range []string{"baseline", "cand"} {
+				want := "warning: arm " + arm + " at 6.00 req/s rep 0: "
+				if !strings.Contains(errText, want) || !strings.Contains(errText, "above the 5 % limit") {
+					t.Errorf("stderr lacks the failure warning %q…above the 5 %% limit:\n%s", want, errText)
+				}
+			}
+			if strings.Contains(errText, "[1/2]") || strings.Contains(errText, "offered load") {
+				t.Errorf("stderr holds progress lines under %s:\n%s", flag, errText)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(errText), "\n") {
+				if !strings.HasPrefix(line, "warning: ") {
+					t.Errorf("stderr line %q is not a warning", line)
+				}
+			}
+		})
+	}
+}
