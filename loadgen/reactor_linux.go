@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -118,8 +119,9 @@ type rexchange struct {
 	done      func()
 	wire      *leanWire // the request's bytes until the response head arrived
 	off       int       // bytes of wire.wire written
-	deadline  time.Time
-	hi        int // index in the deadline heap, −1 when out
+	deadline  time.Time // the heap's key: final, or an earlier per-address connect limit
+	final     time.Time // the request's own deadline (start + timeout)
+	hi        int       // index in the deadline heap, −1 when out
 	attempt   int
 	reused    bool
 	delivered bool
@@ -187,13 +189,21 @@ func resolve(ctx context.Context, hostport string) ([]netip.AddrPort, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp %s: %w", hostport, err)
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host) // keeps an IPv6 zone (LookupNetIP drops it)
 	if err != nil {
 		return nil, fmt.Errorf("dial tcp: %w", err)
 	}
 	out := make([]netip.AddrPort, 0, len(ips))
 	for _, ip := range ips {
-		out = append(out, netip.AddrPortFrom(ip.Unmap().WithZone(ip.Zone()), uint16(port)))
+		a, ok := netip.AddrFromSlice(ip.IP)
+		if !ok {
+			continue
+		}
+		a = a.Unmap()
+		if a.Is6() && ip.Zone != "" {
+			a = a.WithZone(ip.Zone)
+		}
+		out = append(out, netip.AddrPortFrom(a, uint16(port)))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("dial tcp %s: no address", hostport)
@@ -218,7 +228,8 @@ func (r *reactor) start(runCtx context.Context, req *traces.Request, rec *Record
 	w.wire = append(w.wire, w.body...)
 	x.wire = w
 	rec.DispatchedAt = c.since()
-	x.deadline = time.Now().Add(c.cfg.timeout)
+	x.final = time.Now().Add(c.cfg.timeout)
+	x.deadline = x.final
 	r.mu.Lock()
 	if r.cancelled || runCtx.Err() != nil || r.resolveErr != nil {
 		r.mu.Unlock()
@@ -282,11 +293,44 @@ func (r *reactor) send(x *rexchange, fresh bool, from int) {
 		cn.x = x
 		x.cn.Store(cn)
 		x.reused = reused
-		if !cn.connecting {
+		if cn.connecting {
+			r.limitConnect(cn, x)
+		} else {
 			r.write(cn, x)
 		}
 		cn.mu.Unlock()
 		return
+	}
+}
+
+// minConnectLimit is the least time a connect gets before the next address
+// is tried (net.Dialer's saneMinimum).
+const minConnectLimit = 2 * time.Second
+
+// limitConnect gives a connect that has other addresses after it a share of
+// the time left, as net.Dialer does (the time left over the addresses left,
+// at least minConnectLimit): when it passes, the next address is tried
+// (cn.mu held).
+func (r *reactor) limitConnect(cn *rconn, x *rexchange) {
+	left := len(r.addrs) - cn.addr
+	if left < 2 {
+		if !x.deadline.Equal(x.final) {
+			r.setDeadline(x, x.final) // the last address has all the time left
+		}
+		return
+	}
+	remaining := time.Until(x.final)
+	limit := max(remaining/time.Duration(left), min(minConnectLimit, remaining))
+	r.setDeadline(x, time.Now().Add(limit))
+}
+
+// setDeadline moves x's key in the deadline heap (x's connection's mu held).
+func (r *reactor) setDeadline(x *rexchange, d time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	x.deadline = d
+	if x.hi >= 0 {
+		heap.Fix(&r.deadlines, x.hi)
 	}
 }
 
@@ -391,7 +435,9 @@ func sockaddr(a netip.AddrPort) unix.Sockaddr {
 	}
 	sa := &unix.SockaddrInet6{Port: int(a.Port()), Addr: a.Addr().As16()}
 	if z := a.Addr().Zone(); z != "" {
-		if ifi, err := net.InterfaceByName(z); err == nil {
+		if n, err := strconv.ParseUint(z, 10, 32); err == nil {
+			sa.ZoneId = uint32(n) // a numeric zone is the interface index
+		} else if ifi, err := net.InterfaceByName(z); err == nil {
 			sa.ZoneId = uint32(ifi.Index)
 		}
 	}
@@ -612,6 +658,9 @@ func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
 			return
 		}
 		cn.connecting = false
+		if x != nil && !x.deadline.Equal(x.final) {
+			r.setDeadline(x, x.final)
+		}
 		if x != nil {
 			r.write(cn, x)
 		}
@@ -676,7 +725,7 @@ func (r *reactor) expire() {
 		}
 		x := heap.Pop(&r.deadlines).(*rexchange)
 		r.mu.Unlock()
-		r.abort(x)
+		r.abort(x, true)
 	}
 }
 
@@ -692,14 +741,19 @@ func (r *reactor) cancelAll() {
 	}
 	r.mu.Unlock()
 	for _, x := range xs {
-		r.abort(x)
+		r.abort(x, false)
 	}
 }
 
 // abort ends x on its deadline or the run's end (x is out of the heap).
-func (r *reactor) abort(x *rexchange) {
-	x.aborted.Store(true)
+// On a deadline (expired) a connect that ran out of its share of the time
+// moves on to the next address instead, while the request has time left.
+func (r *reactor) abort(x *rexchange, expired bool) {
 	cn := x.cn.Load()
+	if cn != nil && expired && r.nextAddress(cn, x) {
+		return
+	}
+	x.aborted.Store(true)
 	if cn == nil {
 		return // between connections (a retry on its way): its send ends it
 	}
@@ -720,6 +774,27 @@ func (r *reactor) abort(x *rexchange) {
 	r.closeConn(cn)
 	x.resp.fail(err, r.c.since())
 	r.finishExchange(nil, x)
+}
+
+// nextAddress moves x, whose connect on cn hangs past its share of the
+// time, to the next address; false when that is not the case.
+func (r *reactor) nextAddress(cn *rconn, x *rexchange) bool {
+	cn.mu.Lock()
+	if cn.x != x || cn.dead || !cn.connecting || cn.addr+1 >= len(r.addrs) || !time.Now().Before(x.final) || x.rs.runCtx.Err() != nil {
+		cn.mu.Unlock()
+		return false
+	}
+	next := cn.addr + 1
+	cn.x = nil
+	x.cn.Store(nil)
+	r.closeConn(cn)
+	cn.mu.Unlock()
+	r.mu.Lock()
+	x.deadline = x.final
+	heap.Push(&r.deadlines, x)
+	r.mu.Unlock()
+	go r.send(x, true, next) // off the loop: dialling registers with it
+	return true
 }
 
 // close stops the loop once nothing is in flight and closes every socket.

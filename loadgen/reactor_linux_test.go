@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/transferlab/transferlab/traces"
 )
@@ -142,5 +145,105 @@ func TestReactorAddresses(t *testing.T) {
 				t.Errorf("state %s (%q), want %s with %q", rec.State, rec.Error, tc.state, tc.errHas)
 			}
 		})
+	}
+}
+
+// hangingAddr returns a loopback address whose listener never accepts and
+// whose accept queue is full, so a connect to it hangs (SYNs dropped).
+func hangingAddr(t *testing.T) netip.AddrPort {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 3}}); err != nil {
+		t.Skipf("binding 127.0.0.3: %v", err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 3}), uint16(sa.(*unix.SockaddrInet4).Port))
+	// Fill the queue: connections that complete but are never accepted.
+	for i := 0; i < 8; i++ {
+		d := net.Dialer{Timeout: 200 * time.Millisecond}
+		if c, err := d.Dial("tcp", a.String()); err == nil {
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}
+	d := net.Dialer{Timeout: 300 * time.Millisecond}
+	if c, err := d.Dial("tcp", a.String()); err == nil {
+		_ = c.Close()
+		t.Skip("this kernel completes connects to a full accept queue: no hanging address to test with")
+	}
+	return a
+}
+
+// TestReactorConnectHangsNextAddress: a first address whose connect hangs
+// gets a share of the request's time (as net.Dialer gives it), then the
+// next address is tried.
+func TestReactorConnectHangsNextAddress(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens)
+	}))
+	t.Cleanup(srv.Close)
+	hang := hangingAddr(t)
+	cfg := defaultConfig()
+	WithTransport(TransportReactor)(&cfg)
+	WithTimeout(4 * time.Second)(&cfg) // 2 s for the hanging address, then the server
+	start := time.Now()
+	c, err := newClient(context.Background(), &cfg, srv.URL, func() time.Duration { return time.Since(start) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	c.reactor.addrs = []netip.AddrPort{hang, netip.MustParseAddrPort(srv.Listener.Addr().String())}
+	var rec Record
+	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
+	if rec.State != StateOK {
+		t.Fatalf("state %s (%q): the next address was not tried", rec.State, rec.Error)
+	}
+	// Only the hanging address, on a client without an idle connection: it
+	// times out, saying dial.
+	cfg2 := cfg
+	WithTimeout(time.Second)(&cfg2)
+	c2, err := newClient(context.Background(), &cfg2, srv.URL, func() time.Duration { return time.Since(start) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.close()
+	c2.reactor.addrs = []netip.AddrPort{hang}
+	rec = Record{}
+	c2.do(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec)
+	if rec.State != StateTimeout || !strings.Contains(rec.Error, "dial tcp") {
+		t.Errorf("state %s (%q), want a timeout while dialling", rec.State, rec.Error)
+	}
+}
+
+// TestResolveKeepsZone: a link-local IPv6 literal keeps its zone through
+// resolution and into the socket address (it was dropped: connect failed
+// with EINVAL where the other clients connected).
+func TestResolveKeepsZone(t *testing.T) {
+	t.Parallel()
+	addrs, err := resolve(context.Background(), "[fe80::1%1]:8080")
+	if err != nil || len(addrs) != 1 {
+		t.Fatalf("resolve: %v, %v", addrs, err)
+	}
+	if z := addrs[0].Addr().Zone(); z != "1" {
+		t.Fatalf("zone %q, want %q", z, "1")
+	}
+	sa, ok := sockaddr(addrs[0]).(*unix.SockaddrInet6)
+	if !ok || sa.ZoneId != 1 || sa.Port != 8080 {
+		t.Errorf("sockaddr %+v, want zone id 1 and port 8080", sa)
+	}
+	v4, err := resolve(context.Background(), "127.0.0.1:80")
+	if err != nil || len(v4) != 1 || !v4[0].Addr().Is4() {
+		t.Errorf("resolve 127.0.0.1: %v, %v (want one IPv4 address)", v4, err)
 	}
 }
