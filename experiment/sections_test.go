@@ -23,7 +23,7 @@ func TestEnergyCostSectionsLabels(t *testing.T) {
 			EnergyJ: &j, EnergyHeadline: energy.HeadlineCounter, PowerIntegralJ: &j, PowerMeanW: &pw}
 	}
 	w := 10.0
-	r := &runner{log: io.Discard, res: &report.Results{Simulated: true, Cells: []report.Cell{
+	r := &runner{log: io.Discard, warn: io.Discard, res: &report.Results{Simulated: true, Cells: []report.Cell{
 		{Arm: "baseline", OfferedLoadRPS: 1, States: map[string]int{"ok": 10}, WindowS: &w, WindowOutputTokens: 1000, InputTokens: 500},
 		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: report.NoMeasuredRequestSent},
 	}}}
@@ -60,7 +60,7 @@ func TestEnergyCostSectionsLabels(t *testing.T) {
 func TestAmdahlNotMeasuredText(t *testing.T) {
 	t.Parallel()
 	newRunner := func(cells ...measured) *runner {
-		r := &runner{log: io.Discard, res: &report.Results{IncompleteReason: "run stopped: deadline"}, cells: cells}
+		r := &runner{log: io.Discard, warn: io.Discard, res: &report.Results{IncompleteReason: "run stopped: deadline"}, cells: cells}
 		r.cfg.Amdahl.TargetOp = "rmsnorm"
 		r.cfg.Arms = []ArmConfig{{Name: "baseline"}, {Name: "rmsnorm-2.5x", SimOverrides: map[string]float64{"rmsnorm": 2.5}}}
 		r.cfg.Load.RatesRPS = []float64{3, 10, 24}

@@ -142,6 +142,60 @@ func failingRun() Results {
 	return r
 }
 
+// TestCostTableMarksFlaggedCells: the cost table keeps the cost of a cell
+// that lost more than 5 % of its requests (it divides the window's price by
+// the tokens delivered) but marks it "*" with the not-ok share, and its note
+// names the flagged cells; clean rows carry no mark. Both reports show it.
+func TestCostTableMarksFlaggedCells(t *testing.T) {
+	t.Parallel()
+	r := failingRun()
+	r.Cost = &CostSection{}
+	for _, c := range r.Cells {
+		r.Cost.Cells = append(r.Cost.Cells, CostCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Currency: "USD",
+			PricePerGPUHour: 3.5, PriceDate: "2026-05-01", GPUs: 1, UtilisationAssumption: 1, WindowS: 4, OutputTokens: 100, TotalTokens: 300,
+			CostPer1MOutputTokens: 38.89, CostPer1MTotalTokens: 12.96})
+	}
+	if err := Analyze(&r, DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	sec := costTable(r, units(r.Simulated))
+	if len(sec.Parts) == 0 || len(sec.Parts[0].Rows) != len(r.Cells) {
+		t.Fatalf("cost table %+v, want one row per cell", sec)
+	}
+	p := sec.Parts[0]
+	for _, row := range p.Rows {
+		flagged := row[1] == "10.00"
+		wantOut, wantTotal := "38.89 USD, simulated", "12.96 USD, simulated"
+		if flagged {
+			wantOut, wantTotal = wantOut+" * (flagged: 97.87 % not ok)", wantTotal+" *"
+		}
+		if row[3] != wantOut || row[4] != wantTotal {
+			t.Errorf("%s at %s req/s: cost cells %q, %q; want %q, %q", row[0], row[1], row[3], row[4], wantOut, wantTotal)
+		}
+	}
+	for _, w := range []string{"* flagged: baseline at 10.00 req/s rep 0: 46 of 47 measured requests (97.87 %) did not end ok",
+		"candidate at 10.00 req/s rep 0: 46 of 47", "not the cost of serving that load"} {
+		if !strings.Contains(p.Note, w) {
+			t.Errorf("cost table note lacks %q:\n%s", w, p.Note)
+		}
+	}
+	if strings.Contains(p.Note, "at 2.00 req/s") {
+		t.Errorf("cost table note names a clean cell:\n%s", p.Note)
+	}
+	var md, html bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"report.md": md.String(), "report.html": html.String()} {
+		if n := strings.Count(text, "* (flagged: 97.87 % not ok)"); n != 2 {
+			t.Errorf("%s marks %d cost rows flagged, want 2", name, n)
+		}
+	}
+}
+
 // TestAnalyzeRefusesCensoredCells: ratios, Amdahl speedups and the latency
 // statistics of a load whose cells lost more than 5 % of their requests are
 // refused (null in results.json, with the reason), the verdict is

@@ -168,15 +168,24 @@ func energyTable(r Results) tableSection {
 // windowTokensOf is the window output-token count (throughput's numerator)
 // of the cell arm × load × rep, or why there is none.
 func windowTokensOf(r Results, arm string, load float64, rep int) string {
+	c, ok := cellAt(r, arm, load, rep)
+	switch {
+	case !ok:
+		return "not in the results (no such cell)"
+	case c.NotMeasured != "":
+		return notMeasuredText(c.NotMeasured)
+	}
+	return tokensText(c.WindowOutputTokens)
+}
+
+// cellAt is r's cell arm × load × rep; false when there is none.
+func cellAt(r Results, arm string, load float64, rep int) (Cell, bool) {
 	for _, c := range r.Cells {
 		if c.Arm == arm && c.OfferedLoadRPS == load && c.Repetition == rep {
-			if c.NotMeasured != "" {
-				return notMeasuredText(c.NotMeasured)
-			}
-			return tokensText(c.WindowOutputTokens)
+			return c, true
 		}
 	}
-	return "not in the results (no such cell)"
+	return Cell{}, false
 }
 
 // energyNotes is the table of each cell's energy checks and warnings
@@ -214,22 +223,40 @@ func energyNotes(cells []EnergyCell, sim units) []tablePart {
 	return []tablePart{p}
 }
 
-func costTable(s *CostSection, u units) tableSection {
+// costTable is the cost section's table. A row whose cell Censored flags
+// (more than MaxNotOKShare of its requests did not end ok) keeps its figures,
+// which divide the window's price by the tokens actually delivered, but they
+// are marked "*" with the cell's not-ok share, and a legend under the table
+// names each flagged cell: that cost is not the cost of serving the load.
+func costTable(r Results, u units) tableSection {
 	const id, h = "cost-table", "Cost"
+	s := r.Cost
 	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Cells) }); reason != "" {
 		return notMeasuredSection(id, h, reason)
 	}
 	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed. Output tokens are those in the window (" + windowTokensDefinition + "), throughput's numerator; total tokens are input + output tokens as the cost inputs count them.",
 		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy cost per 1M output tokens" + currencyOf(s.Cells), "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens in the window", "total tokens"}}
+	var flagged []string
 	for _, c := range s.Cells {
 		energy := "not computed: needs energy_price_per_kwh (cost.energy_price_per_kwh in the config), not given"
 		if c.EnergyPricePerKWh > 0 {
 			energy = fmt.Sprintf("%s %s (at %s %s/kWh)", num(c.EnergyCostPer1MOutputTokens), u.u(c.Currency), num(c.EnergyPricePerKWh), c.Currency)
 		}
+		mark, outMark := "", ""
+		if cell, ok := cellAt(r, c.Arm, c.OfferedLoadRPS, c.Repetition); ok {
+			if why := cell.Censored(); why != "" {
+				notOK, n := cell.NotOK()
+				mark, outMark = " *", fmt.Sprintf(" * (flagged: %s not ok)", sharePastLimit(notOK, n))
+				flagged = append(flagged, why)
+			}
+		}
 		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition),
-			num(c.CostPer1MOutputTokens) + " " + u.u(c.Currency), num(c.CostPer1MTotalTokens) + " " + u.u(c.Currency), energy,
+			num(c.CostPer1MOutputTokens) + " " + u.u(c.Currency) + outMark, num(c.CostPer1MTotalTokens) + " " + u.u(c.Currency) + mark, energy,
 			num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), fmt.Sprint(c.GPUs), num(c.UtilisationAssumption), num(c.WindowS),
 			fmt.Sprint(c.OutputTokens), fmt.Sprint(c.TotalTokens)})
+	}
+	if len(flagged) > 0 {
+		p.Note += " * flagged: " + strings.Join(flagged, "; ") + ". A flagged row's cost counts only the tokens its ok requests delivered: it is not the cost of serving that load."
 	}
 	parts := []tablePart{p}
 	sources := tablePart{Header: []string{"price per GPU-hour", "price date", "price source", "energy price", "energy price source"}}
@@ -309,7 +336,7 @@ func nextLoadText(c Capacity) string {
 // tableSections are the table sections both reports carry, in order.
 func tableSections(r Results) []tableSection {
 	u := units(r.Simulated)
-	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r), costTable(r.Cost, u), validationTables(r.Validation), hookTable(r.Hook)}
+	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r), costTable(r, u), validationTables(r.Validation), hookTable(r.Hook)}
 }
 
 // writeMarkdown renders the section as Markdown (## heading, ### parts, pipe tables).

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -402,6 +403,74 @@ func TestBenchTableMissingStages(t *testing.T) {
 		if strings.Contains(line, "heap+stack B") && strings.Count(line, "not measured") != 2 {
 			t.Errorf("memory row not marked not measured: %q", line)
 		}
+	}
+}
+
+// TestThroughputVerdict: the throughput target is met only on a qualifying
+// swept rate ≥ 2,000 req/s, NOT met only when a finished sweep tried a rate
+// ≥ 2,000 req/s and none qualified, and otherwise not measured, saying why
+// (`--rates 250` once printed "NOT met" for a rate never tried).
+func TestThroughputVerdict(t *testing.T) {
+	t.Parallel()
+	rps := func(v int) *int { return &v }
+	ev := func(v float64) *reportFloat { f := reportFloat(v); return &f }
+	for _, tc := range []struct {
+		name      string
+		stage     string
+		rates     []int // swept rates of the client
+		sustained *int
+		events    *reportFloat
+		want      string
+	}{
+		{"no streaming row", stageDone, nil, nil, nil, "not measured"},
+		{"only 250 req/s swept, sustained", stageDone, []int{250}, rps(250), ev(30000), "not measured (highest rate swept: 250 req/s)"},
+		{"only lower rates swept, none sustained", stageDone, []int{500, 1999}, nil, nil, "not measured (highest rate swept: 1999 req/s)"},
+		{"2,000 req/s qualified", stageDone, []int{1000, 2000}, rps(2000), ev(260000), "met"},
+		{"2,000 req/s tried, not sustained", stageDone, []int{1000, 2000}, rps(1000), ev(130000), "NOT met"},
+		{"2,000 req/s sustained, too few events", stageDone, []int{2000}, rps(2000), ev(240000), "NOT met"},
+		{"3,000 tried, nothing sustained", stageDone, []int{3000}, nil, nil, "NOT met"},
+		{"sweep cut short below 2,000", stageInterrupted, []int{250}, rps(250), ev(30000), "not measured (the sweep was cut short before every rate)"},
+		{"sweep cut short, 2,000 qualified", stageInterrupted, []int{2000}, rps(2000), ev(260000), "met"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := &benchReport{Stages: []benchStage{{Name: stageStreams, Status: tc.stage}}}
+			for _, rate := range tc.rates {
+				r.Stream = append(r.Stream, streamRow{Client: clientLean, OfferedRPS: rate})
+			}
+			r.Stream = append(r.Stream, streamRow{Client: clientReactor, OfferedRPS: 4000}) // another client's rows do not count
+			c := &clientSummary{Client: clientLean, SustainedRPS: tc.sustained, SustainedEventsPerS: tc.events}
+			if got := throughputVerdict(r, c); got != tc.want {
+				t.Errorf("throughputVerdict = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestInterruptStatus: bench-client exits 128 + the signal's number: 130 on
+// SIGINT, 143 on SIGTERM, 130 for any other cancellation; its help says so.
+func TestInterruptStatus(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		cause error
+		want  int
+	}{
+		{"SIGINT", interruptedError{os.Interrupt}, 130},
+		{"SIGTERM", interruptedError{syscall.SIGTERM}, 143},
+		{"plain cancel", nil, 130},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			cancel(tc.cause)
+			if got := interruptStatus(ctx); got != tc.want {
+				t.Errorf("interruptStatus = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	if long := newBenchClientCmd().Long; !strings.Contains(long, "exit 130 on SIGINT, 143 on\nSIGTERM") {
+		t.Errorf("bench-client help does not give the exit statuses of SIGINT and SIGTERM:\n%s", long)
 	}
 }
 
