@@ -113,8 +113,8 @@ Figures describe this machine's client, never a server under test.
 
 Every flag is checked before anything runs (exit 1 naming the flag), --json-out
 included (the file must be writable). An interrupt (exit 130 on SIGINT, 143 on
-SIGTERM: 128 + the signal's number) or a stage that
-fails (exit 2: run incomplete) still prints the table, and writes --json-out,
+SIGTERM: 128 + the signal's number) or a stage that fails (exit 2: run
+incomplete) still prints the table, and writes --json-out,
 with every stage finished before it and the whole units of the one cut short,
 marked INCOMPLETE with each stage's status; figures of stages that did not run
 read "not measured" (null in JSON), and no target is called met without a
