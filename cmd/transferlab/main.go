@@ -97,7 +97,8 @@ func signalName(s os.Signal) string {
 }
 
 // watchSignals cancels the run with cause interruptedError on the first
-// signal from sigs and calls exit(130) on a later one, unless it comes within
+// signal from sigs and calls exit(128 + the signal's number: 130 for SIGINT,
+// 143 for SIGTERM) on a later one, unless it comes within
 // doubleSignalWindow of the first. It returns when sigs is closed.
 func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr io.Writer, exit func(int)) {
 	sig, ok := <-sigs
@@ -114,9 +115,18 @@ func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr 
 		if time.Since(first) < doubleSignalWindow {
 			continue
 		}
-		exit(130)
+		exit(signalExitCode(sig))
 		return
 	}
+}
+
+// signalExitCode is the shell's status for death by sig: 128 + its number
+// (130 for anything that is not a syscall.Signal).
+func signalExitCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 130
 }
 
 // groupRunE makes a command that only groups sub-commands fail on an unknown

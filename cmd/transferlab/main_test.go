@@ -69,14 +69,16 @@ func TestUnknownSubcommandFails(t *testing.T) {
 
 // TestWatchSignalsCause checks that the run's cancellation cause names the
 // signal (it becomes results.json's incomplete_reason), that a repeat within
-// doubleSignalWindow is ignored and that a later one exits with 130.
+// doubleSignalWindow is ignored and that a later one exits with 128 + the
+// signal number.
 func TestWatchSignalsCause(t *testing.T) {
 	cases := []struct {
 		sig  os.Signal
 		want string
+		code int
 	}{
-		{os.Interrupt, "interrupted by SIGINT"},
-		{syscall.SIGTERM, "interrupted by SIGTERM"},
+		{os.Interrupt, "interrupted by SIGINT", 130},
+		{syscall.SIGTERM, "interrupted by SIGTERM", 143},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
@@ -107,8 +109,8 @@ func TestWatchSignalsCause(t *testing.T) {
 			default:
 			}
 			sigs <- tc.sig
-			if c := <-exited; c != 130 {
-				t.Errorf("exit status = %d, want 130", c)
+			if c := <-exited; c != tc.code {
+				t.Errorf("exit status = %d, want %d", c, tc.code)
 			}
 			<-done
 			if !strings.Contains(stderr.String(), signalName(tc.sig)) {
