@@ -324,13 +324,20 @@ func (r *reactor) limitConnect(cn *rconn, x *rexchange) {
 	r.setDeadline(x, time.Now().Add(limit))
 }
 
-// setDeadline moves x's key in the deadline heap (x's connection's mu held).
+// setDeadline moves x's key in the deadline heap (x's connection's mu
+// held), waking the loop when x became the earliest: the loop is parked
+// until the earliest deadline it saw.
 func (r *reactor) setDeadline(x *rexchange, d time.Time) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	x.deadline = d
+	first := false
 	if x.hi >= 0 {
 		heap.Fix(&r.deadlines, x.hi)
+		first = x.hi == 0
+	}
+	r.mu.Unlock()
+	if first {
+		r.wake()
 	}
 }
 
