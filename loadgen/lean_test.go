@@ -309,11 +309,11 @@ func TestLeanTimeoutAndCancel(t *testing.T) {
 	}
 }
 
-// TestLeanOneGoroutinePerStream holds streams open and counts goroutines by
-// their stacks: the lean client runs none per connection, only the
-// request's own.
-func TestLeanOneGoroutinePerStream(t *testing.T) {
-	const n = 20
+// heldStacks holds n streams open after their first event, through the
+// transport opt, and returns every goroutine's stack taken while they are
+// held, then the run's summary once they were released.
+func heldStacks(t *testing.T, n int, opt Option) ([]string, Summary) {
+	t.Helper()
 	hold := make(chan struct{})
 	var open sync.WaitGroup
 	open.Add(n)
@@ -328,7 +328,7 @@ func TestLeanOneGoroutinePerStream(t *testing.T) {
 	t.Cleanup(srv.Close)
 	done := make(chan Summary)
 	go func() {
-		sum, _ := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), nil, &SliceSink{}, withLean(true))
+		sum, _ := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), nil, &SliceSink{}, opt)
 		done <- sum
 	}()
 	open.Wait()
@@ -336,6 +336,15 @@ func TestLeanOneGoroutinePerStream(t *testing.T) {
 	buf := make([]byte, 1<<22)
 	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
 	close(hold)
+	return stacks, <-done
+}
+
+// TestLeanOneGoroutinePerStream holds streams open and counts goroutines by
+// their stacks: the lean client runs none per connection, only the
+// request's own.
+func TestLeanOneGoroutinePerStream(t *testing.T) {
+	const n = 20
+	stacks, sum := heldStacks(t, n, withLean(true))
 	var perConn, requests int
 	for _, s := range stacks {
 		if strings.Contains(s, "net/http.(*persistConn)") {
@@ -345,7 +354,7 @@ func TestLeanOneGoroutinePerStream(t *testing.T) {
 			requests++
 		}
 	}
-	if sum := <-done; sum.States[StateOK] != n {
+	if sum.States[StateOK] != n {
 		t.Errorf("states %v", sum.States)
 	}
 	if perConn != 0 || requests != n {

@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,28 +25,7 @@ import (
 // request or connection, whatever the number of streams.
 func TestReactorNoGoroutinePerStream(t *testing.T) {
 	const n = 40
-	hold := make(chan struct{})
-	var open sync.WaitGroup
-	open.Add(n)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, sseTwoTokens[:strings.Index(sseTwoTokens, "\n\n")+2])
-		w.(http.Flusher).Flush()
-		open.Done()
-		<-hold
-		_, _ = io.WriteString(w, sseTwoTokens[strings.Index(sseTwoTokens, "\n\n")+2:])
-	}))
-	t.Cleanup(srv.Close)
-	done := make(chan Summary)
-	go func() {
-		sum, _ := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), nil, &SliceSink{}, WithTransport(TransportReactor))
-		done <- sum
-	}()
-	open.Wait()
-	time.Sleep(50 * time.Millisecond) // let the first events be read
-	buf := make([]byte, 1<<22)
-	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
-	close(hold)
+	stacks, sum := heldStacks(t, n, WithTransport(TransportReactor))
 	var loops, finishers, other int
 	for _, s := range stacks {
 		switch {
@@ -60,7 +37,6 @@ func TestReactorNoGoroutinePerStream(t *testing.T) {
 			other++
 		}
 	}
-	sum := <-done
 	if sum.States[StateOK] != n {
 		t.Errorf("states %v", sum.States)
 	}
