@@ -80,17 +80,41 @@ func TestReactorLargeRequest(t *testing.T) {
 	}
 }
 
+// twoTokenServer answers every request with the two-token stream.
+func twoTokenServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// reactorClient is a reactor client for url with the given request
+// timeout, closed at the test's end; tests may set its addresses before the
+// first request.
+func reactorClient(t *testing.T, url string, timeout time.Duration) *client {
+	t.Helper()
+	cfg := defaultConfig()
+	WithTransport(TransportReactor)(&cfg)
+	WithTimeout(timeout)(&cfg)
+	start := time.Now()
+	c, err := newClient(context.Background(), &cfg, url, func() time.Duration { return time.Since(start) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	return c
+}
+
 // TestReactorAddresses: the reactor tries the server's addresses in order
 // until one connects (a name resolving to an address where nothing listens
 // and then to the server's), fails with the last refusal when none does,
 // and fails every request, as a record, when the name did not resolve.
 func TestReactorAddresses(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, sseTwoTokens)
-	}))
-	t.Cleanup(srv.Close)
+	srv := twoTokenServer(t)
 	good := netip.MustParseAddrPort(srv.Listener.Addr().String())
 	refused := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.2"), good.Port()) // loopback, nothing listens there
 	for _, tc := range []struct {
@@ -105,18 +129,10 @@ func TestReactorAddresses(t *testing.T) {
 		{"no address", nil, errors.New("dial tcp: lookup nosuch.invalid: no such host"), StateHTTPError, "no such host"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := defaultConfig()
-			WithTransport(TransportReactor)(&cfg)
-			start := time.Now()
-			c, err := newClient(context.Background(), &cfg, srv.URL, func() time.Duration { return time.Since(start) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.close()
+			c := reactorClient(t, srv.URL, DefaultTimeout)
 			c.reactor.addrs, c.reactor.resolveErr = tc.addrs, tc.resolveErr // before any request: no race
-			req := traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}
 			var rec Record
-			c.do(context.Background(), &req, &rec)
+			c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
 			if rec.State != tc.state || !strings.Contains(rec.Error, tc.errHas) {
 				t.Errorf("state %s (%q), want %s with %q", rec.State, rec.Error, tc.state, tc.errHas)
 			}
@@ -164,21 +180,9 @@ func hangingAddr(t *testing.T) netip.AddrPort {
 // next address is tried.
 func TestReactorConnectHangsNextAddress(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, sseTwoTokens)
-	}))
-	t.Cleanup(srv.Close)
+	srv := twoTokenServer(t)
 	hang := hangingAddr(t)
-	cfg := defaultConfig()
-	WithTransport(TransportReactor)(&cfg)
-	WithTimeout(4 * time.Second)(&cfg) // 2 s for the hanging address, then the server
-	start := time.Now()
-	c, err := newClient(context.Background(), &cfg, srv.URL, func() time.Duration { return time.Since(start) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.close()
+	c := reactorClient(t, srv.URL, 4*time.Second) // 2 s for the hanging address, then the server
 	c.reactor.addrs = []netip.AddrPort{hang, netip.MustParseAddrPort(srv.Listener.Addr().String())}
 	t0 := time.Now()
 	var rec Record
@@ -189,13 +193,7 @@ func TestReactorConnectHangsNextAddress(t *testing.T) {
 	t.Logf("ok after %v (the hanging address's share: 2 s)", time.Since(t0).Round(time.Millisecond))
 	// Only the hanging address, on a client without an idle connection: it
 	// times out, saying dial.
-	cfg2 := cfg
-	WithTimeout(time.Second)(&cfg2)
-	c2, err := newClient(context.Background(), &cfg2, srv.URL, func() time.Duration { return time.Since(start) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.close()
+	c2 := reactorClient(t, srv.URL, time.Second)
 	c2.reactor.addrs = []netip.AddrPort{hang}
 	rec = Record{}
 	c2.do(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec)
