@@ -233,15 +233,12 @@ func (r *reactor) start(runCtx context.Context, req *traces.Request, rec *Record
 	r.mu.Lock()
 	if r.cancelled || runCtx.Err() != nil || r.resolveErr != nil {
 		r.mu.Unlock()
-		rec.SentAt = c.since()
 		x.resp.init(c, &x.rs, rec)
+		err := context.Cause(runCtx)
 		if r.resolveErr != nil && runCtx.Err() == nil {
-			x.resp.failHead(r.resolveErr)
-		} else {
-			x.resp.failHead(context.Cause(runCtx))
+			err = r.resolveErr
 		}
-		r.release(x)
-		r.deliver(x)
+		r.failUnconnected(x, err)
 		return
 	}
 	first := len(r.deadlines) == 0
@@ -267,9 +264,8 @@ func (r *reactor) send(x *rexchange, fresh bool, from int) {
 			var err error
 			if cn, err = r.dial(from); err != nil {
 				x.resp.init(r.c, &x.rs, x.rec)
-				x.rec.SentAt = r.c.since()
-				x.resp.failHead(err)
-				r.finishExchange(nil, x)
+				x.rec.SentAt = r.c.since() // this attempt's, as the lean client stamps a failed dial
+				r.failUnconnected(x, err)
 				return
 			}
 		} else {
@@ -281,13 +277,9 @@ func (r *reactor) send(x *rexchange, fresh bool, from int) {
 		}
 		x.resp.init(r.c, &x.rs, x.rec)
 		if x.aborted.Load() {
-			r.closeConnIfIdle(cn, reused)
+			r.putBackUnused(cn, reused)
 			cn.mu.Unlock()
-			if x.rec.SentAt == 0 {
-				x.rec.SentAt = r.c.since()
-			}
-			x.resp.fail(errPushTimeout, r.c.since())
-			r.finishExchange(nil, x)
+			r.failUnconnected(x, errPushTimeout)
 			return
 		}
 		cn.x = x
@@ -341,9 +333,20 @@ func (r *reactor) setDeadline(x *rexchange, d time.Time) {
 	}
 }
 
-// closeConnIfIdle puts back (reused) or closes (new) a connection taken for
+// failUnconnected ends x, which holds no connection, on err: SentAt is
+// stamped now unless a byte was written before, the record completed with
+// what was measured, and delivered.
+func (r *reactor) failUnconnected(x *rexchange, err error) {
+	if x.rec.SentAt == 0 {
+		x.rec.SentAt = r.c.since()
+	}
+	x.resp.fail(err, r.c.since())
+	r.finishExchange(nil, x)
+}
+
+// putBackUnused puts back (reused) or closes (new) a connection taken for
 // an exchange that ended before using it (cn.mu held).
-func (r *reactor) closeConnIfIdle(cn *rconn, reused bool) {
+func (r *reactor) putBackUnused(cn *rconn, reused bool) {
 	if !reused {
 		r.closeConn(cn)
 		return
@@ -769,9 +772,6 @@ func (r *reactor) abort(x *rexchange, expired bool) {
 	if cn.x != x || cn.dead {
 		return // it ended meanwhile, or moved to a retry whose send ends it
 	}
-	if x.rec.SentAt == 0 {
-		x.rec.SentAt = r.c.since()
-	}
 	err := errPushTimeout
 	if cn.connecting {
 		err = fmt.Errorf("dial tcp %s: %w", r.addrs[cn.addr], os.ErrDeadlineExceeded)
@@ -779,8 +779,7 @@ func (r *reactor) abort(x *rexchange, expired bool) {
 	cn.x = nil
 	x.cn.Store(nil)
 	r.closeConn(cn)
-	x.resp.fail(err, r.c.since())
-	r.finishExchange(nil, x)
+	r.failUnconnected(x, err)
 }
 
 // nextAddress moves x, whose connect on cn hangs past its share of the
