@@ -498,9 +498,7 @@ func (r *reactor) write(cn *rconn, x *rexchange) {
 // any response byte is the server's idle close, and x goes again, once, on
 // a new connection.
 func (r *reactor) failConn(cn *rconn, x *rexchange, err error) {
-	cn.x = nil
-	x.cn.Store(nil)
-	r.closeConn(cn)
+	r.drop(cn, x)
 	if x.reused && x.attempt == 0 && x.resp.stale() && isConnGone(err) && x.rs.runCtx.Err() == nil {
 		x.attempt++
 		x.off = 0
@@ -509,6 +507,13 @@ func (r *reactor) failConn(cn *rconn, x *rexchange, err error) {
 	}
 	x.resp.fail(err, r.c.since())
 	r.finishExchange(nil, x)
+}
+
+// drop detaches x from cn and closes cn (cn.mu held).
+func (r *reactor) drop(cn *rconn, x *rexchange) {
+	cn.x = nil
+	x.cn.Store(nil)
+	r.closeConn(cn)
 }
 
 // closeConn closes cn's socket (cn.mu held, or cn not yet shared).
@@ -657,9 +662,7 @@ func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
 				r.closeConn(cn)
 			case cn.addr+1 < len(r.addrs) && x.rs.runCtx.Err() == nil:
 				// Refused there: the next address, off the loop and cn.mu.
-				cn.x = nil
-				x.cn.Store(nil)
-				r.closeConn(cn)
+				r.drop(cn, x)
 				go r.send(x, true, cn.addr+1)
 			default:
 				x.rec.SentAt = r.c.since()
@@ -776,9 +779,7 @@ func (r *reactor) abort(x *rexchange, expired bool) {
 	if cn.connecting {
 		err = fmt.Errorf("dial tcp %s: %w", r.addrs[cn.addr], os.ErrDeadlineExceeded)
 	}
-	cn.x = nil
-	x.cn.Store(nil)
-	r.closeConn(cn)
+	r.drop(cn, x)
 	r.failUnconnected(x, err)
 }
 
@@ -791,9 +792,7 @@ func (r *reactor) nextAddress(cn *rconn, x *rexchange) bool {
 		return false
 	}
 	next := cn.addr + 1
-	cn.x = nil
-	x.cn.Store(nil)
-	r.closeConn(cn)
+	r.drop(cn, x)
 	cn.mu.Unlock()
 	r.mu.Lock()
 	x.deadline = x.final
