@@ -39,8 +39,9 @@ const (
 // usage.prompt_tokens is checked against it (Record.PromptMismatch).
 var promptWords = [...]string{" the", " of", " and", " to", " in"}
 
-// client sends one request and fills its Record, through the lean HTTP/1.1
-// client (lean.go) for plain http:// targets, else through net/http.
+// client sends requests and fills their Records through cfg's transport for
+// plain http:// targets (the reactor, reactor_linux.go, or the lean client,
+// lean.go), else through net/http.
 type client struct {
 	cfg     *config
 	http    *http.Client   // set when net/http is used
@@ -59,24 +60,21 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 		path = "/v1/chat/completions"
 	}
 	c := &client{cfg: cfg, url: baseURL + path, since: since}
+	var lt *leanTransport
 	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
-		// An unparsable URL goes through net/http, which reports it per request.
-		switch cfg.transport {
-		case TransportReactor:
-			if _, err := newLeanTransport(c.url); err == nil {
-				r, err := newReactor(c, runCtx)
-				if err != nil {
-					return nil, fmt.Errorf("loadgen: transport %s: %w", TransportReactor, err)
-				}
-				c.reactor = r
-				return c, nil
-			}
-		case TransportLean:
-			if lt, err := newLeanTransport(c.url); err == nil {
-				c.lean = lt
-				return c, nil
-			}
+		lt, _ = newLeanTransport(c.url) // nil when unparsable: net/http reports it per request
+	}
+	switch {
+	case lt != nil && cfg.transport == TransportReactor:
+		r, err := newReactor(c, lt, runCtx)
+		if err != nil {
+			return nil, fmt.Errorf("loadgen: transport %s: %w", TransportReactor, err)
 		}
+		c.reactor = r
+		return c, nil
+	case lt != nil && cfg.transport == TransportLean:
+		c.lean = lt
+		return c, nil
 	}
 	c.http = cfg.client
 	if c.http == nil {

@@ -132,12 +132,9 @@ type rexchange struct {
 	aborted atomic.Bool
 }
 
-// newReactor starts the event loop for c's URL.
-func newReactor(c *client, runCtx context.Context) (*reactor, error) {
-	t, err := newLeanTransport(c.url)
-	if err != nil {
-		return nil, err
-	}
+// newReactor starts the event loop for c's URL, parsed as t.
+func newReactor(c *client, t *leanTransport, runCtx context.Context) (*reactor, error) {
+	var err error
 	r := &reactor{c: c, t: t, loopDone: make(chan struct{})}
 	rctx, cancel := context.WithTimeout(runCtx, leanDialTimeout) // a dead resolver must not hang the run
 	r.addrs, r.resolveErr = resolve(rctx, t.addr)

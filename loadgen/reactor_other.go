@@ -18,7 +18,7 @@ const defaultNativeTransport = TransportLean
 // reactor does not exist here: config.validate refuses TransportReactor.
 type reactor struct{}
 
-func newReactor(*client, context.Context) (*reactor, error) {
+func newReactor(*client, *leanTransport, context.Context) (*reactor, error) {
 	return nil, errors.New("the reactor needs Linux (epoll)")
 }
 
