@@ -84,7 +84,7 @@ func (r *pushResponse) ended() bool { return r.phase == phaseDone }
 // body ended cleanly on its own framing and the server keeps the
 // connection alive (lean.go's rule).
 func (r *pushResponse) reusable() bool {
-	return r.clean && r.recorded && !r.extra && r.h.keepAlive && (r.chunked || r.left == 0)
+	return r.clean && !r.extra && r.h.keepAlive && (r.chunked || r.left == 0) // clean: recorded too
 }
 
 // stale reports whether a failure now is that of a reused connection the
