@@ -54,6 +54,12 @@ type deviceProbe struct {
 
 var _ probe = (*deviceProbe)(nil)
 
+// GPUBuild is the one command that builds transferlab with NVML (go-nvml:
+// cgo, linux only). The default build leaves NVML out, so that it needs no C
+// compiler and prints no compiler warning; its NVML samplers report
+// ErrUnavailable, "built without NVML".
+const GPUBuild = "CGO_ENABLED=1 go build -tags nvml -o bin/transferlab ./cmd/transferlab"
+
 // NewNVML returns a Sampler reading GPU deviceIndex (0-based, NVML order)
 // through NVML. NVML is loaded at Start and shut down at Stop; with no driver
 // Start and Stop return errors wrapping ErrUnavailable.

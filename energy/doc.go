@@ -8,7 +8,9 @@
 // Two implementations exist:
 //
 //   - NewNVML reads an NVIDIA GPU through NVML (github.com/NVIDIA/go-nvml; cgo,
-//     linux only — nvml.go, with nvml_stub.go elsewhere). Energy is the delta of
+//     linux only — nvml.go, built only with the nvml build tag: GPUBuild is
+//     the command; nvml_stub.go otherwise, which reports "energy:
+//     unavailable, built without NVML"). Energy is the delta of
 //     NVML's total-energy counter (mJ) and is labelled GPU-reported (board
 //     counter), never facility energy. It is cross-checked against the
 //     integral of the power samples. With no driver the Window says

@@ -1,15 +1,11 @@
-//go:build !(cgo && linux)
+//go:build !(nvml && cgo && linux)
 
 package energy
 
-import (
-	"fmt"
-	"runtime"
-)
+import "fmt"
 
-// openNVML reports NVML unavailable: this binary was built without cgo or
-// not for linux, and go-nvml needs both.
-func openNVML(index int) (device, error) {
-	return nil, fmt.Errorf("%w: built without NVML support (needs cgo on linux; this build: cgo disabled or GOOS=%s)",
-		ErrUnavailable, runtime.GOOS)
+// openNVML reports NVML unavailable: this binary was built without the nvml
+// build tag (or without cgo, or not for linux), and go-nvml needs all three.
+func openNVML(int) (device, error) {
+	return nil, fmt.Errorf("%w, built without NVML (the GPU build, on linux: %s)", ErrUnavailable, GPUBuild)
 }

@@ -38,7 +38,7 @@ func TestNVMLWithoutDriver(t *testing.T) {
 // H200 check. It skips with a message where there is no driver. Run on the
 // GPU machine with a test binary built here:
 //
-//	CGO_ENABLED=1 go test -c -o bin/energy.test ./energy
+//	CGO_ENABLED=1 go test -tags nvml -c -o bin/energy.test ./energy
 //	bin/energy.test -test.run TestNVMLOnGPU -test.v
 //
 // Checks: power, VRAM and clock readings exist and are physical; the counter

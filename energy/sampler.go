@@ -11,9 +11,9 @@ import (
 )
 
 // ErrUnavailable means no energy source could be read (no NVIDIA driver, no
-// such device, binary built without cgo). The Window then has Available=false
+// such device, binary built without NVML: the default build). The Window then has Available=false
 // and says why; reports print "unavailable", never 0 J.
-var ErrUnavailable = errors.New("energy: GPU telemetry unavailable")
+var ErrUnavailable = errors.New("energy: unavailable")
 
 // Sampler covers one measured window. Start takes the first sample and starts
 // sampling every period (0 means DefaultPeriod); Stop takes the last sample,
