@@ -7,7 +7,7 @@ import (
 	"github.com/transferlab/transferlab/amdahl"
 )
 
-// The simulated server's path (issue 2): per-op totals from the sim's
+// The simulated server's path: per-op totals from the sim's
 // profile give f; the override factor is s exactly; the measured speedups
 // come from the two arms' per-request latencies.
 func ExampleNewRow() {

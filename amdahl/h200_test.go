@@ -79,7 +79,7 @@ func checkInvariants(t *testing.T, s Summary) {
 	}
 }
 
-// TestH200HookVsProfile is issue 7's agreement check: for each pair
+// TestH200HookVsProfile is the hook-vs-profile agreement check: for each pair
 // NAME.hook.json + NAME.trace.json[.gz] under testdata/h200/ (one served
 // run; the server closed a hook window when the profiler started and just
 // before it stopped), the hook must count the same calls as the trace, and

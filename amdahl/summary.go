@@ -329,8 +329,8 @@ func DetectFormat(path string) (Format, error) {
 }
 
 // Agreement compares the hook's CUDA-event target time with a profile's
-// target time over the same calls (issue 7: the two should give the same f
-// within 2 %).
+// target time over the same calls (the two should give the same f within
+// 2 % where the GPU is the bottleneck).
 //
 // CUDA events around a call measure from the start event to the end event
 // on the GPU: the call's kernels and the gaps between them. The profile

@@ -3,7 +3,7 @@
 //
 //	cost per 1M output tokens = (price per GPU-hour × GPUs × window hours) / output tokens × 10⁶
 //
-// (DESIGN.md, "Energy, memory, cost"; issue 8 item 3), the same per 1M total
+// (DESIGN.md, "Energy, memory, cost"), the same per 1M total
 // (input + output) tokens, and, when a price per kWh is given, the energy
 // cost of the GPU-reported energy. Every input is echoed in the Result.
 //

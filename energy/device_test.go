@@ -21,7 +21,7 @@ func hasWarning(w Window, sub string) bool {
 	return false
 }
 
-// TestDeviceCases runs the fake-device cases of issue 8 item 4, each with
+// TestDeviceCases runs the fake-device cases, each with
 // its right outcome. Ground truth: 500 W for 40 s = 20 000 J; the counter
 // advances every 100 ms, and 40 s is a whole number of updates, so the
 // counter delta is exact and the trapezoid integral of a constant is exact

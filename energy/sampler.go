@@ -37,7 +37,7 @@ const (
 	// about every 100 ms on the H200 (/work/shared/NOTES-gpu.md).
 	DefaultCounterUpdatePeriod = 100 * time.Millisecond
 	// DefaultMaxDisagreementPct is the |counter − power integral| / counter
-	// above which a window is flagged (issue 8).
+	// above which a window is flagged.
 	DefaultMaxDisagreementPct = 10.0
 	// DefaultMinSteadyWindow is the window length below which counter
 	// quantisation may exceed 1 % (100 ms / 30 s ≈ 0.3 %; ML.ENERGY uses ≥ 30 s).

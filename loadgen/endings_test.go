@@ -47,8 +47,8 @@ func TestDeadlineLeavesRecordsOnDisk(t *testing.T) {
 }
 
 // TestNullServerPacing: open-loop sends against a server that answers at
-// once keep the offered rate, with no lumps and no start-up burst (issue 5
-// item 7). Dispatch times are what the client controls. It is a timing
+// once keep the offered rate, with no lumps and no start-up burst.
+// Dispatch times are what the client controls. It is a timing
 // target, so it runs only when asked (TRANSFERLAB_TIMING_TESTS=1, no -race,
 // an unloaded machine); bench-client checks 2,000 req/s for the README.
 func TestNullServerPacing(t *testing.T) {

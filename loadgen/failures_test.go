@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Known failure classes of other serving benchmarks (issue 5, item 7), each
+// Known failure classes of other serving benchmarks, each
 // against a scripted server whose ground truth is recorded.
 
 // stampAt converts a record offset to the server's clock.

@@ -173,7 +173,7 @@ func withLean(on bool) Option {
 }
 
 // WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
-// set (default 1 ms, issue 5).
+// set (default 1 ms).
 func WithLagBudget(d time.Duration) Option { return func(c *config) { c.lagBudget = d } }
 
 // NewHTTPClient returns the net/http client used for https:// targets (and

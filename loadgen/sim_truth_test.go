@@ -132,8 +132,8 @@ func TestSimGroundTruthLightLoad(t *testing.T) {
 	checkErrs(t, "ITL", itl)
 }
 
-// TestSimITLAccuracy is issue 5 item 6: at 500 req/s through the simulator,
-// measured ITLs against the simulator's true token gaps. The issue's target
+// TestSimITLAccuracy: at 500 req/s through the simulator, measured ITLs
+// against the simulator's true token gaps. The target
 // is an error p99 ≤ 200 µs; measured on 2 idle pinned cores with the
 // simulator in the same process it is 0.9–1.1 ms (each engine step flushes a
 // burst of events and the readers queue behind the simulator's writers for

@@ -47,7 +47,7 @@ type Summary struct {
 	// server connection (a server slow to accept shows in ScheduleLagP99 only).
 	DispatchLagP99 time.Duration
 	// ClientBound is ClientBound(DispatchLagP99, lag budget) (1 ms by
-	// default, issue 5): the client itself, not the server, was late.
+	// default): the client itself, not the server, was late.
 	ClientBound bool
 	// MultiTokenEvents counts token events that carried more than one token (DESIGN.md).
 	MultiTokenEvents int
@@ -85,7 +85,7 @@ type WindowFigures struct {
 	// OutputTokens are the output tokens whose token events arrived inside
 	// [Start, End], over every sent record, whatever its final state: all of a
 	// measured request's events lie inside by construction; a warm-up request
-	// that straddles Start counts only its events at or after Start (issue 5).
+	// that straddles Start counts only its events at or after Start.
 	// An event carrying k tokens counts k × usage/events when the request's
 	// usage.completion_tokens disagrees with its event token count, else k
 	// (DESIGN.md: output_tokens is usage when reported), so it can be fractional.
@@ -179,7 +179,7 @@ func (f *windowFold) figures() WindowFigures {
 	return wf
 }
 
-// ClientLag is r's sample for the client-bound rule (issue 5): its
+// ClientLag is r's sample for the client-bound rule: its
 // DispatchLag (DispatchedAt − ScheduledAt, the client's own lateness, without
 // the wait for a server connection), for measured (non-warm-up) requests that
 // were dispatched and not held back by the in-flight cap (their lateness is
@@ -191,7 +191,7 @@ func ClientLag(r *Record) (time.Duration, bool) {
 	return r.DispatchLag()
 }
 
-// ClientBound is issue 5's rule, the one both Summary and report.BuildCell
+// ClientBound is the client-bound rule, the one both Summary and report.BuildCell
 // apply: the client itself, not the server, was late when lagRef exceeds
 // budget. lagRef is the p99 of ClientLag over one cell's records (or their
 // max where the caller refuses a p99 for too few samples); budget ≤ 0 means

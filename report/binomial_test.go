@@ -68,7 +68,7 @@ func TestBinomialCDFAgainstBeta(t *testing.T) {
 	}
 }
 
-// TestEarlyStoppingLargeCase is the 200,000-request case of issue 9: 1,500
+// TestEarlyStoppingLargeCase is a 200,000-request case with 1,500
 // requests over the target. For a p99 claim the observed tail share (0.75 %) is
 // far below 1 %; for p99.9 it is far above 0.1 %.
 func TestEarlyStoppingLargeCase(t *testing.T) {

@@ -18,7 +18,7 @@ const (
 	DefaultCDFPoints = 200
 	// DefaultClientBoundLag is the p99 dispatch lag above which a
 	// Cell is flagged ClientBound: the client, not the server, set the pace.
-	// It is loadgen's lag budget (issue 5), so a live run and a re-report agree.
+	// It is loadgen's lag budget, so a live run and a re-report agree.
 	DefaultClientBoundLag = loadgen.DefaultLagBudget
 )
 

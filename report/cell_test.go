@@ -297,7 +297,7 @@ func TestBuildCellSLOClaims(t *testing.T) {
 }
 
 // TestCellNotesInMarkdown checks report.md says what the cell's counters
-// found: the cap's queue (issue 5's wording), missing usage, prompt
+// found: the cap's queue, missing usage, prompt
 // mismatches, and the client-bound flag with its dispatch-lag rule.
 func TestCellNotesInMarkdown(t *testing.T) {
 	t.Parallel()

@@ -40,7 +40,7 @@ func TestGeneratedAzureRowsParse(t *testing.T) {
 }
 
 // BenchmarkParseAzure1M parses 1,000,000 generated Azure rows held in memory
-// (issue 4 target: < 1 s and < 200 MB per parse; see B/op).
+// (target: < 1 s and < 200 MB per parse; see B/op).
 func BenchmarkParseAzure1M(b *testing.B) {
 	data := azureRows(1_000_000)
 	b.SetBytes(int64(len(data)))

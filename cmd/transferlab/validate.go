@@ -47,7 +47,7 @@ type validateOpts struct {
 }
 
 // newValidateCmd builds `transferlab validate CONFIG --arm NAME`: the validation
-// gate (DESIGN.md, "Validation gate"; issue 6) on the GPU machine.
+// gate (DESIGN.md, "Validation gate") on the GPU machine.
 func newValidateCmd() *cobra.Command {
 	var o validateOpts
 	cmd := &cobra.Command{

@@ -1,4 +1,4 @@
-"""Negative controls for the validation gate (issue 6): RMSNorm candidates that are wrong in one known way
+"""Negative controls for the validation gate: RMSNorm candidates that are wrong in one known way
 each, plus one that is correct but slower. All are drop-ins for LlamaRMSNorm.forward(self, hidden_states).
 
 | function                 | defect                                                   | gate that must reject it        |

@@ -1,4 +1,4 @@
-"""transferlab validation gate (issue 6), run on the GPU in the server's own Python environment.
+"""transferlab validation gate, run on the GPU in the server's own Python environment.
 
   python3 validate_gate.py JOB.json
 
