@@ -76,6 +76,36 @@ type choice struct {
 	Delta        textParts    `json:"delta"`
 	Message      textParts    `json:"message"`
 	FinishReason finishReason `json:"finish_reason"`
+	// TokenIDs counts the generated token ids the choice carries (vLLM's
+	// "token_ids" with return_token_ids); 0 when absent.
+	TokenIDs tokenCount `json:"token_ids"`
+}
+
+// tokenCount decodes a JSON array keeping only its length; null or a
+// non-array is 0.
+type tokenCount int
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *tokenCount) UnmarshalJSON(b []byte) error {
+	*t = 0
+	if len(b) == 0 || b[0] != '[' {
+		return nil
+	}
+	var v []json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*t = tokenCount(len(v))
+	return nil
+}
+
+// tokens is how many generated tokens the choice carries: its token ids
+// when it lists them, else 1 when it carries any text, else 0.
+func (c *choice) tokens() int {
+	if !c.answer() && !c.reasoning() {
+		return 0
+	}
+	return max(1, int(c.TokenIDs))
 }
 
 // answer reports whether the choice carries answer text.

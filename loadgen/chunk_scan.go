@@ -3,6 +3,7 @@ package loadgen
 import (
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 )
 
 // The fast path decodes a chunk by walking its JSON once, keeping only the
@@ -323,11 +324,42 @@ func (s *scanner) choiceField(ch *choice, key []byte) error {
 				return errScan // escaped finish reasons: let encoding/json unescape
 			}
 		}
+		if !utf8.Valid(raw) {
+			return errScan // encoding/json replaces invalid UTF-8 with U+FFFD
+		}
 		ch.FinishReason = finishReason(raw)
+	case "token_ids":
+		ch.TokenIDs, err = s.count()
 	default:
 		err = s.skip()
 	}
 	return err
+}
+
+// count reads an array and returns its length; null or any other value is 0.
+func (s *scanner) count() (tokenCount, error) {
+	if s.peek() != '[' {
+		return 0, s.skip()
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return 0, nil
+	}
+	for n := tokenCount(1); ; n++ {
+		if err := s.skip(); err != nil {
+			return 0, err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return n, nil
+		default:
+			return 0, errScan
+		}
+	}
 }
 
 func (s *scanner) parts(p *textParts) error {

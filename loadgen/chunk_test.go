@@ -63,6 +63,11 @@ var chunkEdgeCases = []string{
 	`{"choices":[{"text":"x"}`,
 	`[]`,
 	`{"choices":[{"text":true}]}`,
+	// Invalid UTF-8 in a string: encoding/json replaces it with U+FFFD.
+	"{\"choices\":[{\"text\":\"a\",\"finish_reason\":\"st\x90op\"}]}",
+	`{"choices":[{"text":"a","token_ids":[1,2,[3],{"x":4}]}]}`,
+	`{"choices":[{"text":"a","token_ids":[]},{"text":"b","token_ids":null},{"text":"c","token_ids":7}]}`,
+	`{"choices":[{"text":"a","token_ids":[1,]}]}`,
 }
 
 func TestDecodeChunkAgreesWithEncodingJSON(t *testing.T) {

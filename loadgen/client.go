@@ -360,10 +360,17 @@ type streamRead struct {
 	n int
 	// lastAt is when the last data event arrived.
 	lastAt time.Duration
-	// ended is set once a finish_reason or usage was seen: a stream without
-	// [DONE] may end there.
+	// ended is set once a finish_reason was seen: a stream without [DONE]
+	// may end there (or at the usage chunk that follows it). Usage alone
+	// never ends a stream: servers that send it per chunk send it on a
+	// stream cut short too.
 	ended bool
-	buf   [sseBufSize]byte
+	// counted is the sum of the token events' counts so far.
+	counted int
+	// usageGap is set once a data event came without usage: usage is then
+	// not per chunk, and its deltas do not count an event's tokens.
+	usageGap bool
+	buf      [sseBufSize]byte
 }
 
 // finish builds the record's events and output-token count (status 200).
@@ -373,7 +380,7 @@ func (st *streamRead) finish() {
 }
 
 // setOutputTokens applies DESIGN.md's output_tokens rule: usage when
-// reported, else the count of token-bearing events; a disagreement is flagged.
+// reported, else the sum of the token events' counts; a disagreement is flagged.
 func setOutputTokens(rec *Record, u usageField) {
 	ev := rec.EventTokens()
 	if u.Set {
@@ -443,24 +450,38 @@ func (st *streamRead) event(ev sseEvent) bool {
 		return true
 	}
 	st.lastAt = ev.At
-	addChoices(&st.ch, ev.At, rec, &st.evs, 1)
+	tokens, reasoning := noteChoices(&st.ch, rec)
+	u := st.ch.Usage
+	if tokens > 0 {
+		if u.Set && !st.usageGap {
+			// Usage on every chunk so far (vLLM's continuous_usage_stats):
+			// the tokens generated since the last token event are this
+			// event's, including any that came in chunks without text.
+			tokens = max(1, u.CompletionTokens-st.counted)
+		}
+		st.counted += tokens
+		st.evs.add(TokenEvent{At: ev.At, Tokens: tokens, Reasoning: reasoning})
+	}
 	if rec.FinishReason != "" {
 		st.ended = true
 	}
-	if st.ch.Usage.Set {
-		st.u = st.ch.Usage
-		st.ended = true
+	if u.Set {
+		st.u = u
+	} else {
+		st.usageGap = true
 	}
 	return false
 }
 
-// eof ends a stream whose body ended cleanly without [DONE].
+// eof ends a stream whose body ended cleanly without [DONE]: ok after a
+// finish_reason (some servers close after the final finish or usage event
+// without [DONE]), else a stream error, the stream having been cut short.
 func (st *streamRead) eof() {
 	if !st.ended {
-		st.rec.State, st.rec.Error = StateStreamError, "stream ended without [DONE], finish_reason or usage"
+		st.rec.State = StateStreamError
+		st.rec.Error = fmt.Sprintf("stream cut short: the body ended without [DONE] or a finish_reason, after %d SSE events and %d tokens", st.n, st.counted)
 		return
 	}
-	// Some servers close after the final usage/finish event without [DONE].
 	st.rec.EndAt = st.lastAt
 	st.rec.State = StateOK
 }
@@ -503,26 +524,26 @@ func notEventStream(ct string, b []byte, rec *Record) {
 	rec.Error = fmt.Sprintf("HTTP 200 with Content-Type %q, not text/event-stream: %q", ct, clip(bytes.TrimSpace(b), 200))
 }
 
-// addChoices appends one token event when any choice carries text (n=1 is
-// always requested), with tokens tokens, and notes the finish reason.
-func addChoices(ch *chunk, at time.Duration, rec *Record, evs *eventLog, tokens int) {
-	ans, rsn := false, false
+// noteChoices keeps the chunk's finish reason in rec and returns how many
+// generated tokens its choices carry (choice.tokens summed: a server that
+// bundles tokens may list several choices for the one requested) and
+// whether they were all reasoning text. 0 tokens: the chunk carries no text.
+func noteChoices(ch *chunk, rec *Record) (tokens int, reasoning bool) {
+	ans := false
 	for i := range ch.Choices {
 		cc := &ch.Choices[i]
 		ans = ans || cc.answer()
-		rsn = rsn || cc.reasoning()
+		tokens += cc.tokens()
 		if cc.FinishReason != "" {
 			rec.FinishReason = string(cc.FinishReason)
 		}
 	}
-	if ans || rsn {
-		evs.add(TokenEvent{At: at, Tokens: tokens, Reasoning: !ans})
-	}
+	return tokens, !ans
 }
 
 // whole parses a non-streaming response body b, read by at (err: how its
 // reading failed, if it did), into rec: one event at, carrying
-// usage.completion_tokens tokens.
+// usage.completion_tokens tokens (else the choices' count).
 func (st *streamRead) whole(b []byte, at time.Duration, err error) {
 	rec := st.rec
 	if err != nil {
@@ -539,11 +560,12 @@ func (st *streamRead) whole(b []byte, at time.Duration, err error) {
 		st.fail(StateStreamError, "server error in body: %s", msg)
 		return
 	}
-	tokens := 1
-	if ch.Usage.Set && ch.Usage.CompletionTokens > 0 {
-		tokens = ch.Usage.CompletionTokens
+	if tokens, reasoning := noteChoices(ch, rec); tokens > 0 {
+		if ch.Usage.Set && ch.Usage.CompletionTokens > 0 {
+			tokens = ch.Usage.CompletionTokens
+		}
+		st.evs.add(TokenEvent{At: at, Tokens: tokens, Reasoning: reasoning})
 	}
-	addChoices(ch, at, rec, &st.evs, tokens)
 	rec.EndAt = at
 	rec.State = StateOK
 	st.u = ch.Usage

@@ -22,6 +22,8 @@ func TestDialects(t *testing.T) {
 		finish      string
 		errContains string
 		e2eDefined  bool
+		// tokens are the events' token counts when checked (nil: 1 each).
+		tokens []int
 	}
 	ok := func(events, out int, finish string) want {
 		return want{state: StateOK, events: events, outTokens: out, source: SourceUsage, finish: finish, e2eDefined: true}
@@ -48,6 +50,14 @@ func TestDialects(t *testing.T) {
 		{name: "no usage: counted from events and flagged", file: "no_usage.txt",
 			want: want{state: StateOK, events: 3, outTokens: 3, source: SourceEvents, finish: "length", e2eDefined: true}},
 		{name: "usage then EOF without [DONE] or blank line", file: "no_done_after_usage.txt", want: ok(2, 2, "length")},
+		{name: "vLLM continuous_usage_stats: tokens per event from usage deltas", file: "vllm_continuous_usage.txt",
+			want: want{state: StateOK, events: 3, outTokens: 7, source: SourceUsage, finish: "length", e2eDefined: true, tokens: []int{1, 3, 3}}},
+		{name: "no usage: tokens per event from token_ids and choices", file: "bundled_no_usage.txt",
+			want: want{state: StateOK, events: 3, outTokens: 5, source: SourceEvents, finish: "length", e2eDefined: true, tokens: []int{2, 2, 1}}},
+		{name: "per-chunk usage, cut short after 10 of 40 tokens", file: "cut_short_continuous_usage.txt",
+			want: want{state: StateStreamError, events: 10, outTokens: 10, source: SourceUsage, errContains: "cut short"}},
+		{name: "usage-only chunk without finish_reason, then EOF", file: "usage_without_finish_eof.txt",
+			want: want{state: StateStreamError, events: 2, outTokens: 2, source: SourceUsage, errContains: "cut short"}},
 		{name: "vLLM error object mid-stream", file: "vllm_error_midstream.txt",
 			want: want{state: StateStreamError, events: 2, outTokens: 2, source: SourceEvents, errContains: "engine died"}},
 		{name: "SSE error event", file: "error_event.txt",
@@ -77,6 +87,20 @@ func TestDialects(t *testing.T) {
 			}
 			if len(rec.Events) != w.events {
 				t.Errorf("token events = %d, want %d", len(rec.Events), w.events)
+			}
+			tokens, multi := make([]int, len(rec.Events)), 0
+			for i, e := range rec.Events {
+				tokens[i] = e.Tokens
+				if w.tokens == nil && e.Tokens != 1 || w.tokens != nil && (i >= len(w.tokens) || e.Tokens != w.tokens[i]) {
+					t.Errorf("event tokens = %v, want %v (nil: 1 each)", tokens, w.tokens)
+					break
+				}
+				if e.Tokens > 1 {
+					multi++
+				}
+			}
+			if rec.MultiTokenEvents() != multi || sum.MultiTokenEvents != multi {
+				t.Errorf("multi-token events: record %d, summary %d, want %d", rec.MultiTokenEvents(), sum.MultiTokenEvents, multi)
 			}
 			nr := 0
 			for _, e := range rec.Events {

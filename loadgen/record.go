@@ -22,7 +22,11 @@ var States = []State{StateOK, StateHTTPError, StateStreamError, StateTimeout, St
 type TokenEvent struct {
 	// At is when the event's bytes reached the reader, as a monotonic offset from run start.
 	At time.Duration `json:"at_ns"`
-	// Tokens is how many tokens the event carried (≥ 1; >1 for multi-token events).
+	// Tokens is how many tokens the event carried (≥ 1; > 1 for a
+	// multi-token event): the growth of usage.completion_tokens since the
+	// last token event when every chunk so far carried usage (vLLM's
+	// continuous_usage_stats), else the generated token ids its choices list,
+	// else one per choice with text.
 	Tokens int `json:"tokens"`
 	// Reasoning is true when the tokens were reasoning text, not answer text.
 	Reasoning bool `json:"reasoning,omitempty"`
@@ -56,7 +60,8 @@ type Record struct {
 	FirstMessageAt time.Duration `json:"first_message_at_ns,omitempty"`
 	// Events are the token-bearing events in arrival order.
 	Events []TokenEvent `json:"events"`
-	// EndAt is the last event of the response ([DONE] or final usage event), 0 if none.
+	// EndAt is the last event of the response ([DONE], or at a body's end
+	// without it the last data event after a finish_reason), 0 if none.
 	EndAt time.Duration `json:"end_at_ns,omitempty"`
 
 	// OutputTokens is usage.completion_tokens when reported, else the event token count.
@@ -94,7 +99,7 @@ const (
 const (
 	// SourceUsage means OutputTokens is usage.completion_tokens as the server reported it.
 	SourceUsage = "usage"
-	// SourceEvents means the server reported no usage; OutputTokens counts token-bearing events.
+	// SourceEvents means the server reported no usage; OutputTokens sums the token events' Tokens.
 	SourceEvents = "events"
 )
 
@@ -255,7 +260,7 @@ func (r *Record) Undefined(m Metric) string {
 		}
 	case MetricE2E:
 		if r.EndAt == 0 {
-			return "the response never ended with [DONE], usage or finish_reason (state " + string(r.State) + ")"
+			return "the response never ended with [DONE] or a finish_reason (state " + string(r.State) + ")"
 		}
 	case MetricTPOT:
 		if len(r.Events) == 0 {
