@@ -28,7 +28,7 @@ func TestH200Profiles(t *testing.T) {
 			s, err := Summarize(context.Background(), path, format, SummaryConfig{})
 			if errors.Is(err, ErrNoAttribution) {
 				// No target ranges: the target is eager RMSNorm, found by its kernels.
-				s, err = Summarize(context.Background(), path, format, SummaryConfig{Options: []Option{KernelSequence(rmsnormEagerSequence())}})
+				s, err = Summarize(context.Background(), path, format, SummaryConfig{Options: []Option{rmsnormEagerSequence()}})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -117,7 +117,7 @@ func TestH200HookVsProfile(t *testing.T) {
 			}
 			p, err := ReadChrome(trace)
 			if errors.Is(err, ErrNoAttribution) {
-				p, err = ReadChrome(trace, KernelSequence(rmsnormEagerSequence()))
+				p, err = ReadChrome(trace, rmsnormEagerSequence())
 			}
 			if err != nil {
 				t.Fatal(err)

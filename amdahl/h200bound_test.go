@@ -53,7 +53,7 @@ func TestH200BoundTable(t *testing.T) {
 			t.Skipf("%s not committed", path)
 		}
 		sum, err := Summarize(context.Background(), path, FormatChrome,
-			SummaryConfig{Windows: 4, Options: []Option{KernelSequence(rmsnormEagerSequence())}})
+			SummaryConfig{Windows: 4, Options: []Option{rmsnormEagerSequence()}})
 		if err != nil {
 			t.Fatal(err)
 		}

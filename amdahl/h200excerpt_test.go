@@ -1,23 +1,26 @@
 package amdahl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 	"time"
 )
 
-// rmsnormEagerSequence is eager LlamaRMSNorm.forward as kernels: to(fp32),
-// pow, mean, +eps, rsqrt, mul, to(bf16), weight × x.
-func rmsnormEagerSequence() []*regexp.Regexp {
-	var out []*regexp.Regexp
-	for _, s := range []string{`direct_copy_kernel`, `pow_tensor_scalar`, `MeanOps`, `CUDAFunctorOnSelf_add<float>`, `rsqrt_kernel`,
-		`BinaryFunctor<float, float, float, .*MulFunctor`, `bfloat16_copy_kernel`,
-		`BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, .*MulFunctor`} {
-		out = append(out, regexp.MustCompile(s))
+// rmsnormEagerSequence is the llama-rmsnorm preset: eager
+// LlamaRMSNorm.forward as kernels (to(fp32), pow, mean, +eps, rsqrt, mul,
+// to(bf16), weight × x).
+func rmsnormEagerSequence() Option {
+	p, ok := LookupTargetPreset("llama-rmsnorm")
+	if !ok {
+		panic("no llama-rmsnorm preset")
 	}
-	return out
+	opts, err := p.Options()
+	if err != nil || len(opts) != 1 {
+		panic(fmt.Sprintf("llama-rmsnorm preset: %v", err))
+	}
+	return opts[0]
 }
 
 // TestH200Excerpt checks a real H200 profile excerpt (CUDA graphs on: the
@@ -26,7 +29,7 @@ func rmsnormEagerSequence() []*regexp.Regexp {
 // integer ns (testdata/h200_cg_excerpt.py, output in testdata/README.md).
 func TestH200Excerpt(t *testing.T) {
 	t.Parallel()
-	p, err := ReadChrome(filepath.Join("testdata", "h200_cg_excerpt.json.gz"), KernelSequence(rmsnormEagerSequence()))
+	p, err := ReadChrome(filepath.Join("testdata", "h200_cg_excerpt.json.gz"), rmsnormEagerSequence())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +83,7 @@ func TestH200Known(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Skipf("%s not committed: %v", path, err)
 			}
-			p, err := ReadChrome(path, KernelSequence(rmsnormEagerSequence()))
+			p, err := ReadChrome(path, rmsnormEagerSequence())
 			if err != nil {
 				t.Fatal(err)
 			}

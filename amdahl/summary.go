@@ -223,7 +223,10 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "attribution: %d by annotation, %d by correlation, %d by name, %d by sequence; %d graph-replayed kernels, %d unattributed\n",
 			a.ByAnnotation, a.ByCorrelation, a.ByName, a.BySequence, a.GraphKernels, a.GraphUnattributed)
 		if len(s.TargetKernels) > 0 {
-			fmt.Fprintf(&b, "target kernels: %s\n", strings.Join(s.TargetKernels, ", "))
+			fmt.Fprintf(&b, "target kernels (%d; full names: the JSON summary's target_kernels):\n", len(s.TargetKernels))
+			for i, k := range s.TargetKernels {
+				fmt.Fprintf(&b, "  %d. %s\n", i+1, compactKernelName(k))
+			}
 		}
 	}
 	if e := Explain(fr); e != "" {

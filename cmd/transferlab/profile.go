@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -39,7 +40,10 @@ func newProfileCmd() *cobra.Command {
 			"the same per prefill/decode where the profile's phase ranges say so. Attribution rules and\n" +
 			"range names: amdahl/PROFILES.md; hook file format: amdahl/HOOK_TIMINGS.md.\n" +
 			"Active wall time: --records (requests' [sent, end] intervals), else the server's count in\n" +
-			"FILE.window.json / --server-window, else the whole profiled span (idle gaps not removed).",
+			"FILE.window.json / --server-window, else the whole profiled span (idle gaps not removed).\n" +
+			"A profile without target ranges (CUDA-graph replays, a server started without the hook's ranges)\n" +
+			"needs the target's kernels named: --target PRESET, or --kernel-pattern / --kernel-seq. Presets:\n" +
+			presetHelp(),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -48,7 +52,18 @@ func newProfileCmd() *cobra.Command {
 				return err
 			}
 			cfg := amdahl.SummaryConfig{Windows: windows, Boot: []amdahl.BootOption{amdahl.Seed(seed)}}
-			if f == amdahl.FormatHook {
+			if preset, ok := amdahl.LookupTargetPreset(target); ok {
+				// A preset selects kernels by name: in FILE, or with
+				// --against in the trace compared with a hook file.
+				opts, err := preset.Options()
+				if err != nil {
+					return fmt.Errorf("profile: %w", err)
+				}
+				cfg.Options = append(cfg.Options, opts...)
+				if f == amdahl.FormatHook {
+					cfg.HookWindows = hookWindows
+				}
+			} else if f == amdahl.FormatHook {
 				cfg.Target, cfg.HookWindows = target, hookWindows
 			} else if target != "" {
 				cfg.Options = append(cfg.Options, amdahl.TargetAnnotation(target))
@@ -98,6 +113,10 @@ func newProfileCmd() *cobra.Command {
 				return printAgreement(cmd, path, f, against, cfg)
 			}
 			s, err := amdahl.Summarize(cmd.Context(), path, f, cfg)
+			if errors.Is(err, amdahl.ErrNoAttribution) {
+				return fmt.Errorf("profile: %w; name the target's kernels with a preset, --target %s, or with --kernel-pattern / --kernel-seq",
+					err, strings.ReplaceAll(amdahl.TargetPresetNames(), ", ", " | "))
+			}
 			if err != nil {
 				return fmt.Errorf("profile: %w", err)
 			}
@@ -112,7 +131,7 @@ func newProfileCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&format, "format", "", "chrome | nsys | hook (default: from the file: .sqlite → nsys, a JSON with \"transferlab.hook_timings\" → hook, other JSON → chrome)")
-	fl.StringVar(&target, "target", "", "chrome/nsys: the range name around target calls (default "+amdahl.DefaultTargetAnnotation+"); hook: the target op the file must be about")
+	fl.StringVar(&target, "target", "", "a preset (below) naming the target's kernels, or chrome/nsys: the range name around target calls (default "+amdahl.DefaultTargetAnnotation+"); hook: the target op the file must be about")
 	fl.StringVar(&pattern, "kernel-pattern", "", "regexp over kernel names: attributes CUDA-graph replays, and every kernel when the profile has no target range")
 	fl.StringArrayVar(&sequence, "kernel-seq", nil, "regexp for one step of a kernel sequence (repeat in order): runs of consecutive kernels on a stream matching the steps are target (graph replays, or all kernels without a target range)")
 	fl.StringArrayVar(&phases, "phase", nil, "RANGE_NAME=PHASE: a range name that marks a phase (repeatable; defaults transferlab::prefill, ::decode, ::mixed)")
@@ -216,4 +235,17 @@ func printAgreement(cmd *cobra.Command, hookPath string, f amdahl.Format, traceP
 		float64(a.ProfileSpan)/1e6, 100*a.RelDiffSpan, float64(a.ProfileTarget)/1e6, 100*a.RelDiff,
 		map[bool]string{true: "", false: "\n(hook incomplete: CUDA-graph capture calls, replays unseen)"}[a.Complete])
 	return nil
+}
+
+// presetHelp lists the target presets, one per line, for profile's help.
+func presetHelp() string {
+	var b strings.Builder
+	for _, p := range amdahl.TargetPresets() {
+		sel := "pattern " + p.Pattern
+		if len(p.Sequence) > 0 {
+			sel = fmt.Sprintf("%d-kernel sequence", len(p.Sequence))
+		}
+		fmt.Fprintf(&b, "  %s: %s (%s)\n", p.Name, p.Doc, sel)
+	}
+	return b.String()
 }

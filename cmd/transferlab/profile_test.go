@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/transferlab/transferlab/amdahl"
+)
+
+// h200EagerTrace is the shipped H200 profile: an eager server without
+// target ranges (the profiler ran on another thread), so the target's
+// kernels must be named.
+const h200EagerTrace = "../../amdahl/testdata/h200/eager-prefill-3rps.trace.json.gz"
+
+func runProfile(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(append([]string{"profile"}, args...))
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestProfileTargetPresetOnH200Trace: without a hint the shipped profile is
+// refused with the presets named; with one preset flag it is read, and the
+// result is the one the preset's regexps give spelled out as --kernel-seq.
+func TestProfileTargetPresetOnH200Trace(t *testing.T) {
+	_, err := runProfile(t, h200EagerTrace)
+	if err == nil {
+		t.Fatal("profile without target ranges or kernel names succeeded")
+	}
+	for _, p := range amdahl.TargetPresets() {
+		if !strings.Contains(err.Error(), p.Name) {
+			t.Errorf("error %q does not name preset %s", err, p.Name)
+		}
+	}
+
+	out, err := runProfile(t, h200EagerTrace, "--target", "llama-rmsnorm", "--json")
+	if err != nil {
+		t.Fatalf("--target llama-rmsnorm: %v", err)
+	}
+	var got amdahl.Summary
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("--json: %v", err)
+	}
+	p, _ := amdahl.LookupTargetPreset("llama-rmsnorm")
+	args := []string{h200EagerTrace, "--json"}
+	for _, s := range p.Sequence {
+		args = append(args, "--kernel-seq", s)
+	}
+	out, err = runProfile(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want amdahl.Summary
+	if err := json.Unmarshal([]byte(out), &want); err != nil {
+		t.Fatal(err)
+	}
+	a := got.Attribution
+	if a == nil || a.BySequence == 0 || a.BySequence%len(p.Sequence) != 0 || len(got.TargetKernels) != len(p.Sequence) {
+		t.Fatalf("attribution %+v, %d kernel names: want whole %d-kernel calls", a, len(got.TargetKernels), len(p.Sequence))
+	}
+	if got.Fractions.TargetGPU != want.Fractions.TargetGPU || *a != *want.Attribution {
+		t.Errorf("preset: target %v, %+v; spelled out: %v, %+v", got.Fractions.TargetGPU, *a, want.Fractions.TargetGPU, *want.Attribution)
+	}
+
+	text, err := runProfile(t, h200EagerTrace, "--target", "llama-rmsnorm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(text, "target kernels")
+	if !ok {
+		t.Fatalf("no target kernels in %q", text)
+	}
+	lines := strings.Split(list, "\n")[1 : 1+len(p.Sequence)]
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 110 || !strings.HasPrefix(l, "  ") {
+			t.Errorf("kernel line of %d runes, want one short indented line: %q", n, l)
+		}
+	}
+}
+
+// TestProfilePresetAgainstHook: a preset names the compared trace's kernels
+// when FILE is the hook's timing file.
+func TestProfilePresetAgainstHook(t *testing.T) {
+	out, err := runProfile(t, "../../amdahl/testdata/h200/eager-prefill-3rps.hook.json", "--against", h200EagerTrace, "--target", "llama-rmsnorm")
+	if err != nil {
+		t.Fatalf("--against with a preset: %v", err)
+	}
+	if !strings.Contains(out, "matched by") || !strings.Contains(out, "GPU span") {
+		t.Errorf("output %q: want the hook/profile comparison", out)
+	}
+}
