@@ -93,6 +93,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if eff.Trace.ClampContext > 0 {
 		base = traces.ClampContext(base, eff.Trace.ClampContext)
 	}
+	fmt.Fprintf(log, "trace %s: %s\n", base.Source, base.RowsText())
 	scheds := make([]traces.Schedule, len(eff.Load.RatesRPS))
 	for i, r := range eff.Load.RatesRPS {
 		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {
@@ -133,14 +134,18 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			GitCommit:    gitCommit(),
 		},
 		Trace: report.TraceInfo{
-			Source:      base.Source,
-			Format:      base.Format,
-			SHA256:      base.SHA256,
-			Rows:        len(base.Requests),
-			Skipped:     base.Skipped,
-			Clamped:     base.Clamped,
-			DurationS:   base.Duration().Seconds(),
-			MeanRateRPS: base.MeanRate(),
+			Source:          base.Source,
+			Format:          base.Format,
+			SHA256:          base.SHA256,
+			Rows:            len(base.Requests),
+			RowsRead:        base.RowsRead,
+			Skipped:         base.Skipped,
+			SkippedByReason: base.SkippedByReason,
+			SkippedLines:    base.SkippedLines,
+			Dropped:         base.Dropped,
+			Clamped:         base.Clamped,
+			DurationS:       base.Duration().Seconds(),
+			MeanRateRPS:     base.MeanRate(),
 		},
 		SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, E2EMs: eff.SLO.E2EMs, Percentile: eff.SLO.Percentile},
 	}

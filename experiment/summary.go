@@ -20,7 +20,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if res.Simulated {
 		label = " (simulated server: every figure is simulated)"
 	}
-	fmt.Fprintf(w, "transferlab %s: %d cells, trace %s (%d rows)%s\n", res.Manifest.ConfigPath, len(res.Cells), res.Trace.Source, res.Trace.Rows, label)
+	fmt.Fprintf(w, "transferlab %s: %d cells, trace %s (%s)%s\n", res.Manifest.ConfigPath, len(res.Cells), res.Trace.Source, res.Trace.RowsText(), label)
 	if !res.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}

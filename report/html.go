@@ -412,6 +412,7 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{range .Results.Warnings}}<p class="banner">Warning: {{.}}</p>{{end}}
 <table>
 <tr><th>trace</th><td>{{.Results.Trace.Source}} ({{.Results.Trace.Format}}, sha256 {{.Results.Trace.SHA256}})</td></tr>
+<tr><th>trace rows</th><td>{{.Results.Trace.RowsText}}; clamped {{.Results.Trace.Clamped}}</td></tr>
 <tr><th>config</th><td>{{.Results.Manifest.ConfigPath}} (sha256 {{.Results.Manifest.ConfigSHA256}})</td></tr>
 <tr><th>seed</th><td>{{.Results.Manifest.Seed}}</td></tr>
 <tr><th>SLO</th><td>{{.SLO}}</td></tr>

@@ -77,7 +77,7 @@ func (m mdWriter) header(r Results) {
 		m.p("| %s | %s |\n", mdCell(in.Label), mdCell(in.text()))
 	}
 	m.p("| trace | %s (%s, sha256 %s) |\n", orText(r.Trace.Source, "—"), orText(r.Trace.Format, "—"), orText(short(r.Trace.SHA256), "—"))
-	m.p("| trace rows | %d (skipped %d, clamped %d), %s s, mean %s req/s |\n", r.Trace.Rows, r.Trace.Skipped, r.Trace.Clamped, num(r.Trace.DurationS), num(r.Trace.MeanRateRPS))
+	m.p("| trace rows | %s; clamped %d; %s s, mean %s req/s |\n", r.Trace.RowsText(), r.Trace.Clamped, num(r.Trace.DurationS), num(r.Trace.MeanRateRPS))
 	m.p("| config | %s (sha256 %s) |\n", orText(r.Manifest.ConfigPath, "—"), orText(short(r.Manifest.ConfigSHA256), "—"))
 	m.p("| seed | %d |\n", r.Manifest.Seed)
 	if len(r.Manifest.ArmOrder) > 0 {

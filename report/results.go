@@ -90,16 +90,30 @@ type Manifest struct {
 	ArmOrder     []string       `json:"arm_order"`
 }
 
-// TraceInfo describes the schedule source as replayed.
+// TraceInfo describes the schedule source as replayed. Every data row of
+// the file is accounted for: RowsRead = Rows + Skipped + the sum of Dropped
+// (traces.Schedule.RowsRead); RowsText says it for people.
 type TraceInfo struct {
-	Source      string  `json:"source"`
-	Format      string  `json:"format"`
-	SHA256      string  `json:"sha256"`
-	Rows        int     `json:"rows"`
-	Skipped     int     `json:"skipped_rows"`
-	Clamped     int     `json:"clamped_rows"`
-	DurationS   float64 `json:"duration_s"`
-	MeanRateRPS float64 `json:"mean_rate_rps"`
+	Source string `json:"source"`
+	Format string `json:"format"`
+	SHA256 string `json:"sha256"`
+	// Rows is the number of requests replayed (per offered load the cells
+	// replay these, time-scaled).
+	Rows int `json:"rows"`
+	// RowsRead is the number of data rows in the file (0 for a synthetic schedule).
+	RowsRead int `json:"rows_read"`
+	// Skipped counts malformed rows skipped (trace.lenient), by reason in
+	// SkippedByReason; SkippedLines names their file lines (the first
+	// traces.MaxSkippedLines).
+	Skipped         int            `json:"skipped_rows"`
+	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
+	SkippedLines    []int          `json:"skipped_lines,omitempty"`
+	// Dropped counts well-formed rows left out by a policy, by policy
+	// ("burstgpt_failed", "first_n", "token_filter").
+	Dropped     map[string]int `json:"dropped_by_reason,omitempty"`
+	Clamped     int            `json:"clamped_rows"`
+	DurationS   float64        `json:"duration_s"`
+	MeanRateRPS float64        `json:"mean_rate_rps"`
 }
 
 // SLO holds the service-level objectives goodput is measured against (ms).

@@ -40,7 +40,9 @@ type ReadOptions struct {
 	// formats "csv" and "jsonl"; ignored by the built-in formats).
 	Mapping *Mapping
 	// KeepFailed keeps BurstGPT failed requests (zero response tokens) as
-	// arrivals with OutputTokens = 1 (they did load the server's prefill).
+	// arrivals with OutputTokens = 1 (they did load the server's prefill);
+	// one logged with zero request tokens too is kept with InputTokens = 1,
+	// the smallest prompt a server accepts.
 	// Default false: they are dropped and counted in Schedule.Dropped["burstgpt_failed"].
 	KeepFailed bool
 }
@@ -107,7 +109,7 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 		return Schedule{}, fmt.Errorf("traces: %s: no usable requests (%d bad rows skipped, %d dropped)", name, p.skipped, sumCounts(p.dropped))
 	}
 	s := Schedule{
-		Source: name, Format: p.f.name, Requests: p.reqs, Skipped: p.skipped,
+		Source: name, Format: p.f.name, Requests: p.reqs, RowsRead: p.rowsRead, Skipped: p.skipped, SkippedLines: p.skippedLines,
 		SHA256: hex.EncodeToString(sum[:]), PrefixBlockTokens: p.blockToks,
 	}
 	if len(p.reasons) > 0 {
@@ -223,9 +225,12 @@ type parser struct {
 	f         format
 	blockToks int
 	reqs      []Request
+	rowsRead  int
 	skipped   int
-	reasons   map[string]int
-	dropped   map[string]int
+	// skippedLines holds the first MaxSkippedLines skipped lines.
+	skippedLines []int
+	reasons      map[string]int
+	dropped      map[string]int
 }
 
 // bad handles one bad row: an error in strict mode, a count in lenient mode.
@@ -234,6 +239,9 @@ func (p *parser) bad(line int, field, reason string, err error) error {
 		return &RowError{File: p.name, Line: line, Field: field, Reason: reason, Err: err}
 	}
 	p.skipped++
+	if len(p.skippedLines) < MaxSkippedLines {
+		p.skippedLines = append(p.skippedLines, line)
+	}
 	if p.reasons == nil {
 		p.reasons = map[string]int{}
 	}
@@ -325,7 +333,7 @@ func (p *parser) add(line int, t int64, in, out int, inField, outField string, r
 			p.drop(DroppedBurstGPTFailed)
 			return nil
 		}
-		out = 1
+		in, out = max(in, 1), 1
 	}
 	if in == 0 {
 		return p.bad(line, inField, ReasonZeroTokens, errors.New("0 input tokens: a request needs ≥ 1"))
@@ -387,6 +395,7 @@ func (p *parser) readCSV(header []byte, headerNo int) error {
 		if !ok {
 			return nil
 		}
+		p.rowsRead++
 		fields, err = splitCSV(line, fields[:0])
 		if err != nil {
 			if err := p.bad(no, "", ReasonFieldCount, err); err != nil {
@@ -461,6 +470,7 @@ func splitCSV(line []byte, dst [][]byte) ([][]byte, error) {
 func (p *parser) readJSONL(first []byte, firstNo int) error {
 	var obj map[string]json.RawMessage
 	for {
+		p.rowsRead++
 		err := json.Unmarshal(first, &obj)
 		if err == nil {
 			break
@@ -493,6 +503,7 @@ func (p *parser) readJSONL(first []byte, firstNo int) error {
 		if line, no, ok = p.lines.next(); !ok {
 			return nil
 		}
+		p.rowsRead++
 	}
 }
 

@@ -41,8 +41,16 @@ type Schedule struct {
 	Format string `json:"format"`
 	// Requests are sorted by Offset; ties keep source order.
 	Requests []Request `json:"-"`
+	// RowsRead counts the data rows of the source file (non-blank lines
+	// after a CSV header; every non-blank JSONL line); 0 for synthetic
+	// schedules. Every row read is accounted for:
+	// RowsRead = len(Requests) + Skipped + the sum of Dropped.
+	RowsRead int `json:"rows_read"`
 	// Skipped counts bad rows dropped in lenient mode (0 in strict mode).
 	Skipped int `json:"skipped_rows"`
+	// SkippedLines are the 1-based file lines of the skipped rows, in file
+	// order: all of them up to MaxSkippedLines, then Skipped says how many more.
+	SkippedLines []int `json:"skipped_lines,omitempty"`
 	// Clamped counts requests whose input was clamped to a context limit.
 	Clamped int `json:"clamped_rows"`
 
@@ -60,8 +68,9 @@ type Schedule struct {
 	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
 	// Dropped counts rows left out on purpose by a documented policy, not
 	// because they were malformed: "burstgpt_failed" (BurstGPT rows with zero
-	// response tokens, see ReadOptions.KeepFailed) and "token_filter"
-	// (FilterTokens). Dropped rows are counted in strict mode too.
+	// response tokens, see ReadOptions.KeepFailed), "token_filter"
+	// (FilterTokens) and "first_n" (First). Dropped rows are counted in
+	// strict mode too.
 	Dropped map[string]int `json:"dropped_by_reason,omitempty"`
 	// Reordered counts rows whose timestamp was earlier than an earlier row's:
 	// the reader sorts rows stably by time and counts them here (0 for sorted traces).

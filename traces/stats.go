@@ -67,7 +67,11 @@ type Stats struct {
 	// ArrivalsPerSecond is the histogram of one-second bin counts.
 	ArrivalsPerSecond []HistogramBin `json:"arrivals_per_second_histogram"`
 
+	// RowsRead, Skipped, SkippedLines and Dropped account for every data
+	// row of the file (Schedule.RowsRead).
+	RowsRead        int            `json:"rows_read"`
 	Skipped         int            `json:"skipped_rows"`
+	SkippedLines    []int          `json:"skipped_lines,omitempty"`
 	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
 	Dropped         map[string]int `json:"dropped_by_reason,omitempty"`
 	Reordered       int            `json:"reordered_rows"`
@@ -80,7 +84,7 @@ func ComputeStats(s Schedule) Stats {
 	st := Stats{
 		Source: s.Source, Format: s.Format, SHA256: s.SHA256, Start: s.Start, Rows: len(s.Requests),
 		DurationS: s.Duration().Seconds(), MeanRateRPS: s.MeanRate(), PercentileMethod: PercentileMethod,
-		Skipped: s.Skipped, SkippedByReason: maps.Clone(s.SkippedByReason), Dropped: maps.Clone(s.Dropped),
+		RowsRead: s.RowsRead, Skipped: s.Skipped, SkippedLines: slices.Clone(s.SkippedLines), SkippedByReason: maps.Clone(s.SkippedByReason), Dropped: maps.Clone(s.Dropped),
 		Reordered: s.Reordered, Clamped: s.Clamped, Transforms: slices.Clone(s.Transforms),
 	}
 	n := len(s.Requests)
@@ -182,6 +186,7 @@ func (st Stats) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "first row at\t%s\n", st.Start)
 	}
 	fmt.Fprintf(tw, "rows\t%d\n", st.Rows)
+	fmt.Fprintf(tw, "rows in the file\t%s\n", RowsText(st.Rows, st.RowsRead, st.Skipped, st.SkippedLines, st.Dropped))
 	fmt.Fprintf(tw, "skipped rows\t%d%s\n", st.Skipped, counts(st.SkippedByReason))
 	fmt.Fprintf(tw, "reordered / clamped rows\t%d / %d\n", st.Reordered, st.Clamped)
 	if len(st.Dropped) > 0 {

@@ -19,6 +19,7 @@ func derive(s Schedule, reqs []Request, step string) Schedule {
 		out.Requests[i].ID = i
 	}
 	out.SkippedByReason = maps.Clone(s.SkippedByReason)
+	out.SkippedLines = slices.Clone(s.SkippedLines)
 	out.Dropped = maps.Clone(s.Dropped)
 	out.Transforms = append(slices.Clone(s.Transforms), step)
 	return out
@@ -62,11 +63,27 @@ func ScaleBy(s Schedule, rateFactor float64) (Schedule, error) {
 	return derive(s, scaleOffsets(s.Requests, 1/rateFactor), fmt.Sprintf("scale_by rate_factor=%g", rateFactor)), nil
 }
 
-// First keeps the first n requests (all of them when n ≥ len, none when n ≤ 0).
-// Offsets are unchanged.
+// DroppedFirst keys Schedule.Dropped for requests cut by First.
+const DroppedFirst = "first_n"
+
+// First keeps the first n requests (all of them when n ≥ len, none when n ≤ 0),
+// counting the rest in Schedule.Dropped["first_n"]. Offsets are unchanged.
 func First(s Schedule, n int) Schedule {
 	n = min(max(n, 0), len(s.Requests))
-	return derive(s, slices.Clone(s.Requests[:n]), fmt.Sprintf("first n=%d", n))
+	out := derive(s, slices.Clone(s.Requests[:n]), fmt.Sprintf("first n=%d", n))
+	addDropped(&out, DroppedFirst, len(s.Requests)-n)
+	return out
+}
+
+// addDropped counts n requests left out by the policy named reason.
+func addDropped(s *Schedule, reason string, n int) {
+	if n <= 0 {
+		return
+	}
+	if s.Dropped == nil {
+		s.Dropped = map[string]int{}
+	}
+	s.Dropped[reason] += n
 }
 
 // Sample keeps n requests drawn uniformly without replacement with rng
@@ -115,12 +132,7 @@ func FilterTokens(s Schedule, minIn, maxIn, minOut, maxOut int) Schedule {
 		}
 	}
 	out := derive(s, reqs, fmt.Sprintf("filter_tokens in=[%d,%d] out=[%d,%d]", minIn, maxIn, minOut, maxOut))
-	if gone := len(s.Requests) - len(reqs); gone > 0 {
-		if out.Dropped == nil {
-			out.Dropped = map[string]int{}
-		}
-		out.Dropped[DroppedTokenFilter] += gone
-	}
+	addDropped(&out, DroppedTokenFilter, len(s.Requests)-len(reqs))
 	return out
 }
 

@@ -1,0 +1,66 @@
+package traces
+
+import (
+	"fmt"
+	"strings"
+)
+
+// MaxSkippedLines bounds Schedule.SkippedLines: a lenient read of a file
+// with millions of bad rows names the first 1000 and counts the rest.
+const MaxSkippedLines = 1000
+
+// LineRanges renders sorted line numbers for people, runs joined:
+// "lines 3-5, 9, 11-12"; when total exceeds len(lines) it adds
+// "and N more". "" when there is none.
+func LineRanges(lines []int, total int) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("line")
+	if total > 1 {
+		b.WriteString("s")
+	}
+	for i := 0; i < len(lines); {
+		j := i
+		for j+1 < len(lines) && lines[j+1] == lines[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, " %d", lines[i])
+		if j > i {
+			fmt.Fprintf(&b, "-%d", lines[j])
+		}
+		i = j + 1
+	}
+	if more := total - len(lines); more > 0 {
+		fmt.Fprintf(&b, " and %d more", more)
+	}
+	return b.String()
+}
+
+// RowsText accounts for every data row of a trace file in one line:
+// "8 replayed of 11 read; 1 skipped as malformed (line 12); 2 dropped by
+// policy (burstgpt_failed=2)". rows are the requests kept, read the data
+// rows in the file (0 for a synthetic schedule: then only rows is said).
+func RowsText(rows, read, skipped int, skippedLines []int, dropped map[string]int) string {
+	if read == 0 {
+		return fmt.Sprintf("%d requests", rows)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d replayed of %d read", rows, read)
+	if skipped > 0 {
+		fmt.Fprintf(&b, "; %d skipped as malformed (%s)", skipped, LineRanges(skippedLines, skipped))
+	}
+	if n := sumCounts(dropped); n > 0 {
+		fmt.Fprintf(&b, "; %d dropped by policy%s", n, counts(dropped))
+	}
+	return b.String()
+}
+
+// RowsText is RowsText for s.
+func (s Schedule) RowsText() string {
+	return RowsText(len(s.Requests), s.RowsRead, s.Skipped, s.SkippedLines, s.Dropped)
+}
