@@ -62,7 +62,7 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 	c := &client{cfg: cfg, url: baseURL + path, since: since}
 	var lt *leanTransport
 	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
-		lt, _ = newLeanTransport(c.url) // nil when unparsable: net/http reports it per request
+		lt, _ = newLeanTransport(c.url, cfg.headers) // nil when unparsable: net/http reports it per request
 	}
 	switch {
 	case lt != nil && cfg.transport == TransportReactor:
@@ -79,6 +79,7 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 	c.http = cfg.client
 	if c.http == nil {
 		c.http = NewHTTPClient()
+		c.http.Transport.(*http.Transport).TLSClientConfig = cfg.tls
 	}
 	return c, nil
 }
@@ -224,6 +225,9 @@ func (c *client) doHTTP(runCtx context.Context, req *traces.Request, rec *Record
 		rec.SentAt = c.since()
 		rec.State, rec.Error = StateHTTPError, fmt.Sprintf("building request: %v", err)
 		return
+	}
+	for k, v := range c.cfg.headers {
+		hreq.Header[k] = v
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set(RequestIDHeader, strconv.Itoa(req.ID))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
@@ -52,6 +53,9 @@ type leanTransport struct {
 	addr string // host:port dialled
 	host string // Host header
 	path string // request target (path and query)
+	// extra holds the caller's headers (WithHeaders), rendered once as
+	// "Name: value\r\n" lines.
+	extra []byte
 
 	mu   sync.Mutex
 	idle []*leanConn
@@ -72,8 +76,9 @@ type leanWire struct {
 	wire []byte
 }
 
-// newLeanTransport parses rawURL, which must be http://host[:port]/path.
-func newLeanTransport(rawURL string) (*leanTransport, error) {
+// newLeanTransport parses rawURL, which must be http://host[:port]/path;
+// every request carries the headers h (rendered once, here).
+func newLeanTransport(rawURL string, h http.Header) (*leanTransport, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -85,7 +90,11 @@ func newLeanTransport(rawURL string) (*leanTransport, error) {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	return &leanTransport{addr: addr, host: u.Host, path: u.RequestURI()}, nil
+	var extra bytes.Buffer
+	if err := h.Write(&extra); err != nil {
+		return nil, err
+	}
+	return &leanTransport{addr: addr, host: u.Host, path: u.RequestURI(), extra: extra.Bytes()}, nil
 }
 
 func (t *leanTransport) getWire() *leanWire {
@@ -112,6 +121,7 @@ func (t *leanTransport) appendHead(b []byte, id int, stream bool, n int) []byte 
 	if stream {
 		b = append(b, "Accept: text/event-stream\r\n"...)
 	}
+	b = append(b, t.extra...)
 	b = append(b, RequestIDHeader...)
 	b = append(b, ": "...)
 	b = strconv.AppendInt(b, int64(id), 10)

@@ -1,10 +1,14 @@
 package loadgen
 
 import (
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Endpoint selects the OpenAI-compatible route requests are sent to.
@@ -44,7 +48,9 @@ type config struct {
 	ignoreEOS   bool
 	promptText  bool
 	client      *http.Client
-	transport   Transport // client for plain http:// targets when client is nil
+	headers     http.Header // sent with every request (WithHeaders)
+	tls         *tls.Config // net/http's TLS settings for https:// (WithTLSConfig)
+	transport   Transport   // client for plain http:// targets when client is nil
 	lagBudget   time.Duration
 	spin        time.Duration
 }
@@ -82,8 +88,34 @@ func (c *config) validate() error {
 	case c.closedLoop > 0 && c.maxInFlight > 0:
 		return fmt.Errorf("loadgen: options closed_loop and max_in_flight exclude each other")
 	}
-	return nil
+	return CheckHeaders(c.headers)
 }
+
+// CheckHeaders refuses header names that are not HTTP tokens, names the
+// client sets itself (Host, Content-Length, Content-Type, Accept,
+// X-Request-Id), and values holding CR, LF or NUL (they would inject
+// headers). Errors name the header, never its value.
+func CheckHeaders(h http.Header) error {
+	var errs []error
+	for k, vs := range h {
+		switch {
+		case !httpguts.ValidHeaderFieldName(k):
+			errs = append(errs, fmt.Errorf("loadgen: header %q: not a valid header name", k))
+		case ownHeaders[http.CanonicalHeaderKey(k)]:
+			errs = append(errs, fmt.Errorf("loadgen: header %q: set by the client itself", k))
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				errs = append(errs, fmt.Errorf("loadgen: header %q: its value holds a control character (CR, LF or NUL)", k))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ownHeaders are the headers every request carries from the client itself.
+var ownHeaders = map[string]bool{"Host": true, "Content-Length": true, "Content-Type": true,
+	"Accept": true, "Transfer-Encoding": true, "Connection": true, RequestIDHeader: true, "User-Agent": true}
 
 // WithArm labels every Record with the arm name (default "baseline").
 func WithArm(arm string) Option { return func(c *config) { c.arm = arm } }
@@ -141,6 +173,17 @@ func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on
 // HTTP/1.1 client (lean.go) for plain http:// targets and NewHTTPClient()
 // for https://. Its Timeout should be 0: WithTimeout bounds each request.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
+
+// WithHeaders adds h to every request, on every transport (API keys:
+// "Authorization: Bearer …"). Names must be valid and not among the
+// client's own headers (CheckHeaders); Replay refuses them otherwise. The
+// values are sent, never logged or recorded.
+func WithHeaders(h http.Header) Option { return func(c *config) { c.headers = h.Clone() } }
+
+// WithTLSConfig sets the TLS settings of the net/http client used for
+// https:// targets (default nil: the system roots). It does not apply to a
+// client given with WithHTTPClient.
+func WithTLSConfig(t *tls.Config) Option { return func(c *config) { c.tls = t } }
 
 // Transport names the HTTP client Replay uses for plain http:// targets
 // (https:// always goes through net/http).

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/transferlab/transferlab/internal/secret"
 )
 
 // Exporter kinds accepted in Config.Exporter.
@@ -150,20 +152,18 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Redacted is the placeholder that replaces header values when a Config is
-// echoed (results.json manifest, logs): headers usually carry API keys.
-const Redacted = "REDACTED"
+// Redacted is the placeholder that replaces header values and URL userinfo
+// when a Config is echoed (results.json manifest, logs): headers usually
+// carry API keys, and an endpoint may carry user:password@.
+const Redacted = secret.Redacted
 
-// redacted returns c with every header value replaced by Redacted.
+// redacted returns c with every header value and the endpoint's userinfo
+// replaced by Redacted.
 func (c Config) redacted() Config {
-	if len(c.Headers) == 0 {
-		return c
+	c.Headers = secret.Headers(c.Headers)
+	if c.Endpoint != "" {
+		c.Endpoint = secret.URL(c.Endpoint)
 	}
-	h := make(map[string]string, len(c.Headers))
-	for k := range c.Headers {
-		h[k] = Redacted
-	}
-	c.Headers = h
 	return c
 }
 

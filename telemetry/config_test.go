@@ -126,7 +126,7 @@ func TestStdoutExporter(t *testing.T) {
 // (JSON manifest or YAML) must not.
 func TestConfigEchoRedactsHeaders(t *testing.T) {
 	t.Parallel()
-	cfg := Config{Enabled: true, Endpoint: "https://otlp.example.com", Headers: map[string]string{"Authorization": "Bearer s3cret"}}
+	cfg := Config{Enabled: true, Endpoint: "https://user:pw-s3cret@otlp.example.com", Headers: map[string]string{"Authorization": "Bearer s3cret"}}
 	j, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -140,15 +140,15 @@ func TestConfigEchoRedactsHeaders(t *testing.T) {
 			t.Errorf("%s echo = %s, want the endpoint kept and the header value redacted", name, out)
 		}
 	}
-	if cfg.Headers["Authorization"] != "Bearer s3cret" {
-		t.Error("marshalling changed the live config's headers")
+	if cfg.Headers["Authorization"] != "Bearer s3cret" || cfg.Endpoint != "https://user:pw-s3cret@otlp.example.com" {
+		t.Error("marshalling changed the live config's headers or endpoint")
 	}
 	// Round trip of the YAML echo keeps every other field.
 	var back Config
 	if err := yaml.Unmarshal(y, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Endpoint != cfg.Endpoint || !back.Enabled {
+	if back.Endpoint != "https://REDACTED@otlp.example.com" || !back.Enabled {
 		t.Errorf("YAML echo decoded to %+v", back)
 	}
 }
