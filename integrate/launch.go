@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,20 +57,27 @@ type Spec struct {
 	// Host defaults to DefaultHost; Port is required (see FreePort).
 	Host string
 	Port int
-	// ReadyPath is probed with GET until it answers 200 (default DefaultReadyPath).
+	// ReadyPath is probed with GET until it answers 200. Empty: DefaultReadyPath
+	// (/health), falling back to /v1/models (either answering 200 is ready).
 	ReadyPath string
 	// ReadyTimeout bounds the wait for readiness (default DefaultReadyTimeout).
 	ReadyTimeout time.Duration
-	// Grace is the wait between SIGTERM and SIGKILL in Close (default DefaultGrace).
+	// Grace is the wait between StopSignal and SIGKILL in Close (default DefaultGrace).
 	Grace time.Duration
+	// StopSignal names the signal Close sends first (one of StopSignals;
+	// default SIGTERM).
+	StopSignal string
+	// HookDir, when set, is where the kernel-override hook writes its install
+	// receipts: Launch refuses a ready server in which no receipt appeared,
+	// or in which HookOverride (when set) is installed in no process
+	// (ErrHookNotLoaded).
+	HookDir      string
+	HookOverride *Override
 }
 
 func (s Spec) withDefaults() Spec {
 	if s.Host == "" {
 		s.Host = DefaultHost
-	}
-	if s.ReadyPath == "" {
-		s.ReadyPath = DefaultReadyPath
 	}
 	if s.ReadyTimeout <= 0 {
 		s.ReadyTimeout = DefaultReadyTimeout
@@ -88,10 +96,13 @@ func (s Spec) validate() error {
 	if s.LogPath == "" {
 		errs = append(errs, errors.New("spec.log_path: required"))
 	}
+	if s.StopSignal != "" && !slices.Contains(StopSignals, s.StopSignal) {
+		errs = append(errs, fmt.Errorf("spec.stop_signal: %q is not one of %s", s.StopSignal, strings.Join(StopSignals, ", ")))
+	}
 	if s.Port <= 0 || s.Port > 65535 {
 		errs = append(errs, fmt.Errorf("spec.port: %d is not a TCP port", s.Port))
 	}
-	if !strings.HasPrefix(s.ReadyPath, "/") {
+	if s.ReadyPath != "" && !strings.HasPrefix(s.ReadyPath, "/") {
 		errs = append(errs, fmt.Errorf("spec.ready_path: %q must start with /", s.ReadyPath))
 	}
 	for i, kv := range s.Env {
@@ -178,6 +189,16 @@ func Launch(ctx context.Context, spec Spec) (*Process, error) {
 		return nil, fmt.Errorf("integrate: %s (pid %d) did not become ready: %w; log %s ends:\n%s",
 			spec.Argv[0], cmd.Process.Pid, err, spec.LogPath, p.LogTail(tailBytes))
 	}
+	if spec.HookDir != "" {
+		ov := Override{Mode: ModeOff}
+		if spec.HookOverride != nil {
+			ov = *spec.HookOverride
+		}
+		if err := checkReceipts(spec.HookDir, ov); err != nil {
+			_ = p.Close(context.Background())
+			return nil, fmt.Errorf("integrate: %s (pid %d) is ready, but %w; log %s", spec.Argv[0], cmd.Process.Pid, err, spec.LogPath)
+		}
+	}
 	return p, nil
 }
 
@@ -252,16 +273,34 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // LogPath is the file holding the server's stdout and stderr.
 func (p *Process) LogPath() string { return p.spec.LogPath }
 
-// Ready returns nil once GET ReadyPath answers 200, an error otherwise (it does not wait).
+// Ready returns nil once GET ReadyPath (or, with no ReadyPath, /health or
+// /v1/models) answers 200, an error otherwise (it does not wait).
 func (p *Process) Ready(ctx context.Context) error {
 	select {
 	case <-p.done:
 		return p.exitError()
 	default:
 	}
+	paths := defaultReadyPaths
+	if p.spec.ReadyPath != "" {
+		paths = []string{p.spec.ReadyPath}
+	}
+	var errs []error
+	for _, path := range paths {
+		err := p.get200(ctx, path)
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// get200 returns nil when GET path answers 200 within 2 s.
+func (p *Process) get200(ctx context.Context, path string) error {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, p.baseURL+p.spec.ReadyPath, nil)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, p.baseURL+path, nil)
 	if err != nil {
 		return err
 	}
@@ -272,10 +311,13 @@ func (p *Process) Ready(ctx context.Context) error {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", p.spec.ReadyPath, resp.Status)
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
 	return nil
 }
+
+// Spec is the spec the process was launched with (defaults filled in).
+func (p *Process) Spec() Spec { return p.spec }
 
 // Done is closed when the process has exited, for whatever reason.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -299,7 +341,7 @@ func (p *Process) Err() error {
 		p.spec.LogPath, p.LogTail(tailBytes))
 }
 
-// Close ends the whole process group: SIGTERM, then SIGKILL once Grace has passed
+// Close ends the whole process group: Spec.StopSignal (SIGTERM), then SIGKILL once Grace has passed
 // (or at once when ctx ends). It waits for the process to exit and is safe to
 // call more than once. It returns an error only if the process could not be
 // signalled or did not exit after SIGKILL.
@@ -324,8 +366,12 @@ func (p *Process) Close(ctx context.Context) error {
 	select {
 	case <-p.done:
 	default:
-		if serr := signalGroup(p.cmd, sigTerm); serr != nil && !isProcessDone(serr) {
-			err = fmt.Errorf("integrate: SIGTERM to process group %d: %w", p.PID(), serr)
+		sig := p.spec.StopSignal
+		if sig == "" {
+			sig = "SIGTERM"
+		}
+		if serr := signalGroup(p.cmd, stopSignal(sig)); serr != nil && !isProcessDone(serr) {
+			err = fmt.Errorf("integrate: %s to process group %d: %w", sig, p.PID(), serr)
 		}
 		t := time.NewTimer(p.spec.Grace)
 		select {

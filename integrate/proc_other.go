@@ -15,6 +15,9 @@ const (
 	sigKill
 )
 
+// stopSignal: without signals, every stop is a kill of the leader.
+func stopSignal(string) signal { return sigTerm }
+
 // setProcessGroup is a no-op where there are no process groups; Close kills the leader only.
 func setProcessGroup(*exec.Cmd) {}
 

@@ -9,10 +9,22 @@ import (
 	"syscall"
 )
 
-var (
-	sigTerm = syscall.SIGTERM
-	sigKill = syscall.SIGKILL
-)
+var sigKill = syscall.SIGKILL
+
+// stopSignal maps a StopSignals name to the signal (SIGTERM for others).
+func stopSignal(name string) syscall.Signal {
+	switch name {
+	case "SIGINT":
+		return syscall.SIGINT
+	case "SIGQUIT":
+		return syscall.SIGQUIT
+	case "SIGHUP":
+		return syscall.SIGHUP
+	case "SIGUSR1":
+		return syscall.SIGUSR1
+	}
+	return syscall.SIGTERM
+}
 
 // setProcessGroup starts cmd as the leader of a new process group, so teardown
 // reaches every worker it spawns.

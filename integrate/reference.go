@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -179,88 +178,87 @@ func WriteEmbeddedPython(dir string) (string, error) {
 	return root, nil
 }
 
-// ReferenceSpec writes the embedded server and hook into outDir and returns the
-// Spec that launches the reference server on a free port: argv = python
-// refserver.py --config <outDir>/refserver-config.json --port N; PYTHONPATH
-// starts with the shim; with ov (mode other than off), the override manifest
-// <outDir>/override-manifest.json is named in $TRANSFERLAB_OVERRIDE_MANIFEST and
-// the hook's receipts and stats go to <outDir>/hook/. Log: <outDir>/server.log.
-// It does not check the validation report: call CheckValidation first.
+// ReferenceSpec is the reference server as a preset of CommandSpec: it
+// writes the embedded server and hook into outDir and returns the Spec that
+// launches, on a free port, argv = python refserver.py --config
+// <outDir>/refserver-config.json --host {host} --port {port}, ready at
+// /health, with PYTHONUNBUFFERED=1 and cfg.Env. With ov (mode other than off),
+// or with hook timings on, the hook is injected as for any command server
+// (CommandSpec): its receipts and stats go to <outDir>/hook/, and the server
+// must show an install receipt before it counts as started. Log:
+// <outDir>/server.log. It does not check the validation report: call
+// CheckValidation first.
 func ReferenceSpec(cfg ReferenceConfig, ov *Override, outDir string) (Spec, error) {
+	cmd, hook, err := ReferenceCommand(cfg, ov, outDir)
+	if err != nil {
+		return Spec{}, err
+	}
+	spec, err := CommandSpec(cmd, hook, outDir)
+	if err != nil {
+		return Spec{}, err
+	}
+	// cfg.Env is KEY=VALUE pairs, added after the preset's, in order.
+	spec.Env = append(spec.Env, cfg.Env...)
+	return spec, nil
+}
+
+// ReferenceCommand is the CommandConfig and HookSetup of the reference
+// server preset (ReferenceSpec): it writes the embedded server and its
+// config (<outDir>/python, <outDir>/refserver-config.json) and returns the
+// command that starts it. cfg.Env is not in it (ReferenceSpec appends it).
+func ReferenceCommand(cfg ReferenceConfig, ov *Override, outDir string) (CommandConfig, HookSetup, error) {
 	if err := cfg.Validate(); err != nil {
-		return Spec{}, fmt.Errorf("integrate: %w", err)
+		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
 	cfg = cfg.Effective()
 	if strings.ContainsRune(cfg.Python, os.PathSeparator) && !filepath.IsAbs(cfg.Python) {
 		// The server runs in outDir: a relative interpreter path means the caller's folder.
 		abs, err := filepath.Abs(cfg.Python)
 		if err != nil {
-			return Spec{}, fmt.Errorf("integrate: reference.python: %w", err)
+			return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: reference.python: %w", err)
 		}
 		cfg.Python = abs
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return Spec{}, fmt.Errorf("integrate: %w", err)
+		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
 	abs, err := filepath.Abs(outDir)
 	if err != nil {
-		return Spec{}, fmt.Errorf("integrate: %w", err)
+		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
 	pyDir, err := WriteEmbeddedPython(abs)
 	if err != nil {
-		return Spec{}, err
+		return CommandConfig{}, HookSetup{}, err
 	}
 	cfgPath := filepath.Join(abs, "refserver-config.json")
 	b, err := json.MarshalIndent(cfg, "", " ")
 	if err != nil {
-		return Spec{}, fmt.Errorf("integrate: reference config: %w", err)
+		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: reference config: %w", err)
 	}
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
-		return Spec{}, fmt.Errorf("integrate: %w", err)
+		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
-	port, err := FreePort()
-	if err != nil {
-		return Spec{}, err
-	}
-	shim := filepath.Join(pyDir, "shim")
-	pp := shim
-	if old := os.Getenv("PYTHONPATH"); old != "" {
-		pp += string(os.PathListSeparator) + old
-	}
-	env := []string{"PYTHONPATH=" + pp, "PYTHONUNBUFFERED=1", EnvOverrideManifest + "="}
-	var hookOv *Override
+	var hook HookSetup
 	switch {
 	case ov != nil && ov.EffectiveMode() != ModeOff:
-		hookOv = ov
+		hook.Override = ov
 	case cfg.HookTimings:
 		base := Override{Name: "profile", Target: cfg.ProfileTarget, Mode: ModeOff}
 		if ov != nil {
 			base = *ov
 		}
-		hookOv = &base
+		hook.Override = &base
 	}
-	if hookOv != nil {
-		man := filepath.Join(abs, "override-manifest.json")
-		if err := WriteHookManifest(man, filepath.Join(abs, "hook"), *hookOv); err != nil {
-			return Spec{}, err
-		}
-		env = append(env, EnvOverrideManifest+"="+man)
-		if cfg.HookTimings {
-			env = append(env, EnvHookTimings+"="+filepath.Join(abs, "hook-timings.json"),
-				EnvHookWindowS+"="+strconv.FormatFloat(cfg.HookWindow.Seconds(), 'f', -1, 64))
-		}
+	if hook.Override != nil && cfg.HookTimings {
+		hook.TimingsFile, hook.Window = filepath.Join(abs, "hook-timings.json"), cfg.HookWindow
 	}
-	env = append(env, cfg.Env...)
-	return Spec{
+	return CommandConfig{
 		Argv: []string{cfg.Python, filepath.Join(pyDir, "refserver.py"), "--config", cfgPath,
-			"--host", DefaultHost, "--port", strconv.Itoa(port)},
-		Env:          env,
-		Dir:          abs,
-		LogPath:      filepath.Join(abs, "server.log"),
-		Host:         DefaultHost,
-		Port:         port,
+			"--host", "{host}", "--port", "{port}"},
+		Env:          map[string]string{"PYTHONUNBUFFERED": "1"},
+		Cwd:          abs,
 		ReadyPath:    DefaultReadyPath,
 		ReadyTimeout: cfg.ReadyTimeout,
-		Grace:        DefaultGrace,
-	}, nil
+		StopGrace:    DefaultGrace,
+	}, hook, nil
 }

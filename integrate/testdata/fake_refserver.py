@@ -80,6 +80,21 @@ def manifest_override():
         return json.load(f)["overrides"][0]
 
 
+def write_receipt():
+    """Writes the install receipt the real hook writes (the launcher refuses a server without one)."""
+    p = os.environ.get("TRANSFERLAB_OVERRIDE_MANIFEST")
+    if not p:
+        return
+    with open(p) as f:
+        man = json.load(f)
+    os.makedirs(man["stats_dir"], exist_ok=True)
+    rec = {"pid": os.getpid(), "argv": sys.argv, "python": sys.executable, "manifest": p,
+           "overrides": [{"name": o["name"], "target": o["target"], "mode": o["mode"], "installed": True, "error": None}
+                         for o in man["overrides"]]}
+    with open(os.path.join(man["stats_dir"], f"receipt-{os.getpid()}.json"), "w") as f:
+        json.dump(rec, f)
+
+
 class H(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -240,6 +255,7 @@ def main():
     srv = ThreadingHTTPServer((a.host, a.port), H)
     srv.daemon_threads = True
     srv.cfg_path = a.config
+    write_receipt()
     print(f"fake refserver: ready on {a.host}:{a.port}", flush=True)
     srv.serve_forever()
 
