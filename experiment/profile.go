@@ -277,7 +277,7 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 	}
 	sched := r.scheds[key.load]
 	pc := a.prof
-	dir := filepath.Join(r.opt.OutDir, "servers", a.arm.Name, "profiles")
+	dir := filepath.Join(r.opt.OutDir, ServersDir, a.arm.Name, "profiles")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}

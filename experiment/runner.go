@@ -47,7 +47,20 @@ const (
 	ResultsFile  = "results.json"
 	MarkdownFile = "report.md"
 	HTMLFile     = "report.html"
+	// ServersDir holds each launched server's logs, configs and profiles.
+	ServersDir = "servers"
 )
+
+// IsRunOutput reports whether name, an entry at the top of an output folder,
+// is one a run writes (its files, the servers folder, the lock, a file being
+// written atomically): anything else in the folder is not the run's.
+func IsRunOutput(name string) bool {
+	switch strings.TrimSuffix(name, ".tmp") {
+	case RecordsFile, ResultsFile, MarkdownFile, HTMLFile, ServersDir, LockFile:
+		return true
+	}
+	return false
+}
 
 // cellKey identifies one arm × offered load × repetition.
 type cellKey struct {

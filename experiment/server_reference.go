@@ -75,7 +75,7 @@ func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, 
 		}
 		fmt.Fprintf(r.log, "GPU memory back to idle before arm %s: %d bytes in use (%d before the run)\n", arm.Name, got, *r.gpuIdle)
 	}
-	spec, err := integrate.ReferenceSpec(cfg, ov, filepath.Join(r.opt.OutDir, "servers", arm.Name))
+	spec, err := integrate.ReferenceSpec(cfg, ov, filepath.Join(r.opt.OutDir, ServersDir, arm.Name))
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if res.Simulated {
 		label = " (simulated server: every figure is simulated)"
 	}
-	fmt.Fprintf(w, "transferlab %s: %d cells, trace %s (%s)%s\n", res.Manifest.ConfigPath, len(res.Cells), res.Trace.Source, res.Trace.RowsText(), label)
+	fmt.Fprintf(w, "transferlab %s: %s, trace %s (%s)%s\n", res.Manifest.ConfigPath, count(len(res.Cells), "cell"), res.Trace.Source, res.Trace.RowsText(), label)
 	if !res.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}
@@ -101,4 +101,12 @@ func byArmAndLoad(cells []report.Cell) []report.Cell {
 		return cmp.Or(cmp.Compare(rank[a.Arm], rank[b.Arm]), cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS), cmp.Compare(a.Repetition, b.Repetition))
 	})
 	return out
+}
+
+// count is n and noun, with an s unless n is 1: "1 cell", "6 cells".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -61,3 +61,20 @@ func TestPrintSummaryVerdictClientBound(t *testing.T) {
 		t.Errorf("console verdict does not flag client-bound cells:\n%s", b.String())
 	}
 }
+
+// TestPrintSummaryCounts: one cell is singular.
+func TestPrintSummaryCounts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cells, rows int
+		want        string
+	}{{1, 1, ": 1 cell, trace t ("}, {2, 0, ": 2 cells, trace t ("}} {
+		res := &report.Results{Complete: true, Cells: make([]report.Cell, tc.cells)}
+		res.Trace.Source, res.Trace.Rows = "t", tc.rows
+		var b bytes.Buffer
+		PrintSummary(&b, res)
+		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, tc.want) {
+			t.Errorf("first line %q, want %q", first, tc.want)
+		}
+	}
+}

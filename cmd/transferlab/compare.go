@@ -17,12 +17,6 @@ import (
 // fromA is how the decision-rule flags' help states their default.
 const fromA = "default: A.json's recorded decision rule; without one,"
 
-// Exit statuses of `compare --exit-code`.
-const (
-	compareExitFail         = 3
-	compareExitInconclusive = 4
-)
-
 // newCompareCmd builds `transferlab compare A.json B.json`: the canary
 // comparison of two results.json made from the same trace and config. All
 // statistics and the verdict come from report.Compare; this file only wires flags.
@@ -104,7 +98,7 @@ both input files, labelled A and B, with their paths and created times.`,
 	f.Uint64Var(&opts.Rule.Seed, "seed", 0, fmt.Sprintf("bootstrap seed, recorded in the output (%s %d)", fromA, report.DefaultBootstrapSeed))
 	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
-	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail and %d when inconclusive (for canary gates)", compareExitFail, compareExitInconclusive))
+	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail and %d when inconclusive (for canary gates)", exitFail, exitInconclusive))
 	return cmd
 }
 
@@ -153,9 +147,9 @@ func verdictExit(vs []report.Verdict, enabled bool) error {
 	for _, v := range vs {
 		switch v.Outcome {
 		case "fail":
-			return &exitError{code: compareExitFail, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
+			return &exitError{code: exitFail, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
 		case "inconclusive":
-			return &exitError{code: compareExitInconclusive, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
+			return &exitError{code: exitInconclusive, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
 		}
 	}
 	return nil

@@ -17,6 +17,40 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// Exit statuses, the same for every sub-command (root help and README list
+// them).
+const (
+	// exitIncomplete: the work stopped before its end (--deadline, a server
+	// that died, a failed stage); what was measured is kept and marked
+	// incomplete.
+	exitIncomplete = 2
+	// exitFail: a check failed (compare --exit-code: verdict fail; validate:
+	// a candidate or control not judged as expected).
+	exitFail = 3
+	// exitInconclusive: compare --exit-code, verdict inconclusive.
+	exitInconclusive = 4
+)
+
+// exitStatusHelp is the scheme as the root help and README print it.
+const exitStatusHelp = `Exit status (every sub-command):
+  0        done (compare --exit-code: verdict pass)
+  1        error: bad input, missing software; nothing was measured
+  2        incomplete: --deadline, a server that died, a failed stage; what was measured is kept
+  3        a check failed: compare --exit-code verdict fail; validate verdicts not as expected
+  4        compare --exit-code: verdict inconclusive
+  130, 143 interrupted by SIGINT, SIGTERM; what was measured is kept (a second interrupt exits at once)`
+
+// stoppedStatus is the exit status of work that stopped before its end
+// under ctx: 128 + the signal's number when a signal stopped it (130 for
+// SIGINT, 143 for SIGTERM), else exitIncomplete.
+func stoppedStatus(ctx context.Context) int {
+	var ie interruptedError
+	if errors.As(context.Cause(ctx), &ie) {
+		return signalExitCode(ie.sig)
+	}
+	return exitIncomplete
+}
+
 // exitError carries a process exit status through cobra.
 type exitError struct {
 	code int
@@ -40,13 +74,13 @@ const doubleSignalWindow = 500 * time.Millisecond
 func run(args []string) int {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
+	root := newRootCmd()
+	root.SetArgs(args)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	go watchSignals(sigs, cancel, os.Stderr, os.Exit)
+	go watchSignals(sigs, cancel, onInterrupt(root, args), os.Stderr, os.Exit)
 
-	root := newRootCmd()
-	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "transferlab: %v\n", err)
 		var ee *exitError
@@ -63,6 +97,7 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "transferlab",
 		Short:         "Measure how much of a GPU kernel's isolated speedup survives at the service level",
+		Long:          "Measure how much of a GPU kernel's isolated speedup survives at the service level.\n\n" + exitStatusHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -76,6 +111,28 @@ func newRootCmd() *cobra.Command {
 		newProfileCmd(),
 	)
 	return root
+}
+
+// interruptNotes says what a first interrupt does, per sub-command that
+// measures or serves; the others just stop.
+var interruptNotes = map[string]string{
+	"run":          "stopping and keeping what was measured",
+	"validate":     "stopping and keeping what was measured",
+	"bench-client": "stopping and keeping what was measured",
+	"serve-sim":    "stopping the server",
+}
+
+// onInterrupt is the note watchSignals prints on a first interrupt of the
+// sub-command args name.
+func onInterrupt(root *cobra.Command, args []string) string {
+	if c, _, err := root.Find(args); err == nil {
+		for ; c != nil; c = c.Parent() {
+			if n, ok := interruptNotes[c.Name()]; ok {
+				return n
+			}
+		}
+	}
+	return "stopping"
 }
 
 // interruptedError is the run context's cancellation cause when a signal
@@ -97,15 +154,16 @@ func signalName(s os.Signal) string {
 }
 
 // watchSignals cancels the run with cause interruptedError on the first
-// signal from sigs and calls exit(128 + the signal's number: 130 for SIGINT,
-// 143 for SIGTERM) on a later one, unless it comes within
-// doubleSignalWindow of the first. It returns when sigs is closed.
-func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, stderr io.Writer, exit func(int)) {
+// signal from sigs, printing note (what stopping does), and calls exit(128 +
+// the signal's number: 130 for SIGINT, 143 for SIGTERM) on a later one,
+// unless it comes within doubleSignalWindow of the first. It returns when
+// sigs is closed.
+func watchSignals(sigs <-chan os.Signal, cancel context.CancelCauseFunc, note string, stderr io.Writer, exit func(int)) {
 	sig, ok := <-sigs
 	if !ok {
 		return
 	}
-	fmt.Fprintf(stderr, "transferlab: %s: stopping and keeping what was measured (interrupt again to exit now)\n", signalName(sig))
+	fmt.Fprintf(stderr, "transferlab: %s: %s (interrupt again to exit now)\n", signalName(sig), note)
 	cancel(interruptedError{sig})
 	first := time.Now()
 	for range sigs {

@@ -90,7 +90,7 @@ func TestWatchSignalsCause(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				watchSignals(sigs, cancel, &stderr, func(code int) { exited <- code })
+				watchSignals(sigs, cancel, "stopping", &stderr, func(code int) { exited <- code })
 			}()
 			sigs <- tc.sig
 			sigs <- tc.sig // the duplicate timeout(1) sends: ignored
@@ -117,5 +117,60 @@ func TestWatchSignalsCause(t *testing.T) {
 				t.Errorf("stderr = %q, want the signal named", stderr.String())
 			}
 		})
+	}
+}
+
+// TestInterruptNote: serve-sim measures nothing, so its interrupt note does
+// not promise to keep measurements; run's does.
+func TestInterruptNote(t *testing.T) {
+	root := newRootCmd()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve-sim", "--addr", ":0"}, "stopping the server"},
+		{[]string{"run", "configs/quickstart.yaml"}, "stopping and keeping what was measured"},
+		{[]string{"trace", "stats", "x.csv"}, "stopping"},
+		{[]string{"bogus"}, "stopping"},
+	} {
+		if got := onInterrupt(root, tc.args); got != tc.want {
+			t.Errorf("onInterrupt(%v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestStoppedStatus: one scheme for work that stopped early: 130/143 for a
+// signal, 2 otherwise (a deadline, a server that died).
+func TestStoppedStatus(t *testing.T) {
+	for _, tc := range []struct {
+		cause error
+		want  int
+	}{
+		{interruptedError{os.Interrupt}, 130},
+		{interruptedError{syscall.SIGTERM}, 143},
+		{errors.New("the run deadline (--deadline 1s) passed"), exitIncomplete},
+		{nil, exitIncomplete},
+	} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		if tc.cause != nil {
+			cancel(tc.cause)
+		}
+		if got := stoppedStatus(ctx); got != tc.want {
+			t.Errorf("stoppedStatus(cause %v) = %d, want %d", tc.cause, got, tc.want)
+		}
+		cancel(nil)
+	}
+	if !strings.Contains(newRootCmd().Long, exitStatusHelp) {
+		t.Error("root help does not list the exit statuses")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(exitStatusHelp, "\n")[1:] {
+		code := strings.Fields(l)[0]
+		if !strings.Contains(string(readme), "\n| "+code+" ") {
+			t.Errorf("README's exit status table lacks %s (help: %q)", code, l)
+		}
 	}
 }

@@ -35,8 +35,10 @@ baseline and every candidate arm, and writes into the output folder:
   records.jsonl  one line per scheduled request, written as each ends
   results.json   schema-versioned results (cells, Amdahl, energy, cost, verdicts)
   report.md, report.html
-then prints a summary table. Exit status is non-zero when the run did not
-complete (interrupt, deadline, server death); what was measured is kept.`,
+then prints a summary table. When the run did not complete (deadline, a
+server that died: exit status 2; SIGINT, SIGTERM: 130, 143) what was
+measured is kept and marked incomplete; bad input found before anything was
+measured: 1 ("transferlab --help" lists every status).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
@@ -66,6 +68,9 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				if _, err := os.Stat(filepath.Join(out, f)); err == nil && !overwrite {
 					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
 				}
+			}
+			if err := refuseForeignFiles(out, overwrite); err != nil {
+				return err
 			}
 			// --quiet and --json silence progress, never warnings: a cell that
 			// lost more than 5 % of its requests, or whose client was the
@@ -113,13 +118,13 @@ complete (interrupt, deadline, server death); what was measured is kept.`,
 				return runErr // bad input found before anything was measured: exit status 1
 			}
 			if runErr != nil {
-				return &exitError{code: 2, err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
+				return &exitError{code: stoppedStatus(cmd.Context()), err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>-<UTC time>); relative to the working folder")
-	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace a run already in the output folder")
+	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace a run already in the output folder, or write into a folder that holds other files")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors (on stderr): no progress, no summary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
@@ -136,4 +141,37 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// refuseForeignFiles refuses an output folder that holds entries a run does
+// not write (a home folder, a results folder with notes), unless overwrite:
+// the run's files would be mixed with them. A missing or empty folder, or
+// one holding only a run's outputs, passes.
+func refuseForeignFiles(dir string, overwrite bool) error {
+	if overwrite {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !experiment.IsRunOutput(e.Name()) {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign[:min(len(foreign), 3)]
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	return fmt.Errorf("output folder %s holds files that are not a run's (%s%s): choose a new or empty --out, or pass --overwrite to write the run beside them",
+		dir, strings.Join(shown, ", "), more)
 }

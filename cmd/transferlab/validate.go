@@ -325,7 +325,7 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	_ = os.WriteFile(filepath.Join(out, "validation-summary.md"), []byte(b.String()), 0o644)
 	fmt.Fprint(w, b.String())
 	if wrong > 0 {
-		return &exitError{code: 2, err: fmt.Errorf("validate: %d verdict(s) not as expected (see %s)", wrong,
+		return &exitError{code: exitFail, err: fmt.Errorf("validate: %d verdict(s) not as expected (see %s)", wrong,
 			filepath.Join(out, "validation-summary.md"))}
 	}
 	return nil
