@@ -18,12 +18,7 @@ import (
 	"github.com/transferlab/transferlab/traces"
 )
 
-// Token ids for synthetic prompts stay in [tokenIDBase, tokenIDBase+tokenIDSpan),
-// valid in any vocabulary of ≥ 32,000 entries and distinct per request so no
-// two requests share a KV prefix by accident.
 const (
-	tokenIDBase = 1000
-	tokenIDSpan = 30000
 	// maxErrorBody bounds how much of an error body is read (bytes).
 	maxErrorBody = 4 << 10
 	// maxBody bounds a non-streaming response body (bytes).
@@ -33,11 +28,6 @@ const (
 	// sseBufSize is the SSE reader's initial buffer (bytes); it grows for longer lines.
 	sseBufSize = 512
 )
-
-// promptWords are one token each in common BPE vocabularies (GPT, Llama);
-// a text prompt of n words is therefore about n tokens, and the server's
-// usage.prompt_tokens is checked against it (Record.PromptMismatch).
-var promptWords = [...]string{" the", " of", " and", " to", " in"}
 
 // client sends requests and fills their Records through cfg's transport for
 // plain http:// targets (the reactor, reactor_linux.go, or the lean client,
@@ -121,25 +111,15 @@ func (c *client) body(b []byte, req *traces.Request) []byte {
 	}
 	if c.cfg.endpoint == EndpointChat {
 		b = append(b, `"messages":[{"role":"user","content":"`...)
-		b = appendPromptText(b, req.InputTokens)
+		b = appendPromptText(b, req, c.cfg.blockTokens)
 		b = append(b, `"}]`...)
 	} else if c.cfg.promptText {
 		b = append(b, `"prompt":"`...)
-		b = appendPromptText(b, req.InputTokens)
+		b = appendPromptText(b, req, c.cfg.blockTokens)
 		b = append(b, '"')
 	} else {
 		b = append(b, `"prompt":[`...)
-		seed := req.ID * 7919
-		for j := 0; j < req.InputTokens; j++ {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			id := tokenIDBase + (seed+j*104729)%tokenIDSpan
-			if id < tokenIDBase {
-				id += tokenIDSpan
-			}
-			b = strconv.AppendInt(b, int64(id), 10)
-		}
+		b = appendPromptIDs(b, req, c.cfg.blockTokens)
 		b = append(b, ']')
 	}
 	b = append(b, `,"max_tokens":`...)
@@ -151,18 +131,6 @@ func (c *client) body(b []byte, req *traces.Request) []byte {
 		b = append(b, `,"stream":true,"stream_options":{"include_usage":true}}`...)
 	} else {
 		b = append(b, `,"stream":false}`...)
-	}
-	return b
-}
-
-// appendPromptText appends n one-token words (JSON-safe, no escapes needed).
-func appendPromptText(b []byte, n int) []byte {
-	for j := 0; j < n; j++ {
-		w := promptWords[j%len(promptWords)]
-		if j == 0 {
-			w = w[1:]
-		}
-		b = append(b, w...)
 	}
 	return b
 }

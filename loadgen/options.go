@@ -53,6 +53,9 @@ type config struct {
 	transport   Transport   // client for plain http:// targets when client is nil
 	lagBudget   time.Duration
 	spin        time.Duration
+	// blockTokens is the schedule's tokens per prefix block
+	// (traces.Schedule.PrefixBlockTokens; 0: none), set by Replay.
+	blockTokens int
 }
 
 func defaultConfig() config {

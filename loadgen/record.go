@@ -72,6 +72,10 @@ type Record struct {
 	UsageMismatch bool `json:"usage_mismatch,omitempty"`
 	// PromptTokens is usage.prompt_tokens when reported (0 otherwise).
 	PromptTokens int `json:"prompt_tokens,omitempty"`
+	// PromptText is true when the prompt was sent as text (chat, or
+	// WithPromptText): its token count is then the server tokenizer's, only
+	// about InputTokens; a token-id prompt has exactly InputTokens.
+	PromptText bool `json:"prompt_text,omitempty"`
 
 	// FinishReason is the last finish_reason the server sent ("length", "stop", ...), "" if none.
 	FinishReason string `json:"finish_reason,omitempty"`
@@ -231,7 +235,9 @@ func (r *Record) MissingUsage() bool {
 }
 
 // PromptMismatch reports a server-reported usage.prompt_tokens that differs
-// from the scheduled InputTokens (the text-prompt fallback is then inexact).
+// from the scheduled InputTokens: for a text prompt (PromptText) the server's
+// tokenizer or chat template counted its words otherwise; for token ids the
+// server changed the prompt (a BOS token added, truncation).
 func (r *Record) PromptMismatch() bool {
 	return r.PromptTokens != 0 && r.PromptTokens != r.InputTokens
 }

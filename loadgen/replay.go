@@ -44,6 +44,7 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 	if err := validateSchedule(s); err != nil {
 		return Summary{}, err
 	}
+	cfg.blockTokens = s.PrefixBlockTokens
 	if p == nil && cfg.closedLoop == 0 {
 		p = NewTracePacer(s)
 	}
@@ -125,6 +126,11 @@ func validateSchedule(s traces.Schedule) error {
 			return fmt.Errorf("%s: field offset: %v is before the previous request's %v (schedules are sorted)", where, q.Offset, prev)
 		case !seen.add(q.ID):
 			return fmt.Errorf("%s: field id: %d appears twice", where, q.ID)
+		case q.PrefixBlocks != "" && s.PrefixBlockTokens < 1:
+			return fmt.Errorf("%s: field prefix_blocks: %q without a block size (schedule prefix_block_tokens %d)", where, q.PrefixBlocks, s.PrefixBlockTokens)
+		}
+		if _, err := q.PrefixBlockIDs(); err != nil {
+			return fmt.Errorf("%s: field prefix_blocks: %w", where, err)
 		}
 		prev = q.Offset
 	}
@@ -190,6 +196,7 @@ func (r *replay) newRecord(q *traces.Request, scheduledAt time.Duration) *Record
 		SourceLine:            q.SourceLine,
 		Warmup:                scheduledAt < r.cfg.warmup,
 		InputTokens:           q.InputTokens,
+		PromptText:            r.cfg.promptText || r.cfg.endpoint == EndpointChat,
 		RequestedOutputTokens: q.OutputTokens,
 		ScheduledAt:           scheduledAt,
 	}

@@ -173,3 +173,38 @@ func TestSimITLAccuracy(t *testing.T) {
 		t.Errorf("ITL error p99 %v > %v", p99, itsBound)
 	}
 }
+
+// TestSimPromptTokens: prompts built from a trace with prefix blocks have
+// exactly the scheduled length as the simulator counts them (its truth and
+// its usage.prompt_tokens; a text prompt counts one token per word there),
+// for token-id, text and chat prompts, and no prompt mismatch is flagged.
+func TestSimPromptTokens(t *testing.T) {
+	t.Parallel()
+	srv := startSim(t)
+	s := lightSchedule(6, 5*time.Millisecond, 1, 2)
+	s.PrefixBlockTokens = 16
+	for i, blocks := range []string{"0,1,2", "0,1,5", "0,7", "", "9", "0,1,2"} {
+		s.Requests[i].InputTokens = 20 + 7*i
+		s.Requests[i].PrefixBlocks = blocks
+	}
+	for _, kind := range []struct {
+		name string
+		opts []loadgen.Option
+	}{{"token ids", nil}, {"text", []loadgen.Option{loadgen.WithPromptText(true)}}, {"chat", []loadgen.Option{loadgen.WithEndpoint(loadgen.EndpointChat)}}} {
+		var sink loadgen.SliceSink
+		sum, err := loadgen.Replay(context.Background(), srv, s, nil, &sink, kind.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range sink.Records {
+			tr, ok := srv.Truth(fmt.Sprint(r.RequestID))
+			if r.State != loadgen.StateOK || !ok || tr.InputTokens != r.InputTokens || r.PromptTokens != r.InputTokens || r.PromptMismatch() {
+				t.Errorf("%s: request %d: state %s (%s), prompt tokens %d (sim truth %d, found %t), intended %d, mismatch %t",
+					kind.name, r.RequestID, r.State, r.Error, r.PromptTokens, tr.InputTokens, ok, r.InputTokens, r.PromptMismatch())
+			}
+		}
+		if sum.PromptMismatches != 0 {
+			t.Errorf("%s: %d prompt mismatches", kind.name, sum.PromptMismatches)
+		}
+	}
+}

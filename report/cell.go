@@ -102,6 +102,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	}
 
 	var ttft, ttftInt, ttfo, itl, tpot, e2e, lag, dispatch []float64
+	var prompts promptChecker
 	measured := make([]*loadgen.Record, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
@@ -120,10 +121,10 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		if r.QueuedByCap {
 			c.QueuedByCap++
 		}
-		if r.PromptMismatch() {
-			c.PromptMismatches++
-		}
+		prompts.add(r)
 	}
+	c.PromptCheck = prompts.check()
+	c.PromptMismatches = c.PromptCheck.Mismatches
 	c.FirstError = firstError(measured)
 	win := loadgen.Window(recs)
 	c.WindowOutputTokens = win.OutputTokens
@@ -309,4 +310,39 @@ func arrivalRate(recs []*loadgen.Record) *float64 {
 		return nil
 	}
 	return ptr(float64(len(recs)-1) / (last - first).Seconds())
+}
+
+// promptChecker folds sent records into a PromptCheck.
+type promptChecker struct {
+	c           PromptCheck
+	tokens, pct []float64
+}
+
+func (p *promptChecker) add(r *loadgen.Record) {
+	if r.PromptTokens == 0 || r.InputTokens == 0 {
+		return
+	}
+	p.c.Reported++
+	if r.PromptText {
+		p.c.TextPrompts++
+	}
+	if r.PromptMismatch() {
+		p.c.Mismatches++
+		d := float64(r.PromptTokens - r.InputTokens)
+		p.tokens = append(p.tokens, d)
+		p.pct = append(p.pct, 100*d/float64(r.InputTokens))
+	}
+}
+
+func (p *promptChecker) check() PromptCheck {
+	if len(p.tokens) > 0 {
+		slices.Sort(p.tokens)
+		slices.Sort(p.pct)
+		n := len(p.tokens) - 1
+		p.c.Diff = &PromptDiff{
+			MinTokens: int(p.tokens[0]), MedianTokens: int(NearestRank(p.tokens, 0.5)), MaxTokens: int(p.tokens[n]),
+			MinPct: p.pct[0], MedianPct: NearestRank(p.pct, 0.5), MaxPct: p.pct[n],
+		}
+	}
+	return p.c
 }

@@ -310,7 +310,7 @@ func TestCellNotesInMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"the in-flight cap queued 1 requests",
 		"missing usage: 1 ok requests carried no usage",
-		"prompt mismatches: 1 requests",
+		"prompt mismatches: 1 of 1 requests",
 		"**client-bound**: the client's own dispatch lag",
 		"| dispatch lag | 2 |",
 	} {
@@ -479,5 +479,41 @@ func TestSummaryAndBuildCellAgree(t *testing.T) {
 		}
 	} else {
 		t.Logf("dispatch lag %v within %v of the budget: client-bound agreement not decidable at HDR resolution", ref, tol)
+	}
+}
+
+// TestPromptCheck: usage.prompt_tokens against the intended input length,
+// per cell: how many requests reported it, how many differed and by how
+// much (tokens and % of the intended length), and whether the prompts were
+// text, whose count depends on the server's tokenizer; report.md says so.
+func TestPromptCheck(t *testing.T) {
+	t.Parallel()
+	recs := []loadgen.Record{
+		{RequestID: 0, State: loadgen.StateOK, SentAt: msD, InputTokens: 5, PromptTokens: 5, PromptText: true},
+		{RequestID: 1, State: loadgen.StateOK, SentAt: msD, InputTokens: 10, PromptTokens: 13, PromptText: true},
+		{RequestID: 2, State: loadgen.StateTimeout, SentAt: msD, InputTokens: 10, PromptTokens: 9, PromptText: true},
+		{RequestID: 3, State: loadgen.StateOK, SentAt: msD, InputTokens: 8},
+		{RequestID: 4, State: loadgen.StateOK, Warmup: true, SentAt: msD, InputTokens: 8, PromptTokens: 99, PromptText: true},
+	}
+	c := BuildCell(recs, CellOptions{})
+	p := c.PromptCheck
+	if p.Reported != 3 || p.Mismatches != 2 || c.PromptMismatches != 2 || p.TextPrompts != 3 {
+		t.Errorf("prompt check %+v (PromptMismatches %d), want 3 reported, 2 mismatches, 3 text prompts", p, c.PromptMismatches)
+	}
+	if p.Diff == nil || p.Diff.MinTokens != -1 || p.Diff.MedianTokens != -1 || p.Diff.MaxTokens != 3 || p.Diff.MinPct != -10 || p.Diff.MaxPct != 30 {
+		t.Errorf("difference %+v, want tokens -1/-1/3 and -10 %%/30 %%", p.Diff)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, Results{SchemaVersion: SchemaVersion, Complete: true, Cells: []Cell{c}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"prompt mismatches: 2 of 3 requests that reported usage.prompt_tokens",
+		"min -1, median -1, max 3 tokens (-10.0 % to 30.0 %; median -10.0 %)",
+		"text prompts: their token count depends on the server's tokenizer",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, b.String())
+		}
 	}
 }

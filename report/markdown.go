@@ -326,8 +326,14 @@ func (m mdWriter) cells(r Results) {
 		if c.MissingUsage > 0 {
 			m.p("- missing usage: %d ok requests carried no usage (their output tokens count token events)\n", c.MissingUsage)
 		}
-		if c.PromptMismatches > 0 {
-			m.p("- prompt mismatches: %d requests whose usage.prompt_tokens differed from the scheduled input length\n", c.PromptMismatches)
+		if pc := c.PromptCheck; pc.Mismatches > 0 && pc.Diff != nil {
+			d := pc.Diff
+			m.p("- prompt mismatches: %d of %d requests that reported usage.prompt_tokens differed from the intended input length (prompt_tokens − intended: min %d, median %d, max %d tokens (%.1f %% to %.1f %%; median %.1f %%))",
+				pc.Mismatches, pc.Reported, d.MinTokens, d.MedianTokens, d.MaxTokens, d.MinPct, d.MaxPct, d.MedianPct)
+			if pc.TextPrompts > 0 {
+				m.p("; %d of the %d reporting requests had text prompts: their token count depends on the server's tokenizer (and chat template), so a difference there is expected and does not mean input was lost", pc.TextPrompts, pc.Reported)
+			}
+			m.p("\n")
 		}
 		if c.ClientBound {
 			m.p("- **client-bound**: the client's own %s exceeded its %s ms budget; the client, not the server, may have set the pace, so this cell's figures are suspect\n", c.DispatchLagFlagText(), num(DefaultClientBoundLag.Seconds()*1000))

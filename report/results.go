@@ -182,8 +182,11 @@ type Cell struct {
 	// (their output_tokens count token events).
 	MissingUsage int `json:"missing_usage"`
 	// PromptMismatches counts measured requests whose usage.prompt_tokens
-	// differed from the scheduled input length.
+	// differed from the scheduled input length (PromptCheck.Mismatches).
 	PromptMismatches int `json:"prompt_mismatches"`
+	// PromptCheck compares usage.prompt_tokens with the intended input
+	// length over the measured sent requests.
+	PromptCheck PromptCheck `json:"prompt_check"`
 	// ArrivalRateRPS is the mean arrival rate of the measured (non-warm-up)
 	// requests, (n − 1) / (last − first scheduled time), in req/s; nil when
 	// NotMeasured (no measured request was sent: they never arrived) or
@@ -248,4 +251,31 @@ type SLOClaim struct {
 type CDFPoint struct {
 	Fraction float64 `json:"fraction"`
 	Ms       float64 `json:"ms"`
+}
+
+// PromptCheck compares the server's usage.prompt_tokens with the intended
+// input length (the trace's) over a cell's measured sent requests.
+type PromptCheck struct {
+	// Reported counts requests whose usage carried prompt_tokens.
+	Reported int `json:"reported"`
+	// Mismatches counts those whose prompt_tokens differed from the intended length.
+	Mismatches int `json:"mismatches"`
+	// TextPrompts counts reporting requests whose prompt was text: their
+	// token count is the server tokenizer's (and chat template's), so a
+	// difference is expected and does not mean input was lost.
+	TextPrompts int `json:"text_prompts"`
+	// Diff is the distribution of the differences; nil without mismatches.
+	Diff *PromptDiff `json:"diff,omitempty"`
+}
+
+// PromptDiff is the distribution of prompt_tokens − intended input length
+// over the mismatching requests: in tokens, and in % of the intended length.
+// The median is the nearest-rank 0.5 quantile (NearestRank).
+type PromptDiff struct {
+	MinTokens    int     `json:"min_tokens"`
+	MedianTokens int     `json:"median_tokens"`
+	MaxTokens    int     `json:"max_tokens"`
+	MinPct       float64 `json:"min_pct"`
+	MedianPct    float64 `json:"median_pct"`
+	MaxPct       float64 `json:"max_pct"`
 }
