@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/yamlcheck"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -194,8 +195,8 @@ func Parse(r io.Reader, name, baseDir string) (*Config, error) {
 }
 
 func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
-	var root yaml.Node
-	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
+	root, err := yamlcheck.Parse(r)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			err = errors.New("the file is empty")
 		}
@@ -207,7 +208,7 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 	// own type errors for what the checks do not know, then the checks of
 	// Validate on what did decode, less those that only repeat a refused
 	// value.
-	chk := checkConfig(&root)
+	chk := checkConfig(root)
 	problems := chk.Problems()
 	var cfg Config
 	if err := root.Decode(&cfg); err != nil {

@@ -152,14 +152,14 @@ func DefaultConfig() Config {
 // truncated), then Validate's range checks. name labels errors (a file path).
 func DecodeConfig(r io.Reader, name string) (Config, error) {
 	cfg := DefaultConfig()
-	var root yaml.Node
-	if err := yaml.NewDecoder(r).Decode(&root); err != nil {
+	root, err := yamlcheck.Parse(r)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return cfg, nil // an empty file: the defaults
 		}
 		return Config{}, fmt.Errorf("sim config %s: %w", name, err)
 	}
-	chk := yamlcheck.Check(&root, reflect.TypeOf(Config{}))
+	chk := yamlcheck.Check(root, reflect.TypeOf(Config{}))
 	problems := chk.Problems()
 	if err := root.Decode(&cfg); err != nil {
 		var te *yaml.TypeError

@@ -1,11 +1,15 @@
 package traces
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 // burstGPTMixed is a BurstGPT log with two failed requests (0 response
@@ -136,5 +140,38 @@ func TestStatsTextAccountsForRows(t *testing.T) {
 	}
 	if want := "2 replayed of 7 read; 3 skipped as malformed (lines 6, 8-9); 2 dropped by policy (burstgpt_failed=2)"; !strings.Contains(b.String(), want) {
 		t.Errorf("trace stats text lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestBinaryFileErrorIsShortAndPrintable: a binary file (here an ELF-like
+// header and random bytes, with and without newlines) fails with a short
+// error that carries no raw bytes.
+func TestBinaryFileErrorIsShortAndPrintable(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	long := make([]byte, 4096)
+	for i := range long {
+		long[i] = byte(rng.IntN(256))
+	}
+	noNL := bytes.ReplaceAll(long, []byte{'\n'}, []byte{'x'})
+	plain := strings.NewReplacer("\"", "", ",", "", "\n", "").Replace(string(long)) // one column, no quoting
+	text := bytes.Repeat([]byte("a,"), 2000)                                        // a text header of 2000 columns: names truncated too
+	for name, data := range map[string][]byte{"binary": append([]byte("\x7fELF\x02\x01\x01\x00"), long...), "binary-no-newline": noNL, "binary-one-column": []byte(plain), "binary-two-columns": []byte(plain[:600] + "," + plain[600:]), "wide-header": append(text, "\n1,2\n"...)} {
+		for _, opts := range []ReadOptions{{}, {Lenient: true}, {Format: FormatAzure}} {
+			_, err := ReadFile(writeTrace(t, name, string(data)), opts)
+			if err == nil {
+				t.Fatalf("%s: no error", name)
+			}
+			msg := err.Error()
+			if len(msg) > 600 {
+				t.Errorf("%s %+v: error is %d bytes long: %.200q…", name, opts, len(msg), msg)
+			}
+			for _, r := range msg {
+				if r == utf8.RuneError || (!unicode.IsPrint(r) && r != ' ') {
+					t.Errorf("%s %+v: error carries a raw byte %U: %q", name, opts, r, msg)
+					break
+				}
+			}
+		}
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ReasonMissingField marks a JSONL row that lacks a required key.
@@ -95,6 +97,9 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 	if !ok {
 		return Schedule{}, fmt.Errorf("traces: %s: empty file", name)
 	}
+	if i := binaryAt(first); i >= 0 {
+		return Schedule{}, fmt.Errorf("traces: %s line %d: not a text trace (byte %d of the line is %#02x): want CSV or JSONL, optionally gzip-compressed", name, firstNo, i+1, first[i])
+	}
 	jsonl := bytes.TrimSpace(first)[0] == '{'
 	var err error
 	if jsonl {
@@ -126,6 +131,47 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 		s.Start = time.Duration(t0).String()
 	}
 	return s, nil
+}
+
+// binaryAt is the index of the first byte of line that no text trace
+// holds (NUL, another C0 control but tab, or invalid UTF-8), else -1.
+func binaryAt(line []byte) int {
+	for i := 0; i < len(line); {
+		r, n := utf8.DecodeRune(line[i:])
+		if (r == utf8.RuneError && n == 1) || (r < 0x20 && r != '\t' && r != '\r') || r == 0x7f {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// quoteName renders a header name for a message: as written when it is
+// short printable text without commas or quotes, else Go-quoted (control
+// and invalid bytes escaped) and cut to 40 bytes.
+func quoteName(s string) string {
+	const most = 40
+	if len(s) > most {
+		return strconv.Quote(strings.ToValidUTF8(s[:most], "")) + "…"
+	}
+	if s == "" || strings.ContainsAny(s, `,"'`) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 || !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// quoteNames lists header names for a message: each quoted (quoteName),
+// at most 12 of them.
+func quoteNames(names []string) string {
+	const most = 12
+	q := make([]string, 0, min(len(names), most))
+	for _, n := range names[:min(len(names), most)] {
+		q = append(q, quoteName(n))
+	}
+	if len(names) > most {
+		q = append(q, fmt.Sprintf("… %d more", len(names)-most))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }
 
 // maxGunzipBytes bounds a decompressed trace (a guard against gzip bombs).
@@ -270,8 +316,8 @@ func (p *parser) choose(cols, names []string, jsonl bool, headerLine int) error 
 		}
 		f, err := detect(cols, jsonl)
 		if err != nil {
-			return fmt.Errorf("traces: %s line %d: %s columns [%s] match no known format (%s; or give a column mapping): %w",
-				p.name, headerLine, kind, strings.Join(names, ", "), strings.Join(FormatNames(), ", "), err)
+			return fmt.Errorf("traces: %s line %d: %s columns %s match no known format (%s; or give a column mapping): %w",
+				p.name, headerLine, kind, quoteNames(names), strings.Join(FormatNames(), ", "), err)
 		}
 		p.f = f
 		return nil
@@ -359,7 +405,7 @@ func (p *parser) readCSV(header []byte, headerNo int) error {
 		names[i] = strings.Trim(strings.TrimSpace(string(c)), `"'`)
 		cols[i] = normName(names[i])
 		if j := slices.Index(cols[:i], cols[i]); j >= 0 && cols[i] != "" {
-			return fmt.Errorf("traces: %s line %d: header: columns %d and %d are both %q", p.name, headerNo, j+1, i+1, names[i])
+			return fmt.Errorf("traces: %s line %d: header: columns %d and %d are both %s", p.name, headerNo, j+1, i+1, quoteName(names[i]))
 		}
 	}
 	if err := p.choose(cols, names, false, headerNo); err != nil {
@@ -368,7 +414,7 @@ func (p *parser) readCSV(header []byte, headerNo int) error {
 	idx := func(col string) (int, error) {
 		i := slices.Index(cols, col)
 		if i < 0 && col != "" {
-			return -1, fmt.Errorf("traces: %s line %d: format %s needs a column %q; header has [%s]", p.name, headerNo, p.f.name, col, strings.Join(names, ", "))
+			return -1, fmt.Errorf("traces: %s line %d: format %s needs a column %q; header has %s", p.name, headerNo, p.f.name, col, quoteNames(names))
 		}
 		return i, nil
 	}
