@@ -28,10 +28,9 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 	}
 	keep := &loadgen.SliceSink{}
 	sinks := []loadgen.Sink{r.jsonl, keep}
-	if r.opt.Progress != nil {
-		p := newProgressSink(r.opt.Progress, key.arm, rate, len(sched.Requests))
-		defer p.Close()
-		sinks = append(sinks, p)
+	if r.progress != nil {
+		r.progress.startCell(len(sched.Requests))
+		sinks = append(sinks, cellRequests{r.progress})
 	}
 	opts := r.replayOptions(key.arm, rate, key.rep)
 	cctx, stop := untilDied(ctx, srv.Died())

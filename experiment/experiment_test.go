@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // TestConfigsLoad decodes every shipped config with unknown keys rejected,
@@ -335,5 +337,18 @@ energy: {disabled: true}
 	}
 	if got := strings.Count(log.String(), "warm-up replay (unmeasured"); got != 3 {
 		t.Errorf("log announces %d warm-up replays, want 3", got)
+	}
+	if !strings.Contains(log.String(), "[2/4] arm cand") || !strings.Contains(log.String(), "run: 4/4 cells, 100 %") {
+		t.Errorf("log lacks the whole run's progress:\n%s", log.String())
+	}
+	// The plan the ETA is computed from is what the run did: 3 starts, 3
+	// warm-up replays, 4 cells, in this order.
+	var kinds []stepKind
+	for _, s := range runPlan(eff, res.RunOrder, []traces.Schedule{cs}) {
+		kinds = append(kinds, s.kind)
+	}
+	want := []stepKind{stepStart, stepWarmup, stepCell, stepStart, stepWarmup, stepCell, stepCell, stepStart, stepWarmup, stepCell}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("plan %v, want %v", kinds, want)
 	}
 }

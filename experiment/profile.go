@@ -275,6 +275,7 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("profiling pass skipped: %w", context.Cause(ctx))
 	}
+	r.progress.begin(stepProfile)
 	sched := r.scheds[key.load]
 	pc := a.prof
 	dir := filepath.Join(r.opt.OutDir, ServersDir, a.arm.Name, "profiles")

@@ -3,31 +3,349 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/traces"
 )
 
-// progressSink draws one progress bar per cell (requests ended / scheduled)
-// on a terminal; it adds nothing to the measurement but a counter bump per
-// ended request, throttled redraws off the request path.
-type progressSink struct{ bar *progressbar.ProgressBar }
+// stepKind is one kind of step of a run: what runAll does, in order.
+type stepKind int
 
-var _ loadgen.Sink = progressSink{}
+const (
+	stepStart   stepKind = iota // a server start (duration unknown in advance)
+	stepWarmup                  // an unmeasured warm-up replay of a schedule
+	stepCell                    // a measured cell: its schedule's replay
+	stepProfile                 // an unmeasured profiling pass (reference baseline cells)
+	nStepKinds
+)
 
-func newProgressSink(w io.Writer, arm string, rate float64, n int) progressSink {
-	return progressSink{bar: progressbar.NewOptions64(int64(n),
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(fmt.Sprintf("%s @ %g req/s", arm, rate)),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)}
+var stepNames = [nStepKinds][2]string{
+	{"server start", "server starts"},
+	{"warm-up replay", "warm-up replays"},
+	{"cell", "cells"},
+	{"profiling pass", "profiling passes"},
 }
 
-func (p progressSink) Add(*loadgen.Record) error { return p.bar.Add(1) }
+// planStep is one step of the plan. sched is the scheduled length of a
+// replay (the schedule's span; a profiling pass's warm-up + window), 0 for
+// a server start.
+type planStep struct {
+	kind  stepKind
+	sched time.Duration
+}
 
-func (p progressSink) Close() error { return p.bar.Finish() }
+// DefaultServerStartGuess is the whole-run ETA's guess for a launched
+// server's start (model load, CUDA graphs captured at start) until one start
+// has been observed; the in-process simulator starts at once. Labelled
+// "estimated" wherever it is used.
+const DefaultServerStartGuess = 60 * time.Second
+
+// runPlan lists a run's steps in runAll's order: a server start whenever the
+// arm changes, a warm-up replay before the first cell of each load on a
+// fresh server (load.warmup_replay), the cell, and after each baseline cell
+// a profiling pass (amdahl.profile on the reference server).
+func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []planStep {
+	var steps []planStep
+	prev := ""
+	var replayed map[int]bool
+	for _, k := range order {
+		li := loadIndex(cfg.Load.RatesRPS, k.OfferedLoadRPS)
+		d := scheds[li].Duration()
+		if k.Arm != prev {
+			steps = append(steps, planStep{kind: stepStart})
+			prev, replayed = k.Arm, map[int]bool{}
+		}
+		if cfg.Load.WarmupReplay && !replayed[li] {
+			steps = append(steps, planStep{kind: stepWarmup, sched: d})
+			replayed[li] = true
+		}
+		steps = append(steps, planStep{kind: stepCell, sched: d})
+		if p := cfg.Amdahl.Profile; p != nil && cfg.Server.Kind == ServerReference && k.Arm == cfg.Arms[0].Name {
+			steps = append(steps, planStep{kind: stepProfile, sched: min(d, cfg.Load.Warmup+p.effective().Window)})
+		}
+	}
+	return steps
+}
+
+// runProgress is the whole run's progress and remaining time. Cells and
+// replays are scheduled, so their length is known in advance; what follows
+// the schedule (the last requests' tail, a profile's processing) and server
+// starts are learned from the steps already done, per kind, and until then
+// estimated (a replay: no tail; a start: startGuess). Safe for concurrent
+// use; now is the clock (injected in tests).
+type runProgress struct {
+	mu         sync.Mutex
+	now        func() time.Time
+	steps      []planStep
+	startGuess time.Duration
+	began      time.Time
+	cur        int // index of the step under way, -1 before the first
+	curBegan   time.Time
+	ended      bool
+	// obs sums what finished steps of each kind took, and their schedules.
+	obs [nStepKinds]struct {
+		n             int
+		actual, sched time.Duration
+	}
+	// requests ended in the current cell, and its scheduled count.
+	reqs, reqTotal atomic.Int64
+}
+
+func newRunProgress(steps []planStep, startGuess time.Duration, now func() time.Time) *runProgress {
+	return &runProgress{now: now, steps: steps, startGuess: startGuess, began: now(), cur: -1}
+}
+
+// begin ends the step under way and starts the next planned step of kind
+// (steps of other kinds before it, not taken, are skipped). A nil
+// runProgress does nothing (as do finish and startCell).
+func (p *runProgress) begin(kind stepKind) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	p.closeCurrent(now)
+	for i := p.cur + 1; i < len(p.steps); i++ {
+		if p.steps[i].kind == kind {
+			p.cur, p.curBegan = i, now
+			return
+		}
+	}
+	p.cur = len(p.steps) // beyond the plan: nothing left to estimate
+}
+
+// finish ends the step under way: the run is over.
+func (p *runProgress) finish() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closeCurrent(p.now())
+	p.ended = true
+}
+
+func (p *runProgress) closeCurrent(now time.Time) {
+	if p.cur < 0 || p.cur >= len(p.steps) || p.ended {
+		return
+	}
+	s := p.steps[p.cur]
+	o := &p.obs[s.kind]
+	o.n++
+	o.actual += now.Sub(p.curBegan)
+	o.sched += s.sched
+	p.curBegan = now
+}
+
+// estimate is step s's expected length, and whether any part of it is a
+// guess (nothing of its kind observed yet, and for a replay not even a cell).
+func (p *runProgress) estimate(s planStep) (time.Duration, bool) {
+	if o := p.obs[s.kind]; o.n > 0 {
+		if s.kind == stepStart {
+			return o.actual / time.Duration(o.n), false
+		}
+		return s.sched + (o.actual-o.sched)/time.Duration(o.n), false
+	}
+	switch s.kind {
+	case stepStart:
+		return p.startGuess, true
+	case stepCell:
+		return s.sched, true
+	}
+	// A replay of another kind behaves like a cell until one is observed.
+	if o := p.obs[stepCell]; o.n > 0 {
+		return s.sched + (o.actual-o.sched)/time.Duration(o.n), true
+	}
+	return s.sched, true
+}
+
+// progressStatus is a snapshot of the whole run's progress.
+type progressStatus struct {
+	CellsDone, Cells int
+	Elapsed          time.Duration
+	Remaining        time.Duration
+	// Estimated names the kinds of step whose remaining time is a guess, with
+	// their count and time ("1 server start ≈ 1m0s").
+	Estimated []string
+	// Requests and RequestsTotal: requests ended in the cell under way.
+	Requests, RequestsTotal int64
+}
+
+// Fraction is the share of the run done, by time: elapsed / (elapsed + remaining).
+func (s progressStatus) Fraction() float64 {
+	if t := s.Elapsed + s.Remaining; t > 0 {
+		return float64(s.Elapsed) / float64(t)
+	}
+	return 1
+}
+
+func (p *runProgress) status() progressStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	st := progressStatus{Elapsed: now.Sub(p.began), Requests: p.reqs.Load(), RequestsTotal: p.reqTotal.Load()}
+	var guessN [nStepKinds]int
+	var guessD [nStepKinds]time.Duration
+	for i, s := range p.steps {
+		if s.kind == stepCell {
+			st.Cells++
+			if i < p.cur || (i == p.cur && p.ended) {
+				st.CellsDone++
+			}
+		}
+		if p.ended || i < p.cur {
+			continue
+		}
+		d, guess := p.estimate(s)
+		if i == p.cur {
+			d = max(d-now.Sub(p.curBegan), 0)
+		}
+		st.Remaining += d
+		if guess {
+			guessN[s.kind]++
+			guessD[s.kind] += d
+		}
+	}
+	for k := range nStepKinds {
+		if guessN[k] == 0 {
+			continue
+		}
+		name := stepNames[k][1]
+		if guessN[k] == 1 {
+			name = stepNames[k][0]
+		}
+		what := fmt.Sprintf("%d %s ≈ %s", guessN[k], name, roundDur(guessD[k]))
+		if k == stepCell {
+			what = fmt.Sprintf("%d %s: scheduled %s, tail not yet observed", guessN[k], name, roundDur(guessD[k]))
+		}
+		st.Estimated = append(st.Estimated, what)
+	}
+	return st
+}
+
+// String is the periodic log line: "run: 2/6 cells, 41 %, elapsed 38s,
+// remaining ≈ 54s (estimated: 1 server start ≈ 1m0s)".
+func (s progressStatus) String() string {
+	line := fmt.Sprintf("run: %d/%d cells, %.0f %%, elapsed %s, remaining ≈ %s",
+		s.CellsDone, s.Cells, 100*s.Fraction(), roundDur(s.Elapsed), roundDur(s.Remaining))
+	if len(s.Estimated) > 0 {
+		line += " (estimated: " + strings.Join(s.Estimated, "; ") + ")"
+	}
+	return line
+}
+
+// short is the terminal bar's description.
+func (s progressStatus) short() string {
+	line := fmt.Sprintf("cell %d/%d", min(s.CellsDone+1, s.Cells), s.Cells)
+	if s.RequestsTotal > 0 {
+		line += fmt.Sprintf(" (%d/%d req)", s.Requests, s.RequestsTotal)
+	}
+	line += fmt.Sprintf(", %s left", roundDur(s.Remaining))
+	if len(s.Estimated) > 0 {
+		line += " (part estimated)"
+	}
+	return line
+}
+
+// roundDur rounds d for display: whole seconds, tenths below 10 s.
+func roundDur(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// cellRequests counts the current cell's ended requests for the bar.
+type cellRequests struct{ p *runProgress }
+
+var _ loadgen.Sink = cellRequests{}
+
+func (c cellRequests) Add(*loadgen.Record) error { c.p.reqs.Add(1); return nil }
+func (c cellRequests) Close() error              { return nil }
+
+// startCell resets the request counter for a cell of n requests.
+func (p *runProgress) startCell(n int) {
+	if p == nil {
+		return
+	}
+	p.reqs.Store(0)
+	p.reqTotal.Store(int64(n))
+}
+
+// progressEvery is how often the whole run's line is logged when no
+// terminal shows the bar.
+const progressEvery = 30 * time.Second
+
+// report draws p until stop is closed: a bar on a terminal (term non-nil),
+// else a line on log every progressEvery. It returns when stop is closed,
+// after a last draw.
+func (p *runProgress) report(term, log io.Writer, stop <-chan struct{}) {
+	if term == nil {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				fmt.Fprintln(log, p.status())
+			}
+		}
+	}
+	const steps = 1000
+	bar := progressbar.NewOptions64(steps,
+		progressbar.OptionSetWriter(term),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionSetPredictTime(false), // its rate-based ETA is wrong early; ours is scheduled
+		progressbar.OptionSetElapsedTime(false),
+		progressbar.OptionClearOnFinish(),
+	)
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			_ = bar.Finish()
+			return
+		case <-t.C:
+		}
+		st := p.status()
+		bar.Describe(st.short())
+		_ = bar.Set64(int64(st.Fraction() * steps))
+	}
+}
+
+// startProgress plans the run of order and starts drawing its progress: the
+// bar on Options.Progress (a terminal), else periodic lines on the log. The
+// returned func ends the last step and stops the drawing.
+func (r *runner) startProgress(order []report.CellKey) (stop func()) {
+	guess := DefaultServerStartGuess
+	if r.cfg.Server.Kind == ServerSim {
+		guess = 0
+	}
+	r.progress = newRunProgress(runPlan(r.cfg, order, r.scheds), guess, time.Now)
+	if r.opt.Progress == nil && r.log == io.Discard {
+		return r.progress.finish
+	}
+	done, drawn := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(drawn)
+		r.progress.report(r.opt.Progress, r.log, done)
+	}()
+	return func() {
+		r.progress.finish()
+		close(done)
+		<-drawn
+		if r.opt.Progress == nil {
+			fmt.Fprintln(r.log, r.progress.status())
+		}
+	}
+}

@@ -37,7 +37,9 @@ type Options struct {
 	// profiles or costs, telemetry trouble (Log when nil). `run --quiet`
 	// discards Log but keeps Warn on stderr.
 	Warn io.Writer
-	// Progress, when set (a terminal), receives a progress bar per cell.
+	// Progress, when set (a terminal), receives the whole run's progress bar
+	// with its remaining time; without it the log gets a progress line at
+	// each cell and every 30 s.
 	Progress io.Writer
 }
 
@@ -208,6 +210,8 @@ type runner struct {
 	otel   *telemetry.Exporter
 	// gpuIdle is the GPU memory in use before the first launched server (bytes).
 	gpuIdle *uint64
+	// progress is the whole run's progress (runAll sets it).
+	progress *runProgress
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
@@ -227,6 +231,8 @@ func (r *runner) runAll(ctx context.Context) error {
 		return err
 	}
 	r.res.RunOrder = order
+	stopProgress := r.startProgress(order)
+	defer stopProgress()
 	var (
 		srv    armServer
 		srvArm string
@@ -256,6 +262,7 @@ func (r *runner) runAll(ctx context.Context) error {
 			if err := closeSrv(); err != nil {
 				return err
 			}
+			r.progress.begin(stepStart)
 			if srv, err = r.startArm(ctx, arms[k.Arm]); err != nil {
 				return fmt.Errorf("arm %s: %w", k.Arm, err)
 			}
@@ -264,14 +271,16 @@ func (r *runner) runAll(ctx context.Context) error {
 			r.addServerInfo(ctx, k.Arm, srv)
 		}
 		if r.cfg.Load.WarmupReplay && !replayed[li] {
+			r.progress.begin(stepWarmup)
 			if err := r.warmupReplay(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
 				return err
 			}
 			replayed[li] = true
 		}
 		r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
-		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s\n",
-			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond))
+		r.progress.begin(stepCell)
+		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s; %s\n",
+			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond), r.progress.status())
 		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
 			return err
 		}

@@ -1,0 +1,126 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakeClock is the injected clock of the progress tests.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+// TestRunProgressArithmetic: before anything is observed the remaining time
+// is the schedules plus the start guess, labelled estimated; after one cell
+// its tail is learned and applies to the cells left; the step under way
+// counts only what is left of it.
+func TestRunProgressArithmetic(t *testing.T) {
+	t.Parallel()
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	steps := []planStep{{kind: stepStart}, {stepCell, 10 * time.Second}, {stepCell, 10 * time.Second}, {stepCell, 20 * time.Second}}
+	p := newRunProgress(steps, time.Minute, c.now)
+
+	st := p.status()
+	if st.Remaining != 100*time.Second || st.Cells != 3 || st.CellsDone != 0 {
+		t.Fatalf("before the start: %+v, want 1m0s guess + 40s scheduled, 0/3 cells", st)
+	}
+	if s := st.String(); !strings.Contains(s, "1 server start ≈ 1m0s") || !strings.Contains(s, "3 cells: scheduled 40s, tail not yet observed") {
+		t.Errorf("line %q does not label the estimates", s)
+	}
+
+	p.begin(stepStart)
+	c.advance(30 * time.Second) // the start took 30 s
+	p.begin(stepCell)
+	if st := p.status(); st.Remaining != 40*time.Second || st.Elapsed != 30*time.Second {
+		t.Errorf("after the start: %+v, want 40s left (the start observed, no cell yet)", st)
+	}
+	c.advance(12 * time.Second) // the cell: 10 s scheduled + 2 s tail
+	p.begin(stepCell)
+	st = p.status()
+	if want := (10 + 2 + 20 + 2) * time.Second; st.Remaining != want || st.CellsDone != 1 {
+		t.Errorf("after one cell: %+v, want %s left and 1/3 cells", st, want)
+	}
+	if len(st.Estimated) != 0 {
+		t.Errorf("estimated %v after every kind was observed", st.Estimated)
+	}
+	c.advance(5 * time.Second)
+	if st := p.status(); st.Remaining != 29*time.Second {
+		t.Errorf("5 s into the second cell: %s left, want 29s", st.Remaining)
+	}
+	c.advance(20 * time.Second) // the cell overruns its estimate: nothing negative
+	if st := p.status(); st.Remaining != 22*time.Second {
+		t.Errorf("overrun: %s left, want the last cell's 22s", st.Remaining)
+	}
+	p.begin(stepCell)
+	c.advance(21 * time.Second)
+	p.finish()
+	if st := p.status(); st.Remaining != 0 || st.CellsDone != 3 || st.Fraction() != 1 {
+		t.Errorf("finished: %+v", st)
+	}
+}
+
+// TestRunProgressETAWithin20Percent plays a run whose cells take their
+// schedule plus a tail that varies ±40 % around its mean, with warm-up
+// replays and profiling passes, and checks the remaining time from the
+// second cell on against what the rest of the run then took.
+func TestRunProgressETAWithin20Percent(t *testing.T) {
+	t.Parallel()
+	var steps []planStep
+	var took []time.Duration
+	tails := []float64{1.0, 1.4, 0.6, 1.2, 0.8, 1.0, 1.3, 0.7}
+	for i := range 8 {
+		sched := time.Duration(10+5*(i%3)) * time.Second
+		tail := time.Duration(tails[i] * float64(3*time.Second))
+		if i%4 == 0 {
+			steps = append(steps, planStep{kind: stepStart})
+			took = append(took, 45*time.Second+time.Duration(i)*time.Second)
+			steps = append(steps, planStep{stepWarmup, sched})
+			took = append(took, sched+tail)
+		}
+		steps = append(steps, planStep{stepCell, sched})
+		took = append(took, sched+tail)
+		if i%2 == 0 {
+			steps = append(steps, planStep{stepProfile, 4 * time.Second})
+			took = append(took, 4*time.Second+8*time.Second)
+		}
+	}
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := newRunProgress(steps, DefaultServerStartGuess, c.now)
+	cells := 0
+	for i, s := range steps {
+		p.begin(s.kind)
+		if s.kind == stepCell {
+			cells++
+			var truth time.Duration
+			for _, d := range took[i:] {
+				truth += d
+			}
+			got := p.status().Remaining
+			t.Logf("cell %d: remaining %s, truly %s", cells, got, truth)
+			if err := float64(got-truth) / float64(truth); cells >= 2 && (err > 0.2 || err < -0.2) {
+				t.Errorf("cell %d: remaining %s, truly %s (%+.0f %%)", cells, got, truth, 100*err)
+			}
+		}
+		c.advance(took[i])
+	}
+	p.finish()
+}
+
+// TestRunProgressOffPlan: a step the plan does not hold ends the estimate
+// instead of failing, and a nil progress does nothing.
+func TestRunProgressOffPlan(t *testing.T) {
+	t.Parallel()
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := newRunProgress([]planStep{{stepCell, time.Second}}, 0, c.now)
+	p.begin(stepCell)
+	p.begin(stepProfile)
+	if st := p.status(); st.Remaining != 0 || st.CellsDone != 1 {
+		t.Errorf("off plan: %+v", st)
+	}
+	var nilP *runProgress
+	nilP.begin(stepCell)
+	nilP.startCell(3)
+	nilP.finish()
+}
