@@ -30,7 +30,6 @@ timed repeats, median; before each repeat the L2 (60 MB on the H200) is flushed 
 signature's captured call count (frequency-weighted geometric mean).
 """
 import datetime
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -296,6 +295,61 @@ def time_one(fn, mod, xs, flush, warmup, repeats, graph=False):
     return 1e3 * ts[len(ts) // 2]
 
 
+def gate_summary(results):
+    """Per gate and set (captured, stress): signatures checked, failed, pass, and the first failure's
+    name or signature. results are check_one's dicts."""
+    gates = {}
+    for g in GATES:
+        for set_name in ("captured", "stress"):
+            rs = [r for r in results if r["set"] == set_name and g in r["gates"]]
+            fails = [r for r in rs if not r["gates"][g]["pass"]]
+            gates.setdefault(g, {})[set_name] = {"checked": len(rs), "failed": len(fails),
+                                                 "pass": not fails,
+                                                 "first_failure": (fails[0].get("name") or fails[0]["signature"])
+                                                 if fails else None}
+    return gates
+
+
+def first_failure(results):
+    """(gate, set, signature) of the verdict's reason: the first failing result of the captured set,
+    else of the stress set; None when every gate passed."""
+    for set_name in ("captured", "stress"):
+        for r in results:
+            if r["set"] == set_name and r.get("first_failing_gate"):
+                return (r["first_failing_gate"], set_name, r.get("name") or r["signature"])
+    return None
+
+
+def shadow_summary(stats, source):
+    """The worst live difference of a shadow run (the hook's stats document) and its call count."""
+    ovs = stats.get("overrides", [])
+    return {"worst": ovs[0]["shadow"]["worst"] if ovs else None,
+            "calls_done": ovs[0]["shadow"]["calls_done"] if ovs else 0, "source": source}
+
+
+def shadow_fails(shadow):
+    """True when a shadow run's worst live call was out of tolerance, had mismatched NaNs, the wrong
+    shape or dtype, or raised."""
+    w = shadow and shadow["worst"]
+    return bool(w and (w["bad"] or w["nan_mismatch"] or not w["shape_dtype_ok"] or w["errors"]))
+
+
+def weighted_geomean(pairs):
+    """exp(sum(w ln s) / sum(w)) over (w, s) pairs: the frequency-weighted geometric mean of
+    per-signature speedups; None without weight."""
+    den = sum(w for w, _ in pairs)
+    if not den:
+        return None
+    return math.exp(sum(w * math.log(sp) for w, sp in pairs) / den)
+
+
+def verdict_reason(first):
+    """The report's reason for first_failure's tuple (None: a pass)."""
+    if first is None:
+        return "every gate passed on the captured and stress sets"
+    return f"gate {first[0]} failed on the {first[1]} set ({first[2]})"
+
+
 def versions():
     import torch
 
@@ -333,7 +387,7 @@ def main(job_path):
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     repeats, warmup = max(30, int(job.get("repeats", 30))), int(job.get("warmup", 5))
     timing = job.get("timing", "graph")
-    num = den = num_e = 0.0
+    timed = []  # (captured calls, speedup, eager speedup) per timed signature
     for r, e in zip(results, chosen):
         if r.get("first_failing_gate") == "launch":
             continue
@@ -356,35 +410,15 @@ def main(job_path):
                 r["orig_us"], r["cand_us"] = r["orig_eager_us"], r["cand_eager_us"]
         r["speedup"] = r["orig_us"] / r["cand_us"] if r["cand_us"] > 0 else None
         if r["speedup"]:
-            num += e["count"] * math.log(r["speedup"])
-            num_e += e["count"] * math.log(r["speedup_eager"])
-            den += e["count"]
-    gates = {}
-    for g in GATES:
-        for set_name in ("captured", "stress"):
-            rs = [r for r in results if r["set"] == set_name and g in r["gates"]]
-            fails = [r for r in rs if not r["gates"][g]["pass"]]
-            gates.setdefault(g, {})[set_name] = {"checked": len(rs), "failed": len(fails),
-                                                 "pass": not fails,
-                                                 "first_failure": (fails[0].get("name") or fails[0]["signature"])
-                                                 if fails else None}
-    first = None
-    for set_name in ("captured", "stress"):
-        for r in results:
-            if r["set"] == set_name and r.get("first_failing_gate"):
-                first = (r["first_failing_gate"], set_name, r.get("name") or r["signature"])
-                break
-        if first:
-            break
+            timed.append((e["count"], r["speedup"], r["speedup_eager"]))
+    gates = gate_summary(results)
+    first = first_failure(results)
     covered = sum(e["count"] for e in chosen)
     shadow = None
     if job.get("shadow_file"):
-        st = json.load(open(job["shadow_file"]))
-        ovs = st.get("overrides", [])
-        shadow = {"worst": ovs[0]["shadow"]["worst"] if ovs else None,
-                  "calls_done": ovs[0]["shadow"]["calls_done"] if ovs else 0, "source": job["shadow_file"]}
-        if shadow["worst"] and (shadow["worst"]["bad"] or shadow["worst"]["nan_mismatch"] or
-                                not shadow["worst"]["shape_dtype_ok"] or shadow["worst"]["errors"]):
+        with open(job["shadow_file"]) as f:
+            shadow = shadow_summary(json.load(f), job["shadow_file"])
+        if shadow_fails(shadow):
             first = first or ("shadow", "live", "worst live difference out of tolerance")
     report = {
         "format": REPORT_FORMAT, "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -394,16 +428,15 @@ def main(job_path):
         "captured_calls": total_calls, "validated_signatures": len(chosen),
         "coverage": covered / total_calls if total_calls else 0.0,
         "verdict": "fail" if first else "pass",
-        "reason": (f"gate {first[0]} failed on the {first[1]} set ({first[2]})" if first else
-                   "every gate passed on the captured and stress sets"),
+        "reason": verdict_reason(first),
         "failed_gate": first[0] if first else None, "failed_set": first[1] if first else None,
         "gates": gates,
         "tolerances": {k: {"rtol": v[0], "atol": v[1]} for k, v in tlhook.TOLERANCES.items()},
         "tolerance_rule": "|cand - ref| <= atol + rtol*|ref|, ref = original in float32; rtol = 4 ulp of the "
                           "output dtype because a fused kernel may round twice where the reference rounds once; "
                           "values.original_native_* shows the original in its own dtype passes the same rule",
-        "speedup": {"s": math.exp(num / den) if den else None,
-                    "s_eager": math.exp(num_e / den) if den else None, "timing": timing,
+        "speedup": {"s": weighted_geomean([(w, sp) for w, sp, _ in timed]),
+                    "s_eager": weighted_geomean([(w, sp) for w, _, sp in timed]), "timing": timing,
                     "method": "frequency-weighted geometric mean of per-signature median CUDA-event speedups; "
                               "timing 'graph' replays one call captured in a CUDA graph (what a CUDA-graph "
                               "server runs: no launch gaps), s_eager times the Python call (launch gaps included)",

@@ -1,4 +1,5 @@
-"""Device exploration for integrate (first H200 call). Not part of the product: it finds the
+"""Device exploration for integrate (first H200 call), kept with the results it produced
+(ENGINE.md). Not part of the product: it finds the
 continuous-batching configuration for the reference server, checks the Triton RMSNorm and the
 hook under the engine, and takes a short profile. Usage:
 
@@ -13,8 +14,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+HERE = os.path.join(REPO, "integrate", "python")  # refserver.py, validate_gate.py, shim/
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "shim"))
 
@@ -318,11 +319,11 @@ def all_main(outdir, budget_s):
         log("== optest", json.dumps(summary["optest"], default=str)[:1500])
     log("== kernel done", round(time.time() - t_start))
     order = os.environ.get("EXPLORE_CONFIGS", "default,cg,cg_async,cg_c1").split(",")
-    try:
-        import flash_attn  # noqa: F401
+    import importlib.util
 
+    if importlib.util.find_spec("flash_attn") is not None:
         order.append("fa2")
-    except ImportError:
+    else:
         summary["flash_attn"] = "not installed: fa2 config (decode fast path) skipped"
     for name in order:
         left = budget_s - (time.time() - t_start)
