@@ -2,12 +2,22 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
 )
 
 // burstGPTTrace writes a BurstGPT log of n good rows one second apart with a
@@ -112,5 +122,203 @@ func TestConfigSyntaxErrorLine(t *testing.T) {
 	_, err = Parse(strings.NewReader(strings.Join(lines, "\n")), "q.yaml", "../configs")
 	if want := fmt.Sprintf("(line %d): did not find expected key", bad); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// tinyRun is a one-cell simulated run of the quickstart's trace.
+const tinyRun = `
+name: tiny
+seed: 2
+trace: {path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv, clamp_context: 2048}
+load: {rates_rps: [4], warmup: 0s, duration: 1s}
+server: {kind: sim}
+arms:
+  - name: baseline
+energy: {disabled: true}
+`
+
+func runInto(t *testing.T, cfgText, out string, opt Options) (*report.Results, error) {
+	t.Helper()
+	cfg, err := Parse(strings.NewReader(cfgText), "tiny.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.OutDir = out
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	return Run(context.Background(), cfg, opt)
+}
+
+// TestRunNeverWritesThroughSymlinks: a link in the output folder, dangling
+// or to a file elsewhere, at any name the run writes, is refused before
+// anything is measured, and its target is left as it was.
+func TestRunNeverWritesThroughSymlinks(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{RecordsFile, ResultsFile, ResultsFile + ".tmp", MarkdownFile, HTMLFile, ServersDir, LockFile} {
+		for _, dangling := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s dangling=%v", name, dangling), func(t *testing.T) {
+				t.Parallel()
+				out, elsewhere := t.TempDir(), t.TempDir()
+				target := filepath.Join(elsewhere, "victim")
+				if !dangling {
+					if err := os.WriteFile(target, []byte("keep me"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := os.Symlink(target, filepath.Join(out, name)); err != nil {
+					t.Fatal(err)
+				}
+				res, err := runInto(t, tinyRun, out, Options{})
+				if err == nil || res != nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "symbolic link") {
+					t.Fatalf("run through a link at %s: results %v, error %v; want refused naming it", name, res != nil, err)
+				}
+				b, rerr := os.ReadFile(target)
+				if dangling && rerr == nil {
+					t.Errorf("the dangling link's target was created: %q", b)
+				}
+				if !dangling && string(b) != "keep me" {
+					t.Errorf("the link's target now holds %q", b)
+				}
+			})
+		}
+	}
+}
+
+// TestStaleLockDoesNotBlock: a lock left by a run whose process is gone
+// (same host) is taken over; one held by a live process, or written on
+// another host, still refuses the folder.
+func TestStaleLockDoesNotBlock(t *testing.T) {
+	t.Parallel()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skipf("no `true` to make a dead process: %v", err)
+	}
+	host, _ := os.Hostname()
+	for _, tc := range []struct {
+		name string
+		lock string
+		ok   bool
+	}{
+		{"dead pid, this host", lockText(dead.Process.Pid, host, time.Now()), true},
+		{"live pid, this host", lockText(os.Getpid(), host, time.Now()), false},
+		{"dead pid, another host", lockText(dead.Process.Pid, host+"-elsewhere", time.Now()), false},
+		{"unreadable lock", "garbage\n", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, LockFile), []byte(tc.lock), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			unlock, err := lockOutDir(dir)
+			if tc.ok != (err == nil) {
+				t.Fatalf("lock %q: error %v, want ok=%v", tc.lock, err, tc.ok)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "in use") {
+					t.Errorf("refusal %q does not say the folder is in use", err)
+				}
+				return
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, LockFile))
+			if !strings.Contains(string(b), fmt.Sprintf("pid %d ", os.Getpid())) {
+				t.Errorf("lock after takeover holds %q, want this process", b)
+			}
+			unlock()
+		})
+	}
+}
+
+// fullDisk stands in for a file system that runs out of space once a total
+// of budget bytes has been written across every file: the write that
+// crosses it writes what fits and fails with ENOSPC, as write(2) does.
+type fullDisk struct {
+	mu     sync.Mutex
+	budget int
+}
+
+type fullFile struct {
+	*os.File
+	d *fullDisk
+}
+
+func (d *fullDisk) wrap(f *os.File) outFile { return fullFile{f, d} }
+
+func (f fullFile) Write(b []byte) (int, error) {
+	f.d.mu.Lock()
+	n := min(len(b), f.d.budget)
+	f.d.budget -= n
+	f.d.mu.Unlock()
+	w, err := f.File.Write(b[:n])
+	if err == nil && w < len(b) {
+		err = &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return w, err
+}
+
+// TestRunOnFullDisk: whatever byte the disk fills at, every output file is
+// whole or absent (records.jsonl: whole lines), no temporary file is left,
+// and the error names exactly the files not written.
+func TestRunOnFullDisk(t *testing.T) {
+	t.Parallel()
+	// The byte counts of a run with room for everything place the cuts.
+	out := t.TempDir()
+	if _, err := runInto(t, tinyRun, out, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	size := func(name string) int {
+		st, err := os.Stat(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(st.Size())
+	}
+	rec, js := size(RecordsFile), size(ResultsFile)
+	for _, tc := range []struct {
+		name   string
+		budget int
+		failed []string
+	}{
+		{"in the first record", 10, []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile}},
+		{"mid records", rec / 2, []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile}},
+		{"mid results.json", rec + js/2, []string{ResultsFile, MarkdownFile, HTMLFile}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			res, err := runInto(t, tinyRun, dir, Options{wrap: (&fullDisk{budget: tc.budget}).wrap})
+			if err == nil || res == nil {
+				t.Fatalf("run on a full disk: results %v, error %v; want results and an error", res != nil, err)
+			}
+			if got := FilesNotWritten(err); !slices.Equal(got, tc.failed) {
+				t.Errorf("files not written %v, want %v (error: %v)", got, tc.failed, err)
+			}
+			if !strings.Contains(err.Error(), "no space left on device") {
+				t.Errorf("error %q does not say why", err)
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+				switch e.Name() {
+				case RecordsFile:
+					if len(b) > 0 && b[len(b)-1] != '\n' {
+						t.Errorf("records.jsonl ends in a cut line: %q", b[max(0, len(b)-40):])
+					}
+					if _, err := loadgen.ReadRecords(bytes.NewReader(b)); err != nil {
+						t.Errorf("records.jsonl: %v", err)
+					}
+				case ResultsFile:
+					if _, err := report.ReadResults(filepath.Join(dir, e.Name())); err != nil {
+						t.Errorf("results.json left unreadable: %v", err)
+					}
+				case MarkdownFile, HTMLFile:
+					t.Errorf("%s left (%d bytes) though the disk was full before it", e.Name(), len(b))
+				case ServersDir:
+				default:
+					t.Errorf("left in the folder: %s (%d bytes)", e.Name(), len(b))
+				}
+			}
+		})
 	}
 }

@@ -45,17 +45,17 @@ func (r *runner) addCell(m measured) {
 }
 
 // writeResults writes results.json atomically (temp file + rename), so a crash
-// never leaves a half-written file.
+// or a full disk never leaves a half-written file.
 func (r *runner) writeResults() error {
 	var b bytes.Buffer
 	if err := report.WriteJSON(&b, *r.res); err != nil {
-		return err
+		return &FileError{File: ResultsFile, Err: err}
 	}
-	return writeFileAtomic(filepath.Join(r.opt.OutDir, ResultsFile), b.Bytes())
+	return r.opt.writeOut(ResultsFile, b.Bytes())
 }
 
 // finish computes the cross-cell sections and writes results.json, report.md
-// and report.html.
+// and report.html, each atomically; a file not written is a *FileError.
 func (r *runner) finish() error {
 	r.addSections()
 	var errs []error
@@ -64,28 +64,17 @@ func (r *runner) finish() error {
 	}
 	var md bytes.Buffer
 	if err := report.WriteMarkdown(&md, *r.res); err != nil {
-		errs = append(errs, fmt.Errorf("report.md: %w", err))
-	} else if err := os.WriteFile(filepath.Join(r.opt.OutDir, MarkdownFile), md.Bytes(), 0o644); err != nil {
-		errs = append(errs, fmt.Errorf("report.md: %w", err))
+		errs = append(errs, &FileError{File: MarkdownFile, Err: err})
+	} else if err := r.opt.writeOut(MarkdownFile, md.Bytes()); err != nil {
+		errs = append(errs, err)
 	}
 	var html bytes.Buffer
 	if err := report.WriteHTML(&html, *r.res); err != nil {
-		errs = append(errs, fmt.Errorf("report.html: %w", err))
-	} else if err := os.WriteFile(filepath.Join(r.opt.OutDir, HTMLFile), html.Bytes(), 0o644); err != nil {
-		errs = append(errs, fmt.Errorf("report.html: %w", err))
+		errs = append(errs, &FileError{File: HTMLFile, Err: err})
+	} else if err := r.opt.writeOut(HTMLFile, html.Bytes()); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	return nil
 }
 
 func sha256Hex(b []byte) string {

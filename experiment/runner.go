@@ -41,6 +41,10 @@ type Options struct {
 	// with its remaining time; without it the log gets a progress line at
 	// each cell and every 30 s.
 	Progress io.Writer
+
+	// wrap, when set, puts a stand-in around every output file the run
+	// creates (tests: a file system that fills up); nil writes to the OS's.
+	wrap func(*os.File) outFile
 }
 
 // File names inside the output folder.
@@ -128,6 +132,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
+	if err := checkNoSymlinks(opt.OutDir); err != nil {
+		return nil, err
+	}
 	unlock, err := lockOutDir(opt.OutDir)
 	if err != nil {
 		return nil, err
@@ -165,11 +172,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, E2EMs: eff.SLO.E2EMs, Percentile: eff.SLO.Percentile},
 	}
 
-	recFile, err := os.Create(filepath.Join(opt.OutDir, RecordsFile))
+	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
-	jsonl := loadgen.NewJSONLSink(recFile)
+	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile)}
 
 	if w := coldStartWarning(eff); w != "" {
 		res.Warnings = append(res.Warnings, w)
@@ -182,8 +189,15 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("records: %w", cerr)
 	}
-	if cerr := recFile.Close(); cerr != nil && runErr == nil {
-		runErr = fmt.Errorf("records: %w", cerr)
+	cerr := recFile.Sync()
+	if err := recFile.Close(); cerr == nil {
+		cerr = err
+	}
+	if jsonl.err == nil && cerr != nil {
+		jsonl.err = &FileError{File: RecordsFile, Records: jsonl.Lines(), Err: cerr}
+	}
+	if jsonl.err != nil {
+		runErr = errors.Join(runErr, jsonl.err)
 	}
 	if runErr != nil {
 		res.Complete = false
@@ -195,6 +209,21 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		return res, errors.Join(runErr, werr)
 	}
 	return res, runErr
+}
+
+// recordsSink is records.jsonl's sink: its first failure is kept as a
+// *FileError (how many whole records the file holds, and why no more).
+type recordsSink struct {
+	*loadgen.JSONLSink
+	err *FileError
+}
+
+func (s *recordsSink) Add(r *loadgen.Record) error {
+	err := s.JSONLSink.Add(r)
+	if err != nil && s.err == nil {
+		s.err = &FileError{File: RecordsFile, Records: s.Lines(), Err: err}
+	}
+	return err
 }
 
 // runner carries one run's state.
@@ -317,26 +346,6 @@ func (r *runner) addHook(h *report.HookArm) {
 		}
 	}
 	r.res.Hook.Arms = append(r.res.Hook.Arms, *h)
-}
-
-// LockFile marks an output folder in use by a run; it is created exclusively,
-// so two runs can never write into one folder, and removed when the run ends.
-const LockFile = ".transferlab-run.lock"
-
-// lockOutDir takes the output folder for this run, or says which run holds it.
-func lockOutDir(dir string) (unlock func(), err error) {
-	path := filepath.Join(dir, LockFile)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			held, _ := os.ReadFile(path)
-			return nil, fmt.Errorf("output folder %s is in use by another run (%s: %s); choose another --out, or delete the lock file if no run is using the folder", dir, LockFile, strings.TrimSpace(string(held)))
-		}
-		return nil, fmt.Errorf("output folder: %w", err)
-	}
-	fmt.Fprintf(f, "pid %d, started %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
-	f.Close()
-	return func() { os.Remove(path) }, nil
 }
 
 // WarmupReplayRecord is one unmeasured warm-up replay (load.warmup_replay),

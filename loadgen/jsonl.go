@@ -13,7 +13,9 @@ import (
 
 // JSONLSink writes one JSON Record per line, one Write call per record as it
 // is added, so every ended request is in the kernel's hands (a crash of the
-// process loses nothing already added). It is not safe for concurrent use;
+// process loses nothing already added). A line is whole or absent: a write
+// that fails part-way (a full disk) is truncated back when the writer has
+// Truncate and Seek, as *os.File does. It is not safe for concurrent use;
 // Replay calls Add from one goroutine at a time.
 type JSONLSink struct {
 	w     io.Writer
@@ -22,6 +24,13 @@ type JSONLSink struct {
 	close func() error
 	name  string
 	n     int
+	off   int64 // bytes of whole lines written
+}
+
+// rewinder is a file a cut line can be taken back from (*os.File is one).
+type rewinder interface {
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
 }
 
 var _ Sink = (*JSONLSink)(nil)
@@ -54,12 +63,27 @@ func (s *JSONLSink) Add(r *Record) error {
 	if err := s.enc.Encode(r); err != nil {
 		return fmt.Errorf("loadgen: %s: encoding request %d: %w", s.name, r.RequestID, err)
 	}
-	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+	if n, err := s.w.Write(s.buf.Bytes()); err != nil {
+		// A line is whole or absent: a write cut short (a full disk) is
+		// taken back when the writer can truncate.
+		if n > 0 {
+			if rw, ok := s.w.(rewinder); !ok {
+				err = fmt.Errorf("%w (the file may end in a cut line: its writer cannot truncate)", err)
+			} else if terr := rw.Truncate(s.off); terr != nil {
+				err = fmt.Errorf("%w (the cut line could not be removed: %w)", err, terr)
+			} else if _, serr := rw.Seek(s.off, io.SeekStart); serr != nil {
+				err = fmt.Errorf("%w (the cut line could not be removed: %w)", err, serr)
+			}
+		}
 		return fmt.Errorf("loadgen: %s: writing request %d (line %d): %w", s.name, r.RequestID, s.n+1, err)
 	}
 	s.n++
+	s.off += int64(s.buf.Len())
 	return nil
 }
+
+// Lines is the number of whole record lines written so far.
+func (s *JSONLSink) Lines() int { return s.n }
 
 // Close implements Sink; it closes the file only when the sink created it.
 func (s *JSONLSink) Close() error {

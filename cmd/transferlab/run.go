@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,7 +66,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))+"-"+time.Now().UTC().Format("20060102-150405"))
 			}
 			for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
-				if _, err := os.Stat(filepath.Join(out, f)); err == nil && !overwrite {
+				if _, err := os.Lstat(filepath.Join(out, f)); err == nil && !overwrite {
 					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
 				}
 			}
@@ -110,8 +111,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 					}
 				} else if !quiet {
 					experiment.PrintSummary(cmd.OutOrStdout(), res)
-					fmt.Fprintf(cmd.OutOrStdout(), "\nwritten to %s: %s, %s, %s, %s\n", out,
-						experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile)
+					printWritten(cmd.OutOrStdout(), out, runErr)
 				}
 			}
 			if runErr != nil && res == nil {
@@ -174,4 +174,22 @@ func refuseForeignFiles(dir string, overwrite bool) error {
 	}
 	return fmt.Errorf("output folder %s holds files that are not a run's (%s%s): choose a new or empty --out, or pass --overwrite to write the run beside them",
 		dir, strings.Join(shown, ", "), more)
+}
+
+// printWritten names the output files a run wrote whole, and those it did
+// not (a full disk) with the reason.
+func printWritten(w io.Writer, out string, runErr error) {
+	failed := experiment.FilesNotWritten(runErr)
+	var written []string
+	for _, f := range experiment.OutputFiles {
+		if !slices.Contains(failed, f) {
+			written = append(written, f)
+		}
+	}
+	if len(written) > 0 {
+		fmt.Fprintf(w, "\nwritten to %s: %s\n", out, strings.Join(written, ", "))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "NOT written whole in %s: %s (see the error below)\n", out, strings.Join(failed, ", "))
+	}
 }

@@ -1,0 +1,240 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockFile marks an output folder in use by a run; it is created exclusively,
+// so two runs can never write into one folder, and removed when the run ends.
+// It holds "pid P on host H, started T": a lock whose process is gone on this
+// host (a killed run) is taken over.
+const LockFile = ".transferlab-run.lock"
+
+// lockText is a lock file's content for process pid on host.
+func lockText(pid int, host string, at time.Time) string {
+	return fmt.Sprintf("pid %d on host %s, started %s\n", pid, host, at.UTC().Format(time.RFC3339))
+}
+
+// lockOwner reads a lock file's pid and host; ok is false when it holds no
+// such line (written by another tool, or half-written).
+func lockOwner(text string) (pid int, host string, ok bool) {
+	f := strings.Fields(text)
+	if len(f) < 5 || f[0] != "pid" || f[2] != "on" || f[3] != "host" {
+		return 0, "", false
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil || pid <= 0 {
+		return 0, "", false
+	}
+	return pid, strings.TrimSuffix(f[4], ","), true
+}
+
+// processGone reports whether no process pid exists on this host: signal 0
+// checks without sending anything; EPERM means it exists (another user's).
+func processGone(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return true
+	}
+	err = p.Signal(syscall.Signal(0))
+	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
+}
+
+// lockOutDir takes the output folder for this run, or says which run holds
+// it. A lock left by a process that is gone on this host is stale: it is
+// removed (and said so in the returned note) and the folder taken.
+func lockOutDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, LockFile)
+	host, _ := os.Hostname()
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, werr := f.WriteString(lockText(os.Getpid(), host, time.Now()))
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return nil, fmt.Errorf("output folder %s: writing %s: %w", dir, LockFile, werr)
+			}
+			return func() { os.Remove(path) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("output folder: %w", err)
+		}
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, symlinkError(dir, LockFile, path)
+		}
+		held, _ := os.ReadFile(path)
+		pid, lockHost, ok := lockOwner(string(held))
+		if attempt == 0 && ok && lockHost == host && processGone(pid) {
+			// The run that held it was killed: its process is gone.
+			if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				return nil, fmt.Errorf("output folder %s: removing the stale %s of process %d: %w", dir, LockFile, pid, rerr)
+			}
+			continue
+		}
+		return nil, fmt.Errorf("output folder %s is in use by another run (%s: %s); choose another --out, or delete the lock file if no run is using the folder (a lock whose process is gone on this host is taken over by itself)",
+			dir, LockFile, quoteLock(held))
+	}
+}
+
+// quoteLock renders a lock file's content for a message: one line, at most 120 bytes.
+func quoteLock(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// symlinkError refuses a symbolic link where the run would write.
+func symlinkError(dir, rel, path string) error {
+	to, _ := os.Readlink(path)
+	return fmt.Errorf("output folder %s: %s is a symbolic link (to %s): a run never writes through a link; remove it or choose another --out", dir, rel, strconv.Quote(to))
+}
+
+// checkNoSymlinks refuses an output folder holding a symbolic link anywhere
+// below it (a run's files, its servers folder and everything in it): a link
+// would send the run's writes outside the folder or onto another file,
+// dangling or not, with or without --overwrite. A link named as the folder
+// itself is the user's choice of folder and is followed.
+func checkNoSymlinks(dir string) error {
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("output folder: %w", err)
+		}
+		if path != root && d.Type()&fs.ModeSymlink != 0 {
+			rel, _ := filepath.Rel(root, path)
+			return symlinkError(dir, rel, path)
+		}
+		return nil
+	})
+}
+
+// outFile is an output file being written; *os.File is one. Tests put a
+// stand-in around it (Options.wrap) that fails like a full disk.
+type outFile interface {
+	io.Writer
+	Name() string
+	Sync() error
+	Close() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+}
+
+// createOut creates the file at path for writing, new: a file (or link,
+// dangling or not) already there is removed first and the new one created
+// exclusively, so a write never goes through a symbolic link.
+func (o Options) createOut(path string) (outFile, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if o.wrap != nil {
+		return o.wrap(f), nil
+	}
+	return f, nil
+}
+
+// writeOut writes b to name in the output folder atomically: into
+// name + ".tmp", synced, then renamed over name. On any failure the
+// temporary file is removed and name is left as it was, and the error is a
+// *FileError naming it.
+func (o Options) writeOut(name string, b []byte) error {
+	path := filepath.Join(o.OutDir, name)
+	tmp := path + ".tmp"
+	f, err := o.createOut(tmp)
+	if err == nil {
+		_, err = f.Write(b)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return &FileError{File: name, Err: err}
+	}
+	return nil
+}
+
+// FileError is an output file the run could not write whole. Results files
+// and reports are then absent (or as an earlier write left them, whole);
+// records.jsonl keeps the whole records written before the failure.
+type FileError struct {
+	// File is the name inside the output folder (RecordsFile, ResultsFile, ...).
+	File string
+	// Records is, for RecordsFile, the number of whole records it holds.
+	Records int
+	// Err is the cause (a full disk: syscall.ENOSPC).
+	Err error
+}
+
+func (e *FileError) Error() string {
+	if e.File == RecordsFile {
+		return fmt.Sprintf("%s not written whole (it keeps %d whole records, the rest are lost): %v", e.File, e.Records, e.Err)
+	}
+	return fmt.Sprintf("%s not written: %v", e.File, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// OutputFiles are the files a run writes at the top of its output folder,
+// in the order it writes them.
+var OutputFiles = []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile}
+
+// FilesNotWritten lists, in OutputFiles order, the files that err (Run's
+// error, possibly joined and wrapped) says were not written whole.
+func FilesNotWritten(err error) []string {
+	failed := map[string]bool{}
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil {
+			return
+		}
+		if fe, ok := e.(*FileError); ok {
+			failed[fe.File] = true
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() []error }:
+			for _, c := range u.Unwrap() {
+				walk(c)
+			}
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		}
+	}
+	walk(err)
+	var out []string
+	for _, f := range OutputFiles {
+		if failed[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
