@@ -15,8 +15,13 @@
 //   - validate_gate.py, the validation gate run on the GPU (RunValidation), whose
 //     hashed report CheckValidation enforces before any swap.
 //
-// integrate does not know about load, traces or statistics: the experiment runner
-// replays load against a *Process through loadgen.Server, and reads energy from
-// the energy package. It never imports energy: WaitGPUIdle takes a function that
+// Validate orchestrates one validation on the GPU machine: capture the shapes
+// the reference server produces (closed-loop replay of a trace's first
+// requests), a shadow run, the gate on the candidate and on the shipped
+// negative controls (NegativeControls), and validation-summary.md.
+//
+// integrate does not know about offered load, schedules or statistics beyond
+// that capture replay: the experiment runner replays load against a *Process
+// through loadgen.Server, and reads energy from the energy package. It never imports energy: WaitGPUIdle takes a function that
 // reads used GPU memory (NvidiaSMIUsed is one).
 package integrate

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,21 +17,8 @@ import (
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/internal/yamlcheck"
-	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/traces"
 )
-
-// negativeControls are the shipped controls (configs/kernels/rmsnorm_negative_controls.py)
-// with the verdict the gate must reach on each, for the right reason.
-var negativeControls = []struct {
-	Function, WantGate, WantSet string
-}{
-	{"zeros_forward", "values", "captured"},
-	{"partial_forward", "all_written", "captured"},
-	{"nan_to_finite_forward", "nan_inf", "captured"},
-	{"one_hidden_size_forward", "values", "stress"},
-	{"slow_forward", "", ""}, // correct: must pass, and be reported slower (s < 1)
-}
 
 type validateOpts struct {
 	arm, out, captured, controlsFile string
@@ -160,173 +143,25 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	if err != nil {
 		return err
 	}
-	ref := *cfg.Server.Reference
-	smi := integrate.NvidiaSMIUsed(cfg.Energy.Device)
-	idle, idleErr := smi(ctx)
-	if idleErr != nil {
-		fmt.Fprintf(w, "note: GPU idle memory unreadable (%v): the between-runs idle check is skipped\n", idleErr)
+	v := integrate.Validate{
+		Reference: *cfg.Server.Reference, Override: *ov, Arm: o.arm,
+		Schedule: sched, Requests: o.requests, Concurrency: o.concurrency, Timeout: o.timeout,
+		Out: out, Captured: o.captured, ShadowFile: o.shadowFile, NoShadow: o.noShadow,
+		MaxShapes: o.maxShapes, Seed: cfg.Seed, Timing: o.timing, Profile: o.profile,
+		ControlsFile: o.controlsFile, Device: cfg.Energy.Device, Command: argv, Log: w,
 	}
-	replay := func(ctx context.Context, srv *integrate.Process, label string, conc, n, maxOut int) error {
-		s := traces.First(sched, n)
-		if maxOut > 0 {
-			reqs := make([]traces.Request, len(s.Requests))
-			for i, q := range s.Requests {
-				q.OutputTokens = min(q.OutputTokens, maxOut)
-				reqs[i] = q
-			}
-			s.Requests = reqs
-		}
-		sum, err := loadgen.Replay(ctx, srv, s, nil, &loadgen.SliceSink{}, loadgen.WithClosedLoop(conc),
-			loadgen.WithIgnoreEOS(true), loadgen.WithTimeout(o.timeout), loadgen.WithArm(label))
-		if err != nil {
-			return fmt.Errorf("validate: %s replay: %w", label, err)
-		}
-		fmt.Fprintf(w, "%s: %s\n", label, strings.TrimSpace(sum.String()))
-		if srvErr := srv.Err(); srvErr != nil {
-			return srvErr
-		}
-		return nil
+	if o.controls {
+		v.Controls = integrate.SelectControls(o.only)
 	}
-	serve := func(mode, dir string, body func(*integrate.Process) error) (*integrate.HookStats, error) {
-		v := *ov
-		v.Mode = mode
-		spec, err := integrate.ReferenceSpec(ref, &v, filepath.Join(out, dir))
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "%s: starting the reference server (log %s)\n", dir, spec.LogPath)
-		srv, err := integrate.Launch(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
-		defer func() {
-			_ = srv.Close(context.Background())
-			if idleErr == nil {
-				if _, err := integrate.WaitGPUIdle(context.Background(), smi, idle); err != nil {
-					fmt.Fprintf(w, "warning: %v\n", err)
-				}
-			}
-		}()
-		if m, err := srv.Manifest(ctx); err == nil {
-			_ = writeJSON(filepath.Join(out, dir, "server-manifest.json"), m)
-		}
-		if err := body(srv); err != nil {
-			return nil, err
-		}
-		st, err := srv.HookStats(ctx)
-		if err != nil {
-			return nil, err
-		}
-		_ = writeJSON(filepath.Join(out, dir, "hook-stats.json"), st)
-		return st, nil
-	}
-
-	captured := o.captured
-	if captured == "" {
-		captured = filepath.Join(out, "captured-shapes.json")
-		st, err := serve(integrate.ModeCapture, "capture", func(srv *integrate.Process) error {
-			if err := replay(ctx, srv, "capture", o.concurrency, o.requests, 0); err != nil {
-				return err
-			}
-			if o.profile {
-				return profileRegimes(ctx, w, srv, out, replay, o.concurrency)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if err := integrate.WriteCapturedSet(captured, st, ""); err != nil {
-			return err
-		}
-		s := st.Override("")
-		fmt.Fprintf(w, "capture: %d signatures, calls %v\n", len(s.Shapes), s.Calls)
-	}
-	shadowFile := ""
-	if o.shadowFile != "" {
-		shadowFile, o.noShadow = o.shadowFile, true
-	}
-	if !o.noShadow {
-		st, err := serve(integrate.ModeShadow, "shadow", func(srv *integrate.Process) error {
-			return replay(ctx, srv, "shadow", o.concurrency, o.requests, 0)
-		})
-		if err != nil {
-			return err
-		}
-		shadowFile = filepath.Join(out, "shadow", "hook-stats.json")
-		s := st.Override("")
-		fmt.Fprintf(w, "shadow: %d of %d calls compared, worst %v\n", s.Shadow.CallsDone, s.Shadow.CallsRequested, s.Shadow.Worst)
-	}
-
-	type row struct {
-		name, want string
-		rep        *integrate.ValidationReport
-		ok         bool
-	}
-	var rows []row
-	gate := func(name, candidate, shadow, want string) (*integrate.ValidationReport, error) {
-		file, fn, err := (integrate.Override{Candidate: candidate, BaseDir: ov.BaseDir}).CandidateFile()
-		if err != nil {
-			return nil, err
-		}
-		abs, err := filepath.Abs(file)
-		if err != nil {
-			return nil, err
-		}
-		return integrate.RunValidation(ctx, ref.Effective().Python, filepath.Join(out, "gate"), integrate.ValidationJob{
-			Target: ov.Target, Candidate: abs + ":" + fn, CapturedFile: captured, ShadowFile: shadow,
-			Report: filepath.Join(out, "validation-"+name+".json"), FailingDir: filepath.Join(out, "failing", name),
-			MaxShapes: o.maxShapes, Seed: cfg.Seed, Timing: o.timing,
-		})
-	}
-	rep, err := gate(ov.EffectiveName(), ov.Candidate, shadowFile, "")
+	res, err := v.Run(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: stoppedStatus(ctx), err: err}
+		}
 		return err
 	}
-	rows = append(rows, row{name: ov.EffectiveName(), want: "pass", rep: rep, ok: rep.Verdict == "pass"})
-	if o.controls {
-		for _, c := range negativeControls {
-			if len(o.only) > 0 && !slices.Contains(o.only, c.Function) {
-				continue
-			}
-			rep, err := gate(c.Function, o.controlsFile+":"+c.Function, "", c.WantGate)
-			if err != nil {
-				return err
-			}
-			r := row{name: c.Function, rep: rep}
-			if c.WantGate == "" {
-				r.want = "pass, slower (s < 1)"
-				r.ok = rep.Verdict == "pass" && rep.Speedup.S != nil && *rep.Speedup.S < 1
-			} else {
-				r.want = "fail: " + c.WantGate + " on " + c.WantSet
-				r.ok = rep.Verdict == "fail" && rep.FailedGate == c.WantGate && rep.FailedSet == c.WantSet
-			}
-			rows = append(rows, r)
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Validation: %s\n\nCommand: `%s`\n\nTarget: `%s`  \nCaptured set: `%s` (%d signatures, %d calls)\n\n",
-		o.arm, strings.Join(argv, " "), ov.Target, captured, rows[0].rep.CapturedSignatures, rows[0].rep.CapturedCalls)
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "candidate\tverdict\treason\ts (isolated, freq-weighted geomean)\texpected\tas expected")
-	wrong := 0
-	for _, r := range rows {
-		s := "n/a"
-		if r.rep.Speedup.S != nil && !math.IsNaN(*r.rep.Speedup.S) {
-			s = fmt.Sprintf("%.3f", *r.rep.Speedup.S)
-		}
-		if !r.ok {
-			wrong++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\n", r.name, r.rep.Verdict, r.rep.Reason, s, r.want, r.ok)
-	}
-	tw.Flush()
-	fmt.Fprintf(&b, "\nPer-shape tables and every gate's detail: validation-<candidate>.json.\n")
-	_ = os.WriteFile(filepath.Join(out, "validation-summary.md"), []byte(b.String()), 0o644)
-	fmt.Fprint(w, b.String())
-	if wrong > 0 {
-		return &exitError{code: exitFail, err: fmt.Errorf("validate: %d verdict(s) not as expected (see %s)", wrong,
-			filepath.Join(out, "validation-summary.md"))}
+	if n := res.Unexpected(); n > 0 {
+		return &exitError{code: exitFail, err: fmt.Errorf("validate: %d verdict(s) not as expected (see %s)", n, res.SummaryPath)}
 	}
 	return nil
 }
@@ -408,44 +243,4 @@ func captureSchedule(cfgPath string, cfg *validateConfig, n int) (traces.Schedul
 		return traces.Schedule{}, fmt.Errorf("validate: trace %s has %d requests, --requests asks for %d", p, len(s.Requests), n)
 	}
 	return s, nil
-}
-
-// profileRegimes takes one torch-profiler window (and one hook timing window) per
-// batch regime: concurrency 1, then conc, writing OUT/profile-c<N>.json.
-func profileRegimes(ctx context.Context, w io.Writer, srv *integrate.Process, out string,
-	replay func(context.Context, *integrate.Process, string, int, int, int) error, conc int) error {
-	// One wave per regime, outputs capped at profileMaxOut tokens, to keep each trace a few MB.
-	const profileMaxOut = 32
-	for _, c := range []int{1, conc} {
-		n := c
-		if c == 1 {
-			n = 2
-		}
-		trace := filepath.Join(out, fmt.Sprintf("profile-c%d.json", c))
-		if _, err := srv.HookWindow(ctx, fmt.Sprintf("before-c%d", c)); err != nil && !strings.Contains(err.Error(), "409") {
-			fmt.Fprintf(w, "note: hook window: %v\n", err)
-		}
-		if err := srv.ProfileStart(ctx, trace); err != nil {
-			return err
-		}
-		rerr := replay(ctx, srv, fmt.Sprintf("profile-c%d", c), c, n, profileMaxOut)
-		pw, err := srv.ProfileStop(ctx)
-		if err := errors.Join(rerr, err); err != nil {
-			return err
-		}
-		if docs, err := srv.HookWindow(ctx, fmt.Sprintf("c%d", c)); err == nil {
-			_ = writeJSON(filepath.Join(out, fmt.Sprintf("profile-c%d.hook.json", c)), docs)
-		}
-		fmt.Fprintf(w, "profile c=%d: %s (%.1f MB), window %.2f s, active %.2f s, %d requests\n", c, pw.TracePath,
-			float64(pw.TraceBytes)/1e6, pw.WindowS, pw.ActiveS, pw.RequestsDone)
-	}
-	return nil
-}
-
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

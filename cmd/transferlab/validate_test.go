@@ -71,22 +71,6 @@ func TestValidateConfigReadsTheGPUConfig(t *testing.T) {
 	}
 }
 
-func TestNegativeControlsExpectations(t *testing.T) {
-	t.Parallel()
-	// Every control but the slow one must be rejected by a named gate on a named set.
-	for _, c := range negativeControls {
-		if c.Function == "slow_forward" {
-			if c.WantGate != "" {
-				t.Errorf("slow_forward must pass")
-			}
-			continue
-		}
-		if c.WantGate == "" || (c.WantSet != "captured" && c.WantSet != "stress") {
-			t.Errorf("%s: expectation %q on %q", c.Function, c.WantGate, c.WantSet)
-		}
-	}
-}
-
 // TestValidateConfigStrict: validate refuses a config that run refuses, by
 // field and line, instead of reading a truncated value (clamp_context: 1.5
 // became 1 through yaml.v3 alone).
