@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -256,6 +257,11 @@ func dedupe(errs []error) []error {
 	return out
 }
 
+// armNameRE is what an arm name may be: it becomes a folder name under the
+// output folder's servers/ and part of file names, so no separator, no
+// leading dot or dash, and ASCII only.
+var armNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
 // Validate reports every problem at once (errors.Join), each naming its field.
 func (c *Config) Validate() error {
 	var errs []error
@@ -324,6 +330,8 @@ func (c *Config) Validate() error {
 		f := fmt.Sprintf("arms[%d]", i)
 		if a.Name == "" {
 			bad(f+".name", "required")
+		} else if !armNameRE.MatchString(a.Name) {
+			bad(f+".name", "%q: an arm name names a folder under servers/ in the output folder, so it is 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit (no separators, no spaces)", a.Name)
 		}
 		if seen[a.Name] {
 			bad(f+".name", "duplicate arm name %q", a.Name)

@@ -322,3 +322,28 @@ func TestRunOnFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestArmNamesAreSafe: an arm name becomes a folder under servers/ and a
+// label in file names, so only a safe charset is accepted, at config load,
+// as `field (line N): message`; nothing is written outside --out.
+func TestArmNamesAreSafe(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"cand", true}, {"rmsnorm-2.5x", true}, {"Triton_RMSNorm.v2", true},
+		{"../../../../pwned-arm", false}, {"a/b", false}, {`a\\b`, false}, {"..", false}, {".hidden", false},
+		{"-flag", false}, {"with space", false}, {"tab\\there", false}, {strings.Repeat("a", 65), false}, {"naïve", false},
+	} {
+		cfg := fmt.Sprintf("trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms:\n  - name: baseline\n  - name: \"%s\"\n", tc.name)
+		_, err := Parse(strings.NewReader(cfg), "arms.yaml", ".")
+		if tc.ok != (err == nil) {
+			t.Errorf("arm %q: error %v, want ok=%v", tc.name, err, tc.ok)
+			continue
+		}
+		if err != nil && !strings.Contains(err.Error(), "arms[1].name (line 6): ") {
+			t.Errorf("arm %q: error %q lacks `arms[1].name (line 6): `", tc.name, err)
+		}
+	}
+}

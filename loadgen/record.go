@@ -63,6 +63,12 @@ type Record struct {
 	// EndAt is the last event of the response ([DONE], or at a body's end
 	// without it the last data event after a finish_reason), 0 if none.
 	EndAt time.Duration `json:"end_at_ns,omitempty"`
+	// FinalAt is when the record reached its final state, whatever it is:
+	// EndAt for a response that ended, else when the client gave up on it
+	// (HTTP error, stream error, timeout, cancellation; for a request never
+	// sent, when the replay let it go). EndAt alone marks a complete
+	// response, so E2E stays undefined for the others.
+	FinalAt time.Duration `json:"final_at_ns"`
 
 	// OutputTokens is usage.completion_tokens when reported, else the event token count.
 	OutputTokens int `json:"output_tokens"`

@@ -205,6 +205,12 @@ func (r *replay) newRecord(q *traces.Request, scheduledAt time.Duration) *Record
 // finish folds rec into the summary and hands it to the sink; a sink error
 // stops the run.
 func (r *replay) finish(rec *Record) {
+	if rec.FinalAt == 0 {
+		rec.FinalAt = rec.EndAt
+		if rec.FinalAt == 0 {
+			rec.FinalAt = r.since()
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.sum.add(rec)
