@@ -1,31 +1,168 @@
 package experiment
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/integrate"
 )
 
-// ArmConfig is one arm: the baseline (no override) or a candidate.
+// Arm roles (ArmConfig.Role). The first arm is always the baseline.
+const (
+	// RoleCandidate is a kernel under test: validated, compared with the
+	// baseline and given a verdict. The default for every arm after the first.
+	RoleCandidate = "candidate"
+	// RoleCeiling is a timing-only ablation: the target op's work removed
+	// (a correctly shaped output with the least possible work), so its cells
+	// measure the most any kernel for the op could give at each load. Its
+	// outputs are meaningless: it is never validated and never given a
+	// verdict; the Amdahl section takes f by ablation and s in situ from it.
+	RoleCeiling = "ceiling"
+)
+
+// ArmConfig is one arm: the baseline (no override), a candidate, or a ceiling.
 type ArmConfig struct {
 	// Name labels the arm ("baseline", or the candidate's name).
 	Name string `yaml:"name"`
+	// Role is candidate (default after the first arm) or ceiling (RoleCeiling).
+	Role string `yaml:"role,omitempty"`
 	// SimOverrides are per-op speedup factors for the simulated server
-	// (op → factor > 1 makes the op faster), e.g. {rmsnorm: 2.5}.
-	SimOverrides map[string]float64 `yaml:"sim_overrides,omitempty"`
-	// Override swaps a kernel into a launched server through the hook.
+	// (op → factor > 1 makes the op faster), e.g. {rmsnorm: 2.5}, or the
+	// word ceiling: the op at zero cost (a ceiling arm), e.g. {rmsnorm: ceiling}.
+	SimOverrides map[string]SimFactor `yaml:"sim_overrides,omitempty"`
+	// Override swaps a kernel into a launched server through the hook. A
+	// ceiling arm's candidate file declares itself one (CeilingDeclaration).
 	Override *integrate.Override `yaml:"override,omitempty"`
+}
+
+// SimFactor is one sim_overrides value: a speedup factor > 0, or a ceiling
+// (written "ceiling": the op costs nothing).
+type SimFactor struct {
+	// Factor is the speedup factor (0 for a ceiling).
+	Factor float64
+	// Ceiling is true for the word ceiling.
+	Ceiling bool
+}
+
+// Factor returns the SimFactor of a speedup factor f.
+func Factor(f float64) SimFactor { return SimFactor{Factor: f} }
+
+// Ceiling is the SimFactor of an op at zero cost.
+var Ceiling = SimFactor{Ceiling: true}
+
+// IsCeiling reports whether f removes the op (written "ceiling").
+func (f SimFactor) IsCeiling() bool { return f.Ceiling }
+
+// UnmarshalYAML reads a number or the word ceiling.
+func (f *SimFactor) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == RoleCeiling {
+		*f = Ceiling
+		return nil
+	}
+	var v float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil {
+		return fmt.Errorf("line %d: %q is not a speedup factor (a number > 0) or the word ceiling", n.Line, n.Value)
+	}
+	*f = Factor(v)
+	return nil
+}
+
+// MarshalYAML writes "ceiling" or the number.
+func (f SimFactor) MarshalYAML() (any, error) {
+	if f.Ceiling {
+		return RoleCeiling, nil
+	}
+	return f.Factor, nil
+}
+
+// MarshalJSON writes "ceiling" or the number (the manifest echoes configs).
+func (f SimFactor) MarshalJSON() ([]byte, error) {
+	if f.Ceiling {
+		return json.Marshal(RoleCeiling)
+	}
+	return json.Marshal(f.Factor)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *SimFactor) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil && s == RoleCeiling {
+		*f = Ceiling
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Factor(v)
+	return nil
 }
 
 func (a ArmConfig) isCandidate() bool { return len(a.SimOverrides) > 0 || a.Override != nil }
 
-func (a ArmConfig) validate(kind string) error {
+// IsCeiling reports whether the arm is a ceiling (RoleCeiling).
+func (a ArmConfig) IsCeiling() bool { return a.Role == RoleCeiling }
+
+// EffectiveRole is the arm's role with the default filled in: "baseline" for
+// the first arm (first true), else Role or RoleCandidate.
+func (a ArmConfig) EffectiveRole(first bool) string {
+	switch {
+	case first:
+		return "baseline"
+	case a.Role == "":
+		return RoleCandidate
+	}
+	return a.Role
+}
+
+// validate checks one arm; target is amdahl.target_op.
+func (a ArmConfig) validate(kind, target string) error {
 	var errs []error
-	for op, f := range a.SimOverrides {
-		if !(f > 0) {
-			errs = append(errs, fmt.Errorf("sim_overrides.%s: speedup factor must be > 0, got %g", op, f))
+	ops := make([]string, 0, len(a.SimOverrides))
+	for op := range a.SimOverrides {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	for _, op := range ops {
+		f := a.SimOverrides[op]
+		switch {
+		case f.IsCeiling() && !a.IsCeiling():
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: ceiling removes the op's work: only an arm with role: ceiling may (it is then never given a verdict)", op))
+		case f.IsCeiling() && op != target:
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: a ceiling arm removes the target op (amdahl.target_op %q), not %s", op, target, op))
+		case !f.IsCeiling() && !(f.Factor > 0 && !math.IsInf(f.Factor, 0)):
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: speedup factor must be a finite number > 0, got %g", op, f.Factor))
+		case !f.IsCeiling() && a.IsCeiling():
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: a ceiling arm removes the target op and changes nothing else (write {%s: ceiling} alone)", op, target))
 		}
+	}
+	switch a.Role {
+	case "", RoleCandidate:
+	case RoleCeiling:
+		if target == "" {
+			errs = append(errs, errors.New("role: a ceiling arm needs amdahl.target_op (the op whose work it removes)"))
+		}
+		switch {
+		case kind == ServerSim && !a.SimOverrides[target].IsCeiling() && target != "":
+			errs = append(errs, fmt.Errorf("role: a ceiling arm on the simulator needs sim_overrides: {%s: ceiling}", target))
+		case kind != ServerSim && a.Override == nil:
+			errs = append(errs, errors.New("role: a ceiling arm on a launched server needs an override whose candidate removes the target's work (e.g. configs/kernels/rmsnorm_ceiling.py)"))
+		case a.Override != nil && a.Override.EffectiveMode() != integrate.ModeOn:
+			errs = append(errs, fmt.Errorf("override.mode: a ceiling arm runs its candidate (mode on), got %q", a.Override.Mode))
+		case a.Override != nil && a.Override.ValidationReport != "":
+			errs = append(errs, errors.New("override.validation_report: a ceiling's outputs are meaningless and it is never validated: remove the key"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("role: unknown role %q (want candidate or ceiling)", a.Role))
 	}
 	switch {
 	case len(a.SimOverrides) > 0 && kind != ServerSim:
@@ -38,4 +175,69 @@ func (a ArmConfig) validate(kind string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CeilingDeclaration is the line a ceiling's kernel file must hold, at top
+// level, to be run by an arm with role: ceiling; a file that holds it is
+// refused in any other arm. It keeps a kernel that computes nothing from
+// ever being measured as a candidate, and a real kernel from being taken
+// for a ceiling.
+const CeilingDeclaration = `TRANSFERLAB_ROLE = "ceiling"`
+
+var roleLine = regexp.MustCompile(`^TRANSFERLAB_ROLE\s*=\s*(["'])(\w+)["']\s*(#.*)?$`)
+
+// declaredRole returns the role a kernel file declares (TRANSFERLAB_ROLE,
+// "" when none) and the line it is on.
+func declaredRole(path string) (role string, line int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if m := roleLine.FindStringSubmatch(sc.Text()); m != nil {
+			return m[2], n, nil
+		}
+	}
+	return "", 0, sc.Err()
+}
+
+// checkArmRoles checks, before any server starts, that every override arm's
+// kernel file declares the arm's role: a ceiling arm's file holds
+// CeilingDeclaration, a candidate's does not.
+func checkArmRoles(arms []ArmConfig) error {
+	var errs []error
+	for i, a := range arms {
+		if a.Override == nil {
+			continue
+		}
+		file, _, err := a.Override.CandidateFile()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("arms[%d].override.candidate: %w", i, err))
+			continue
+		}
+		role, line, err := declaredRole(file)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("arms[%d].override.candidate: %w", i, err))
+			continue
+		}
+		switch {
+		case a.IsCeiling() && role != RoleCeiling:
+			errs = append(errs, fmt.Errorf("arms[%d] (%s): role ceiling, but %s does not declare itself a ceiling (a top-level line %s): only a kernel written to remove the target's work may run as a ceiling", i, a.Name, file, CeilingDeclaration))
+		case !a.IsCeiling() && role == RoleCeiling:
+			errs = append(errs, fmt.Errorf("arms[%d] (%s): %s (line %d) declares itself a ceiling (its outputs are meaningless): set role: ceiling on this arm, or name a real kernel", i, a.Name, file, line))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ceilingArm returns the config's ceiling arm and true, if it has one.
+func ceilingArm(arms []ArmConfig) (ArmConfig, bool) {
+	i := slices.IndexFunc(arms, ArmConfig.IsCeiling)
+	if i < 0 {
+		return ArmConfig{}, false
+	}
+	return arms[i], true
 }

@@ -337,12 +337,18 @@ func (c *Config) Validate() error {
 			bad(f+".name", "duplicate arm name %q", a.Name)
 		}
 		seen[a.Name] = true
-		if err := a.validate(c.Server.Kind); err != nil {
+		if err := a.validate(c.Server.Kind, c.Amdahl.TargetOp); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
+		}
+		if a.IsCeiling() && i > 0 && slices.ContainsFunc(c.Arms[:i], ArmConfig.IsCeiling) {
+			bad(f+".role", "a second ceiling arm: one ceiling per experiment (it is the same ablation)")
 		}
 	}
 	if len(c.Arms) > 0 && c.Arms[0].isCandidate() {
 		bad("arms[0]", "the first arm is the baseline and must not carry an override")
+	}
+	if len(c.Arms) > 0 && c.Arms[0].Role != "" {
+		bad("arms[0].role", "the first arm is the baseline; it takes no role")
 	}
 	if err := c.Server.validate(); err != nil {
 		// The sim's own checks name its keys (model.layers); they sit under

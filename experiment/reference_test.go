@@ -498,7 +498,7 @@ func TestShippedConfigsPairS(t *testing.T) {
 // CUDA-graph replays exactly as the offline analysis did.
 func TestH200ConfigKernelSequence(t *testing.T) {
 	t.Parallel()
-	for _, cfgFile := range []string{"../configs/h200-llama.yaml", "../configs/h200-llama-short.yaml"} {
+	for _, cfgFile := range []string{"../configs/h200-llama.yaml", "../configs/h200-llama-short.yaml", "../configs/h200-llama-study.yaml"} {
 		cfg, _, err := Load(cfgFile)
 		if err != nil {
 			t.Fatal(err)

@@ -121,9 +121,14 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	}
 
 	// The validation gate, before any server starts: a candidate whose report
-	// is missing, failing or stale is refused before device time is spent.
+	// is missing, failing or stale is refused before device time is spent. A
+	// ceiling is never validated (its outputs are meaningless); its kernel
+	// file must declare itself one, and a candidate's must not.
+	if err := checkArmRoles(eff.Arms); err != nil {
+		return nil, err
+	}
 	for _, a := range eff.Arms {
-		if a.Override != nil {
+		if a.Override != nil && !a.IsCeiling() {
 			if _, err := integrate.CheckValidation(*a.Override); err != nil {
 				return nil, fmt.Errorf("arm %s: %w", a.Name, err)
 			}
@@ -170,6 +175,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			MeanRateRPS:     base.MeanRate(),
 		},
 		SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, E2EMs: eff.SLO.E2EMs, Percentile: eff.SLO.Percentile},
+	}
+	if c, ok := ceilingArm(eff.Arms); ok {
+		res.Ceiling = c.Name
 	}
 
 	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))

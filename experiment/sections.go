@@ -53,9 +53,28 @@ func (r *runner) addSections() {
 					l.TransferMetric = "e2e mean"
 				}
 				l.Verdict, l.Note = boundVerdict(m.Value, *l, r.cfg.Load.RatesRPS)
+				if gap := ablationGap(r.res.Amdahl, l.Candidate, l.OfferedLoadRPS); gap != "" && l.Verdict == string(amdahl.VerdictAbove) {
+					l.Note += " Measured by ablation (ceiling arm " + r.res.Ceiling + "), E2E mean: " + gap + "."
+				}
 			}
 		}
 	}
+}
+
+// ablationGap is the ablation's profile-vs-ablation note on E2E mean for
+// cand at load ("" when there is none).
+func ablationGap(a *report.AmdahlSection, cand string, load float64) string {
+	for _, al := range a.Ablation {
+		if al.Candidate != cand || al.OfferedLoadRPS != load {
+			continue
+		}
+		for _, m := range al.Metrics {
+			if m.Metric == "e2e" && m.Stat == "mean" {
+				return m.ProfileGap
+			}
+		}
+	}
+	return ""
 }
 
 // boundVerdict places a measured speedup against the bound's interval
@@ -106,6 +125,9 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 	// early) that is the one reason, said once, not once per load.
 	completeBaseline := slices.ContainsFunc(r.cells, func(m measured) bool { return m.key.arm == baseline && m.summary.Complete })
 	for _, arm := range r.cfg.Arms[1:] {
+		if arm.IsCeiling() {
+			continue // a timing-only ablation: no s, no bound of its own
+		}
 		s, err := r.isolatedSpeedup(arm, target)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", arm.Name, err))
@@ -185,7 +207,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 // construction) or the validation report's frequency-weighted geometric mean.
 func (r *runner) isolatedSpeedup(arm ArmConfig, target string) (amdahl.Estimate, error) {
 	if f, ok := arm.SimOverrides[target]; ok {
-		return amdahl.Exact(f), nil
+		return amdahl.Exact(f.Factor), nil
 	}
 	if len(arm.SimOverrides) > 0 {
 		return amdahl.Estimate{}, fmt.Errorf("its sim_overrides do not touch the target op %q (the bound would be 1)", target)
@@ -352,6 +374,11 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		return
 	}
 	fmt.Fprintln(w)
+	if a.NotMeasured != "" && len(a.Ablation) > 0 {
+		fmt.Fprintf(w, "Amdahl profile estimate: not measured: %s\n", strings.TrimSpace(a.NotMeasured))
+		printAblation(w, a)
+		return
+	}
 	if a.NotMeasured != "" {
 		// A results file from an older build may hold several reasons, one a line.
 		lines := strings.Split(strings.TrimSpace(a.NotMeasured), "\n")
@@ -389,6 +416,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), eff)
 	}
 	tw.Flush()
+	printAblation(w, a)
 	// Why the mean speedups and the efficiency of a row are "-" (a p99
 	// refused for its sample size is the table's usual "-": not repeated).
 	for _, l := range a.Loads {
@@ -406,8 +434,8 @@ func printAmdahl(w io.Writer, res *report.Results) {
 func (r *runner) validationSection() *report.ValidationSection {
 	sec := &report.ValidationSection{}
 	for _, arm := range r.cfg.Arms {
-		if arm.Override == nil {
-			continue
+		if arm.Override == nil || arm.IsCeiling() {
+			continue // a ceiling is never validated
 		}
 		o := *arm.Override
 		rep, err := integrate.CheckValidation(o)
@@ -443,4 +471,39 @@ func (r *runner) validationSection() *report.ValidationSection {
 		return nil
 	}
 	return sec
+}
+
+// printAblation writes the console's ablation table (f by ablation, s in
+// situ, ceiling and candidate speedups), when the run had a ceiling arm.
+func printAblation(w io.Writer, a *report.AmdahlSection) {
+	if len(a.Ablation) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Amdahl by ablation (ceiling arm %s: %s):\n", a.Ablation[0].Ceiling, report.CeilingLabel)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "candidate\tload req/s\tstatistic\tf_ablation\ts in situ\tceiling speedup\tcandidate speedup\tefficiency vs ceiling\tprofile bound\t")
+	v := func(e report.Estimate) string {
+		if e.Reps == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.4f", e.Value)
+	}
+	for _, al := range a.Ablation {
+		for _, m := range al.Metrics {
+			bp := "-"
+			if m.BoundProfile != nil {
+				bp = fmt.Sprintf("%.4f", *m.BoundProfile)
+			}
+			fmt.Fprintf(tw, "%s\t%g\t%s %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", al.Candidate, al.OfferedLoadRPS, m.Metric, m.Stat,
+				v(m.FAblation), v(m.SInSitu), v(m.CeilingSpeedup), v(m.CandidateSpeedup), v(m.TransferEfficiency), bp)
+		}
+	}
+	tw.Flush()
+	for _, al := range a.Ablation {
+		for _, m := range al.Metrics {
+			if m.SInSitu.Reps == 0 && m.SInSitu.Note != "" {
+				fmt.Fprintf(w, "  - %s at %g req/s, %s %s: s in situ %s\n", al.Candidate, al.OfferedLoadRPS, m.Metric, m.Stat, m.SInSitu.Note)
+			}
+		}
+	}
 }

@@ -62,7 +62,7 @@ func TestAmdahlNotMeasuredText(t *testing.T) {
 	newRunner := func(cells ...measured) *runner {
 		r := &runner{log: io.Discard, warn: io.Discard, res: &report.Results{IncompleteReason: "run stopped: deadline"}, cells: cells}
 		r.cfg.Amdahl.TargetOp = "rmsnorm"
-		r.cfg.Arms = []ArmConfig{{Name: "baseline"}, {Name: "rmsnorm-2.5x", SimOverrides: map[string]float64{"rmsnorm": 2.5}}}
+		r.cfg.Arms = []ArmConfig{{Name: "baseline"}, {Name: "rmsnorm-2.5x", SimOverrides: map[string]SimFactor{"rmsnorm": Factor(2.5)}}}
 		r.cfg.Load.RatesRPS = []float64{3, 10, 24}
 		return r
 	}

@@ -16,6 +16,10 @@ type simArm struct {
 	*sim.Server
 	target string
 	died   chan struct{}
+	// truth keeps the simulator's true fraction of each profiled window;
+	// rates are the offered loads (req/s) by load index.
+	truth func(SimTrueFraction)
+	rates []float64
 }
 
 var _ armServer = (*simArm)(nil)
@@ -26,8 +30,13 @@ func (r *runner) startSim(ctx context.Context, arm ArmConfig) (armServer, error)
 		cfg = r.cfg.Server.Sim.Config
 	}
 	cfg.Overrides = map[string]float64{}
+	cfg.Ceilings = nil
 	for op, f := range arm.SimOverrides {
-		cfg.Overrides[op] = f
+		if f.IsCeiling() {
+			cfg.Ceilings = append(cfg.Ceilings, op)
+			continue
+		}
+		cfg.Overrides[op] = f.Factor
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -42,7 +51,25 @@ func (r *runner) startSim(ctx context.Context, arm ArmConfig) (armServer, error)
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("simulated server not ready: %w", err)
 	}
-	return &simArm{Server: s, target: r.cfg.Amdahl.TargetOp, died: make(chan struct{})}, nil
+	return &simArm{Server: s, target: r.cfg.Amdahl.TargetOp, died: make(chan struct{}), rates: r.cfg.Load.RatesRPS, truth: func(t SimTrueFraction) {
+		appendServerRecord(r, arm.Name, trueFractionsKey, t)
+	}}, nil
+}
+
+// trueFractionsKey names the simulator's true fractions in a sim arm's
+// manifest (manifest.server.<arm>.true_fractions).
+const trueFractionsKey = "true_fractions"
+
+// SimTrueFraction is the simulator's own addressable fraction of the target
+// op over one cell's window (sim.Profile.TrueFraction): the ground truth f
+// by ablation and the profile's f are checked against.
+type SimTrueFraction struct {
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Repetition     int     `json:"repetition"`
+	// Whole is the op's share of every step's modelled duration (E2E-like
+	// metrics); Decode its share of the pure decode steps' (ITL, TPOT).
+	Whole  float64 `json:"whole"`
+	Decode float64 `json:"decode"`
 }
 
 func (a *simArm) ResetProfile(context.Context) error {
@@ -53,11 +80,14 @@ func (a *simArm) ResetProfile(context.Context) error {
 
 // Profile is exact: the simulator knows every op's modelled GPU time and its
 // own active wall time (time with ≥ 1 request in flight).
-func (a *simArm) Profile(context.Context, cellKey, []amdahl.Interval) (*amdahl.Fractions, error) {
+func (a *simArm) Profile(_ context.Context, key cellKey, _ []amdahl.Interval) (*amdahl.Fractions, error) {
 	p := a.Server.Profile()
 	op, ok := p.Op(a.target)
 	if !ok {
 		return nil, fmt.Errorf("the simulator has no op %q (ops: %v)", a.target, sim.OpNames())
+	}
+	if whole, decode, ok := p.TrueFraction(a.target); ok && a.truth != nil {
+		a.truth(SimTrueFraction{OfferedLoadRPS: a.rates[key.load], Repetition: key.rep, Whole: whole, Decode: decode})
 	}
 	fr, err := amdahl.FromTotals(op.Total, p.GPUBusy, p.ActiveWall,
 		amdahl.PhaseTotals(amdahl.PhasePrefill, op.Prefill, p.GPUBusyPrefill, 0),

@@ -254,10 +254,11 @@ func Analyze(r *Results, rule DecisionRule) error {
 	capacity(st, *r, arms, groups, bs, rule.Baseline, !rule.Independent)
 	r.Stats = st
 	fillAmdahl(r.Amdahl, bs, byKey, rule.Baseline, !rule.Independent)
+	fillAblation(r, bs, byKey, arms, rule.Baseline, !rule.Independent)
 	r.Rule = &rule
 	r.Verdicts = nil
 	for _, cand := range arms {
-		if cand != rule.Baseline {
+		if cand != rule.Baseline && cand != r.Ceiling { // a ceiling is a timing-only ablation: no verdict
 			r.Verdicts = append(r.Verdicts, decide(*r, rule, cand))
 		}
 	}

@@ -34,6 +34,12 @@ type Results struct {
 	// Aliases maps our metric names to other tools' names for the same formula.
 	Aliases map[string]string `json:"aliases"`
 
+	// Ceiling names the ceiling arm, if any: a timing-only ablation (the
+	// target op's work removed; outputs meaningless). It is never validated,
+	// never given a verdict, and every rendering labels it so; the Amdahl
+	// section takes f by ablation and s in situ from its cells.
+	Ceiling string `json:"ceiling_arm,omitempty"`
+
 	// RunOrder is the interleaved order the cells were run in (RunOrder), as planned.
 	RunOrder []CellKey `json:"run_order,omitempty"`
 	// Rule is the decision rule the verdicts were reached with.

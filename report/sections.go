@@ -13,6 +13,10 @@ type AmdahlSection struct {
 	// NotMeasured is the reason the section is empty ("" when measured).
 	NotMeasured string       `json:"not_measured,omitempty"`
 	Loads       []AmdahlLoad `json:"loads,omitempty"`
+	// Ablation holds f by ablation and s in situ per candidate and load,
+	// from the ceiling arm's cells (Results.Ceiling); it is measured whether
+	// or not a profile was (NotMeasured is about the profile estimate).
+	Ablation []AblationLoad `json:"ablation,omitempty"`
 }
 
 // AmdahlLoad is the bound and the measured speedups of one candidate at one offered load.

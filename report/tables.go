@@ -62,7 +62,7 @@ func ratioSection(r Results) tableSection {
 	p := tablePart{Note: "Ratios below 1 mean the candidate's figure is lower (faster).",
 		Header: []string{"candidate", "load (req/s)", "metric", "stat", "candidate/baseline", "interval"}}
 	for _, q := range r.Stats.Ratios {
-		p.Rows = append(p.Rows, []string{q.Candidate, num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value)})
+		p.Rows = append(p.Rows, []string{r.ArmLabel(q.Candidate), num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value)})
 	}
 	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
 }
@@ -77,7 +77,12 @@ func notAnalysed(r Results) string {
 func amdahlTables(s *AmdahlSection, u units) tableSection {
 	const id, h = "amdahl-tables", "Amdahl bound"
 	if reason := sectionReason(s == nil, func() string { return s.NotMeasured }, func() int { return len(s.Loads) }); reason != "" {
-		return notMeasuredSection(id, h, reason)
+		if s == nil || len(s.Ablation) == 0 {
+			return notMeasuredSection(id, h, reason)
+		}
+		parts := ablationParts(s, u)
+		parts[0].Note = "Profile estimate not measured: " + reason + ". " + parts[0].Note
+		return tableSection{ID: id, Heading: h, Parts: parts}
 	}
 	bound := tablePart{Note: "Bound = 1 / ((1 − f_wall) + f_wall / s).",
 		Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound", "bound interval", "transfer efficiency"}}
@@ -105,6 +110,9 @@ func amdahlTables(s *AmdahlSection, u units) tableSection {
 		}
 	}
 	parts := []tablePart{bound, measured}
+	if len(s.Ablation) > 0 {
+		parts = append(parts, ablationParts(s, u)...)
+	}
 	notes := tablePart{Header: []string{"candidate", "load (req/s)", "measured vs bound", "why"}}
 	for _, l := range s.Loads {
 		if l.Verdict != "" {
@@ -144,7 +152,7 @@ func energyTable(r Results) tableSection {
 		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "output tokens in the window", "J/output token (energy / output tokens in the window)", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
 	for _, c := range s.Cells {
 		if !c.Available {
-			p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + orText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", "", ""})
+			p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + orText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		src := c.Source
@@ -157,7 +165,7 @@ func energyTable(r Results) tableSection {
 			}
 			return v
 		}
-		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src,
+		p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src,
 			f("energy_j", num(c.EnergyJ)), windowTokensOf(r, c.Arm, c.OfferedLoadRPS, c.Repetition), f("j_per_output_token", num(c.JPerOutputToken)), f("j_per_request", num(c.JPerRequest)),
 			f("mean_power_w", num(c.MeanPowerW)), f("peak_power_w", num(c.PeakPowerW)), f("idle_power_w", num(c.IdlePowerW)),
 			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes))})
@@ -250,7 +258,7 @@ func costTable(r Results, u units) tableSection {
 				flagged = append(flagged, why)
 			}
 		}
-		p.Rows = append(p.Rows, []string{c.Arm, num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition),
+		p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition),
 			num(c.CostPer1MOutputTokens) + " " + u.u(c.Currency) + outMark, num(c.CostPer1MTotalTokens) + " " + u.u(c.Currency) + mark, energy,
 			num(c.PricePerGPUHour) + " " + c.Currency, orText(c.PriceDate, "—"), fmt.Sprint(c.GPUs), num(c.UtilisationAssumption), num(c.WindowS),
 			fmt.Sprint(c.OutputTokens), fmt.Sprint(c.TotalTokens)})
@@ -403,4 +411,47 @@ func pctHundredths(v *float64) string {
 		return "0"
 	}
 	return strconv.FormatFloat(r, 'f', 2, 64)
+}
+
+// ablationParts are the Amdahl section's side-by-side table (profile
+// estimate, ablation, ceiling, candidate) and the profile-gap notes.
+func ablationParts(s *AmdahlSection, u units) []tablePart {
+	est := func(e Estimate) string {
+		if e.Reps == 0 {
+			return undefinedText(e)
+		}
+		if e.Interval {
+			return ratio4(e.Value) + " [" + ratio4(e.Low) + ", " + ratio4(e.High) + "]"
+		}
+		return ratio4(e.Value) + " (no interval)"
+	}
+	side := tablePart{Heading: "Profile estimate and ablation, side by side",
+		Note:   "Ablation: the ceiling arm (" + CeilingLabel + ") measures what removing the op saves in the server. f_ablation = 1 − T_ceiling / T_baseline; s in situ = (T_baseline − T_ceiling) / (T_candidate − T_ceiling); bound (ablation) = 1 / ((1 − f_ablation) + f_ablation / s in situ), which on its own statistic equals the measured speedup by construction; ceiling speedup = T_baseline / T_ceiling, the most any kernel for the op could give at this load, queueing included; transfer efficiency = (measured − 1) / (ceiling − 1). Profile: f_wall, f_gpu and f_excl from the baseline's profiles and the isolated s (the bound table above). Intervals over repetitions.",
+		Header: []string{"candidate", "load (req/s)", "statistic", "profile: f_wall / f_gpu / f_excl", "profile: isolated s", "profile: bound", "ablation: f_ablation", "ablation: s in situ", "ablation: bound", "ceiling speedup (" + u.u("×") + ")", "candidate speedup (" + u.u("×") + ")", "transfer efficiency vs ceiling"}}
+	gaps := tablePart{Header: []string{"candidate", "load (req/s)", "statistic", "profile vs ablation"}}
+	for _, al := range s.Ablation {
+		prof := s.profileLoad(al.Candidate, al.OfferedLoadRPS)
+		fs, is := "not measured", "not measured"
+		if prof != nil {
+			fs = ratio4(prof.FWall) + " / " + optNum(prof.FGPU) + " / " + optNum(prof.FExcl)
+			is = ratio4(prof.S)
+		}
+		for _, m := range al.Metrics {
+			bp := "not measured"
+			if m.BoundProfile != nil {
+				bp = ratio4(*m.BoundProfile)
+			}
+			stat := m.Metric + " " + m.Stat
+			side.Rows = append(side.Rows, []string{al.Candidate, num(al.OfferedLoadRPS), stat, fs, is, bp,
+				est(m.FAblation), est(m.SInSitu), est(m.BoundAblation), est(m.CeilingSpeedup), est(m.CandidateSpeedup), est(m.TransferEfficiency)})
+			if m.ProfileGap != "" {
+				gaps.Rows = append(gaps.Rows, []string{al.Candidate, num(al.OfferedLoadRPS), stat, m.ProfileGap})
+			}
+		}
+	}
+	parts := []tablePart{side}
+	if len(gaps.Rows) > 0 {
+		parts = append(parts, gaps)
+	}
+	return parts
 }

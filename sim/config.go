@@ -26,6 +26,11 @@ type Config struct {
 	// Overrides maps an op name (OpNames) to a speedup factor > 0: that op's
 	// time, launch overhead included, is divided by the factor. Empty: baseline.
 	Overrides map[string]float64 `yaml:"overrides,omitempty" json:"overrides,omitempty"`
+	// Ceilings lists ops (OpNames) that cost nothing: their time and launches
+	// are zero, as if the op's work were removed. It models a ceiling arm (the
+	// most any kernel for that op could give); an op is either overridden or a
+	// ceiling, not both.
+	Ceilings []string `yaml:"ceilings,omitempty" json:"ceilings,omitempty"`
 	// TruthCapacity bounds how many requests' ground truth is kept; the oldest
 	// is dropped first. Each costs ≈ 16 B per token plus ≈ 300 B (16384
 	// requests of 265 tokens ≈ 75 MB). Default 16384.
@@ -241,6 +246,20 @@ func (c Config) Validate() error {
 			continue
 		}
 		positiveF("overrides."+k, v)
+	}
+	seen := map[string]bool{}
+	for i, k := range c.Ceilings {
+		switch _, ok := OpByName(k); {
+		case !ok:
+			errs = append(errs, fmt.Errorf("ceilings[%d]: unknown op %q (known: %v)", i, k, OpNames()))
+		case seen[k]:
+			errs = append(errs, fmt.Errorf("ceilings[%d]: op %q listed twice", i, k))
+		default:
+			if _, both := c.Overrides[k]; both {
+				errs = append(errs, fmt.Errorf("ceilings[%d]: op %q is also in overrides (an op is sped up or removed, not both)", i, k))
+			}
+		}
+		seen[k] = true
 	}
 	return errors.Join(errs...)
 }

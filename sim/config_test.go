@@ -28,6 +28,11 @@ func TestValidate(t *testing.T) {
 		{"kv heads must divide heads", func(c *Config) { c.Model.KVHeads = 5 }, []string{"model.kv_heads"}},
 		{"negative launch overhead", func(c *Config) { c.GPU.LaunchOverheadUs = -1 }, []string{"gpu.launch_overhead_us"}},
 		{"empty name", func(c *Config) { c.Model.Name = "" }, []string{"model.name"}},
+		{"ceiling of a known op", func(c *Config) { c.Ceilings = []string{"rmsnorm"} }, nil},
+		{"ceiling problems", func(c *Config) {
+			c.Ceilings = []string{"layernorm", "rmsnorm", "rmsnorm"}
+			c.Overrides = map[string]float64{"rmsnorm": 2}
+		}, []string{"ceilings[0]: unknown op", "ceilings[2]: op \"rmsnorm\" listed twice", "ceilings[1]: op \"rmsnorm\" is also in overrides"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

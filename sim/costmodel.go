@@ -63,13 +63,14 @@ type StepCost struct {
 func (c StepCost) Duration() time.Duration { return c.GPU + c.CPUOverhead }
 
 // CostModel prices a step as the sum of per-op roofline costs:
-// op time = (max(FLOPs / FLOP/s, bytes / B/s) + launches · launch overhead) / override factor.
-// COSTMODEL.md derives every term.
+// op time = (max(FLOPs / FLOP/s, bytes / B/s) + launches · launch overhead) / override factor;
+// an op in Config.Ceilings costs 0 (no time, no launch). COSTMODEL.md derives every term.
 type CostModel struct {
 	m       ModelConfig
 	g       GPUConfig
 	cpu     time.Duration
 	factor  [numOps]float64
+	ceiling [numOps]bool
 	launchS float64
 }
 
@@ -90,6 +91,10 @@ func NewCostModel(cfg Config) (*CostModel, error) {
 	for name, f := range cfg.Overrides {
 		o, _ := OpByName(name)
 		cm.factor[o] = f
+	}
+	for _, name := range cfg.Ceilings {
+		o, _ := OpByName(name)
+		cm.ceiling[o] = true
 	}
 	return cm, nil
 }
@@ -143,6 +148,9 @@ func (c *CostModel) Step(s StepShape) StepCost {
 		return times*roofline(flops, bytes, g.VectorTFLOPS, g.ElementwiseBandwidthTBps) + times*c.launchS, int(times)
 	}
 	set := func(o Op, sec float64, launches int, share float64) {
+		if c.ceiling[o] {
+			return
+		}
 		total := time.Duration(math.Round(sec / c.factor[o] * 1e9))
 		pre := time.Duration(math.Round(float64(total) * share))
 		out.Ops[o] = OpCost{Prefill: pre, Decode: total - pre, Launches: launches}
@@ -186,7 +194,9 @@ func (c *CostModel) Step(s StepShape) StepCost {
 	}
 	pre := time.Duration(math.Round(preSec / c.factor[OpAttention] * 1e9))
 	dec := time.Duration(math.Round(decSec / c.factor[OpAttention] * 1e9))
-	out.Ops[OpAttention] = OpCost{Prefill: pre, Decode: dec, Launches: launches}
+	if !c.ceiling[OpAttention] {
+		out.Ops[OpAttention] = OpCost{Prefill: pre, Decode: dec, Launches: launches}
+	}
 
 	sec, n = gemm(T, qDim, H, L)
 	set(OpOProj, sec, n, tokShare)

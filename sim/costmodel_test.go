@@ -156,6 +156,33 @@ func TestOverrideScalesOnlyItsOp(t *testing.T) {
 	}
 }
 
+// TestCeilingRemovesOnlyItsOp: an op in Ceilings costs nothing (no time,
+// no launch) in every phase, every other op is unchanged, and the step's
+// GPU time drops by exactly the op's baseline time.
+func TestCeilingRemovesOnlyItsOp(t *testing.T) {
+	t.Parallel()
+	base := mustCostModel(t, DefaultConfig())
+	for _, name := range []string{"rmsnorm", "attention", "sampling"} {
+		cfg := DefaultConfig()
+		cfg.Ceilings = []string{name}
+		ceil := mustCostModel(t, cfg)
+		target, _ := OpByName(name)
+		sh := StepShape{Prefill: []PrefillChunk{{NewTokens: 900, Completes: true}}, DecodeContexts: contexts(17, 1300)}
+		b, c := base.Step(sh), ceil.Step(sh)
+		if c.Ops[target] != (OpCost{}) || b.Ops[target].Total() == 0 {
+			t.Errorf("%s: ceiling cost %+v (baseline %+v), want zero", name, c.Ops[target], b.Ops[target])
+		}
+		for op := Op(0); op < numOps; op++ {
+			if op != target && c.Ops[op] != b.Ops[op] {
+				t.Errorf("%s ceiling changed %s: %+v != %+v", name, op, c.Ops[op], b.Ops[op])
+			}
+		}
+		if c.GPU != b.GPU-b.Ops[target].Total() || c.CPUOverhead != b.CPUOverhead {
+			t.Errorf("%s ceiling: GPU %v, want %v − %v", name, c.GPU, b.GPU, b.Ops[target].Total())
+		}
+	}
+}
+
 func TestOpNames(t *testing.T) {
 	t.Parallel()
 	names := OpNames()

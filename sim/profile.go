@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Profile is the engine's accounting over the window since the last reset
 // (or start). GPU times are the cost model's (simulated) op times; wall times
@@ -35,8 +38,31 @@ type Profile struct {
 	InFlight int `json:"in_flight"`
 	// Ops holds one entry per op, in execution order (OpNames).
 	Ops []OpProfile `json:"ops"`
-	// Overrides echoes the configured speedup factors.
+	// Overrides echoes the configured speedup factors, Ceilings the ops that
+	// cost nothing (Config.Ceilings).
 	Overrides map[string]float64 `json:"overrides,omitempty"`
+	Ceilings  []string           `json:"ceilings,omitempty"`
+	// DecodeSteps counts the steps with no prompt token (pure decode steps,
+	// the steps behind ITL and TPOT); DecodeStepTime is their modelled
+	// duration, GPU and CPU overhead (Σ StepCost.Duration).
+	DecodeSteps    int64         `json:"decode_steps"`
+	DecodeStepTime time.Duration `json:"decode_step_time_ns"`
+}
+
+// TrueFraction is the cost model's own addressable fraction of op over the
+// window: the share of the engine's modelled step time the op took, which is
+// exactly the time a ceiling (the op at zero cost) removes from each step.
+// whole is op time / Σ step durations (GPU + CPU overhead) over every step;
+// decode is the same over the pure decode steps only (the steps whose
+// durations ITL and TPOT are made of). ok is false for an unknown op or a
+// window with no step (decode: no pure decode step).
+func (p Profile) TrueFraction(op string) (whole, decode float64, ok bool) {
+	o, found := p.Op(op)
+	steps := p.GPUBusy + p.CPUOverhead
+	if !found || steps <= 0 || p.DecodeStepTime <= 0 {
+		return 0, 0, false
+	}
+	return float64(o.Total) / float64(steps), float64(o.DecodeSteps) / float64(p.DecodeStepTime), true
 }
 
 // OpProfile is one op's totals over the window.
@@ -50,8 +76,13 @@ type OpProfile struct {
 	Total   time.Duration `json:"total_ns"`
 	// Launches counts the op's kernel launches over the window.
 	Launches int64 `json:"launches"`
-	// SpeedupFactor is the override applied (1: baseline).
+	// DecodeSteps is the op's time in pure decode steps (Profile.DecodeSteps).
+	DecodeSteps time.Duration `json:"decode_steps_ns"`
+	// SpeedupFactor is the override applied (1: baseline). Ceiling is true
+	// when the op costs nothing (Config.Ceilings); SpeedupFactor is then 1
+	// and every time above 0.
 	SpeedupFactor float64 `json:"speedup_factor"`
+	Ceiling       bool    `json:"ceiling,omitempty"`
 }
 
 // Op returns the named op's totals.
@@ -75,6 +106,8 @@ type profileAcc struct {
 	inFlight      int
 	activeSince   time.Time // valid while inFlight > 0
 	active        time.Duration
+	decodeSteps   int64
+	decodeTime    time.Duration
 }
 
 func (a *profileAcc) reset(now time.Time) {
@@ -96,6 +129,13 @@ func (a *profileAcc) addStep(s *StepShape, c *StepCost) {
 	a.cpu += c.CPUOverhead
 	a.steps++
 	tp, td := s.Tokens()
+	if tp == 0 && td > 0 {
+		a.decodeSteps++
+		a.decodeTime += c.Duration()
+		for o := range c.Ops {
+			a.ops[o].DecodeSteps += c.Ops[o].Total()
+		}
+	}
 	a.prefillTokens += int64(tp)
 	a.decodeTokens += int64(td)
 }
@@ -121,19 +161,22 @@ func (a *profileAcc) end(at time.Time) {
 
 func (a *profileAcc) snapshot(now time.Time, cm *CostModel, cfg *Config) Profile {
 	p := Profile{
-		Simulated:     true,
-		Model:         cfg.Model.Name,
-		GPU:           cfg.GPU.Name,
-		WindowStart:   a.windowStart,
-		Wall:          now.Sub(a.windowStart),
-		ActiveWall:    a.active,
-		GPUBusy:       a.gpu,
-		CPUOverhead:   a.cpu,
-		Steps:         a.steps,
-		PrefillTokens: a.prefillTokens,
-		DecodeTokens:  a.decodeTokens,
-		InFlight:      a.inFlight,
-		Ops:           make([]OpProfile, numOps),
+		Simulated:      true,
+		Model:          cfg.Model.Name,
+		GPU:            cfg.GPU.Name,
+		WindowStart:    a.windowStart,
+		Wall:           now.Sub(a.windowStart),
+		ActiveWall:     a.active,
+		GPUBusy:        a.gpu,
+		CPUOverhead:    a.cpu,
+		Steps:          a.steps,
+		PrefillTokens:  a.prefillTokens,
+		DecodeTokens:   a.decodeTokens,
+		InFlight:       a.inFlight,
+		Ops:            make([]OpProfile, numOps),
+		DecodeSteps:    a.decodeSteps,
+		DecodeStepTime: a.decodeTime,
+		Ceilings:       slices.Clone(cfg.Ceilings),
 	}
 	if a.inFlight > 0 {
 		p.ActiveWall += now.Sub(a.activeSince)
@@ -143,6 +186,7 @@ func (a *profileAcc) snapshot(now time.Time, cm *CostModel, cfg *Config) Profile
 		op.Op = o.String()
 		op.Total = op.Prefill + op.Decode
 		op.SpeedupFactor = cm.factor[o]
+		op.Ceiling = cm.ceiling[o]
 		p.Ops[o] = op
 		p.GPUBusyPrefill += op.Prefill
 		p.GPUBusyDecode += op.Decode

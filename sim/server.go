@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,7 @@ func cloneConfig(c Config) Config {
 		}
 		c.Overrides = m
 	}
+	c.Ceilings = slices.Clone(c.Ceilings)
 	return c
 }
 

@@ -504,3 +504,51 @@ func TestLifecycle(t *testing.T) {
 		t.Error("Start on a bad address succeeded")
 	}
 }
+
+// TestCeilingTrueFraction: the same requests, one at a time, on a baseline
+// and on a server with RMSNorm as a ceiling: the steps are the same, the
+// ceiling's profile has RMSNorm at zero, and the baseline's TrueFraction is
+// exactly what removing the op took off the modelled step time, over every
+// step (whole) and over the pure decode steps (decode).
+func TestCeilingTrueFraction(t *testing.T) {
+	t.Parallel()
+	run := func(ceilings []string) Profile {
+		cfg := fastConfig()
+		cfg.Ceilings = ceilings
+		s := newTestServer(t, cfg)
+		c := newTestClient(t)
+		for i, l := range []Lengths{{1020, 6}, {40, 9}} {
+			id := fmt.Sprintf("c%d", i)
+			if _, err := postStream(context.Background(), c, s.BaseURL(), id, l.InputTokens, l.OutputTokens); err != nil {
+				t.Fatal(err)
+			}
+			waitDone(t, s, id)
+		}
+		return s.Profile()
+	}
+	var base, ceil Profile
+	var wg sync.WaitGroup
+	wg.Go(func() { base = run(nil) })
+	wg.Go(func() { ceil = run([]string{"rmsnorm"}) })
+	wg.Wait()
+	if base.Steps != ceil.Steps || base.DecodeSteps != ceil.DecodeSteps || base.DecodeSteps == 0 {
+		t.Fatalf("steps %d/%d decode steps %d/%d", base.Steps, ceil.Steps, base.DecodeSteps, ceil.DecodeSteps)
+	}
+	if r, _ := ceil.Op("rmsnorm"); r.Total != 0 || !r.Ceiling {
+		t.Errorf("ceiling profile rmsnorm = %+v, want zero and marked", r)
+	}
+	whole, decode, ok := base.TrueFraction("rmsnorm")
+	if !ok || !(whole > 0) || !(decode > 0) {
+		t.Fatalf("TrueFraction = %v, %v, %v", whole, decode, ok)
+	}
+	tol := float64(base.Steps) * 2 // ns: one rounding per phase per step
+	if got, want := float64(ceil.GPUBusy+ceil.CPUOverhead), float64(base.GPUBusy+base.CPUOverhead)*(1-whole); !within(got, want, tol) {
+		t.Errorf("ceiling step time %v, want baseline × (1 − %.4f) = %v", time.Duration(got), whole, time.Duration(want))
+	}
+	if got, want := float64(ceil.DecodeStepTime), float64(base.DecodeStepTime)*(1-decode); !within(got, want, tol) {
+		t.Errorf("ceiling decode step time %v, want baseline × (1 − %.4f) = %v", time.Duration(got), decode, time.Duration(want))
+	}
+	if _, _, ok := base.TrueFraction("layernorm"); ok {
+		t.Error("TrueFraction of an unknown op: ok")
+	}
+}
