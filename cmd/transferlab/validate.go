@@ -100,6 +100,9 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 	}
 	var ov *integrate.Override
 	for _, a := range cfg.Arms {
+		if a.Name == o.arm && a.Role == experiment.RoleCeiling {
+			return fmt.Errorf("validate: %s: arm %q is a ceiling (a timing-only ablation: the op's work removed, outputs meaningless): it is never validated", cfgPath, o.arm)
+		}
 		if a.Name == o.arm {
 			ov = a.Override
 		}
@@ -182,6 +185,7 @@ type validateConfig struct {
 	} `yaml:"server"`
 	Arms []struct {
 		Name     string              `yaml:"name"`
+		Role     string              `yaml:"role"`
 		Override *integrate.Override `yaml:"override"`
 	} `yaml:"arms"`
 	Energy struct {

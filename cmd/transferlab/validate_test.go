@@ -37,6 +37,7 @@ func TestValidateRefusesBadInvocations(t *testing.T) {
 		{"simulated server", "configs/quickstart.yaml", "rmsnorm-2.5x", "server.kind must be reference"},
 		{"unknown arm", "configs/h200-llama.yaml", "nope", `arm "nope" not found or has no override`},
 		{"baseline has no override", "configs/h200-llama.yaml", "baseline", "has no override"},
+		{"a ceiling is never validated", "configs/h200-llama-study.yaml", "rmsnorm-ceiling", "is a ceiling (a timing-only ablation"},
 		{"missing config", "configs/none.yaml", "x", "no such file"},
 	}
 	for _, tc := range cases {
