@@ -70,6 +70,13 @@ type SimTrueFraction struct {
 	// metrics); Decode its share of the pure decode steps' (ITL, TPOT).
 	Whole  float64 `json:"whole"`
 	Decode float64 `json:"decode"`
+	// DecodeSteps counts the pure decode steps; DecodeStepModel is their
+	// modelled time, DecodeStepWall their real time (host lateness and
+	// stalls included): what the engine did, the ground truth a measured
+	// ITL or TPOT is compared with.
+	DecodeSteps     int64         `json:"decode_steps"`
+	DecodeStepModel time.Duration `json:"decode_step_model_ns"`
+	DecodeStepWall  time.Duration `json:"decode_step_wall_ns"`
 }
 
 func (a *simArm) ResetProfile(context.Context) error {
@@ -87,7 +94,8 @@ func (a *simArm) Profile(_ context.Context, key cellKey, _ []amdahl.Interval) (*
 		return nil, fmt.Errorf("the simulator has no op %q (ops: %v)", a.target, sim.OpNames())
 	}
 	if whole, decode, ok := p.TrueFraction(a.target); ok && a.truth != nil {
-		a.truth(SimTrueFraction{OfferedLoadRPS: a.rates[key.load], Repetition: key.rep, Whole: whole, Decode: decode})
+		a.truth(SimTrueFraction{OfferedLoadRPS: a.rates[key.load], Repetition: key.rep, Whole: whole, Decode: decode,
+			DecodeSteps: p.DecodeSteps, DecodeStepModel: p.DecodeStepTime, DecodeStepWall: p.DecodeStepWall})
 	}
 	fr, err := amdahl.FromTotals(op.Total, p.GPUBusy, p.ActiveWall,
 		amdahl.PhaseTotals(amdahl.PhasePrefill, op.Prefill, p.GPUBusyPrefill, 0),

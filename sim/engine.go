@@ -157,13 +157,14 @@ func (e *engine) run() {
 	defer close(e.done)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var next time.Time // deadline of the previous step while busy
+	var next time.Time      // deadline of the previous step while busy
+	var prevEnded time.Time // when the previous step's wait ended, while busy
 	for {
 		e.mu.Lock()
 		p := e.sched.next()
 		if p.empty() {
 			e.mu.Unlock()
-			next = time.Time{}
+			next, prevEnded = time.Time{}, time.Time{}
 			select {
 			case <-e.wake:
 				continue
@@ -221,9 +222,16 @@ func (e *engine) run() {
 			q.stream.produced.Store(int64(generated))
 			q.stream.poke()
 		})
-		e.prof.addStep(&p.shape, &cost)
+		// The step's real duration: from the previous step's end while busy
+		// (back to back), else from its start; host lateness and stalls
+		// included.
+		from := start
+		if !next.IsZero() {
+			from = prevEnded
+		}
+		e.prof.addStep(&p.shape, &cost, ended.Sub(from))
 		e.mu.Unlock()
-		next = deadline
+		next, prevEnded = deadline, ended
 	}
 }
 

@@ -47,6 +47,11 @@ type Profile struct {
 	// duration, GPU and CPU overhead (Σ StepCost.Duration).
 	DecodeSteps    int64         `json:"decode_steps"`
 	DecodeStepTime time.Duration `json:"decode_step_time_ns"`
+	// DecodeStepWall is the same steps' real duration (each from the previous
+	// step's end while busy, else from when it was planned): what the engine
+	// really took, host lateness and stalls included, the time ITL and TPOT
+	// measure.
+	DecodeStepWall time.Duration `json:"decode_step_wall_ns"`
 }
 
 // TrueFraction is the cost model's own addressable fraction of op over the
@@ -108,6 +113,7 @@ type profileAcc struct {
 	active        time.Duration
 	decodeSteps   int64
 	decodeTime    time.Duration
+	decodeWall    time.Duration
 }
 
 func (a *profileAcc) reset(now time.Time) {
@@ -118,7 +124,7 @@ func (a *profileAcc) reset(now time.Time) {
 	}
 }
 
-func (a *profileAcc) addStep(s *StepShape, c *StepCost) {
+func (a *profileAcc) addStep(s *StepShape, c *StepCost, wall time.Duration) {
 	for o := range c.Ops {
 		oc := c.Ops[o]
 		a.ops[o].Prefill += oc.Prefill
@@ -132,6 +138,7 @@ func (a *profileAcc) addStep(s *StepShape, c *StepCost) {
 	if tp == 0 && td > 0 {
 		a.decodeSteps++
 		a.decodeTime += c.Duration()
+		a.decodeWall += wall
 		for o := range c.Ops {
 			a.ops[o].DecodeSteps += c.Ops[o].Total()
 		}
@@ -176,6 +183,7 @@ func (a *profileAcc) snapshot(now time.Time, cm *CostModel, cfg *Config) Profile
 		Ops:            make([]OpProfile, numOps),
 		DecodeSteps:    a.decodeSteps,
 		DecodeStepTime: a.decodeTime,
+		DecodeStepWall: a.decodeWall,
 		Ceilings:       slices.Clone(cfg.Ceilings),
 	}
 	if a.inFlight > 0 {
