@@ -49,6 +49,9 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)
 	}
 	r.cells = append(r.cells, m)
+	if r.opt.AfterCell != nil {
+		r.opt.AfterCell(m.export())
+	}
 	r.addCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
 		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",

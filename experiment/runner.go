@@ -41,10 +41,35 @@ type Options struct {
 	// with its remaining time; without it the log gets a progress line at
 	// each cell and every 30 s.
 	Progress io.Writer
-
+	// Slice, when set, replaces each offered load's schedule (load is its
+	// index in load.rates_rps) by the part this process replays, as a shard
+	// of a run split over several processes does. Requests keep their ids and
+	// offsets. Its error stops the run before anything is measured.
+	Slice func(load int, s traces.Schedule) (traces.Schedule, error)
+	// BeforeCell, when set, is called just before the measured replay of
+	// the order-th cell (0-based, in run order) starts, after its server is
+	// up; it may wait (shards start each cell on a shared timetable). Its
+	// error stops the run.
+	BeforeCell func(ctx context.Context, order int, cell report.CellKey) error
+	// AfterCell, when set, receives what each cell measured beyond its
+	// records, as soon as the cell ends.
+	AfterCell func(CellMeasured)
 	// wrap, when set, puts a stand-in around every output file the run
 	// creates (tests: a file system that fills up); nil writes to the OS's.
 	wrap func(*os.File) outFile
+}
+
+// Writers are where progress lines and warnings go: Log (os.Stderr when
+// nil) and Warn (Log when nil).
+func (o Options) Writers() (log, warn io.Writer) {
+	log, warn = o.Log, o.Warn
+	if log == nil {
+		log = os.Stderr
+	}
+	if warn == nil {
+		warn = log
+	}
+	return log, warn
 }
 
 // File names inside the output folder.
@@ -92,14 +117,7 @@ type measured struct {
 // found before anything is measured (trace, schedules, output folder) returns
 // nil results and creates no output.
 func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error) {
-	log := opt.Log
-	if log == nil {
-		log = os.Stderr
-	}
-	warn := opt.Warn
-	if warn == nil {
-		warn = log
-	}
+	log, warn := opt.Writers()
 	eff := cfg.Effective()
 	tracePath := eff.path(eff.Trace.Path)
 	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
@@ -117,6 +135,11 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	for i, r := range eff.Load.RatesRPS {
 		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {
 			return nil, err
+		}
+		if opt.Slice != nil {
+			if scheds[i], err = opt.Slice(i, scheds[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -318,6 +341,11 @@ func (r *runner) runAll(ctx context.Context) error {
 		r.progress.begin(stepCell)
 		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s; %s\n",
 			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond), r.progress.status())
+		if r.opt.BeforeCell != nil {
+			if err := r.opt.BeforeCell(ctx, i, k); err != nil {
+				return err
+			}
+		}
 		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
 			return err
 		}

@@ -163,8 +163,10 @@ func ClampContext(s Schedule, limit int) Schedule {
 
 // Shard returns worker i's share of s for n load workers: requests whose
 // index k satisfies k mod n == i (round robin, so every shard keeps the
-// burst shape at 1/n of the rate), with offsets unchanged so all workers
-// share one clock. The n shards partition s. Errors unless 0 ≤ i < n.
+// burst shape at 1/n of the rate), with offsets and ids unchanged (unlike the
+// other transforms, which renumber) so all workers share one clock, send the
+// ids (and so the prompts) of the unsplit schedule, and the n shards
+// partition s request for request. Errors unless 0 ≤ i < n.
 func Shard(s Schedule, i, n int) (Schedule, error) {
 	if n < 1 || i < 0 || i >= n {
 		return Schedule{}, fmt.Errorf("traces: shard %d/%d: want 0 ≤ i < n", i, n)
@@ -173,5 +175,9 @@ func Shard(s Schedule, i, n int) (Schedule, error) {
 	for k := i; k < len(s.Requests); k += n {
 		reqs = append(reqs, s.Requests[k])
 	}
-	return derive(s, reqs, fmt.Sprintf("shard i=%d n=%d", i, n)), nil
+	out := derive(s, reqs, fmt.Sprintf("shard i=%d n=%d", i, n))
+	for j := range out.Requests {
+		out.Requests[j].ID = s.Requests[i+j*n].ID
+	}
+	return out, nil
 }

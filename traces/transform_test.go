@@ -169,8 +169,13 @@ func TestFirstWindowSampleShard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkDerived(t, in, out)
-			for _, r := range out.Requests {
+			if len(out.Transforms) != len(in.Transforms)+1 {
+				t.Errorf("Transforms %v after %v", out.Transforms, in.Transforms)
+			}
+			for k, r := range out.Requests {
+				if want := in.Requests[i+3*k].ID; r.ID != want {
+					t.Fatalf("shard %d request %d has id %d, want the unsplit id %d", i, k, r.ID, want)
+				}
 				seen[r.SourceLine]++
 				if orig := in.Requests[r.InputTokens-1]; orig.Offset != r.Offset {
 					t.Fatal("shard moved an offset")

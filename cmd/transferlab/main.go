@@ -109,6 +109,8 @@ func newRootCmd() *cobra.Command {
 		newCompareCmd(),
 		newValidateCmd(),
 		newProfileCmd(),
+		newMergeCmd(),
+		newK8sCmd(),
 	)
 	return root
 }

@@ -27,6 +27,7 @@ func newRunCmd() *cobra.Command {
 		otel      string
 		overwrite bool
 		deadline  time.Duration
+		sharding  shardFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run CONFIG.yaml",
@@ -93,7 +94,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
 				defer cancel()
 			}
-			res, runErr := experiment.Run(ctx, cfg, experiment.Options{
+			res, runErr := sharding.run(ctx, cmd, cfg, experiment.Options{
 				ConfigPath: args[0],
 				ConfigRaw:  raw,
 				OutDir:     out,
@@ -128,6 +129,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors (on stderr): no progress, no summary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
+	sharding.register(cmd)
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")
 	return cmd
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/k8s"
+	"github.com/transferlab/transferlab/shard"
+)
+
+// newK8sCmd builds `transferlab k8s CONFIG --shards N --image IMAGE`.
+func newK8sCmd() *cobra.Command {
+	var (
+		spec      k8s.Spec
+		startAt   string
+		startIn   time.Duration
+		clockRef  string
+		cellGap   time.Duration
+		mergeWait time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "k8s CONFIG.yaml --shards N --image IMAGE --out-claim CLAIM",
+		Short: "Print a Kubernetes manifest that runs CONFIG split over N shards (an Indexed Job) and merges them",
+		Long: `k8s prints, for kubectl apply -f -, a ConfigMap with the config and its
+trace, an Indexed Job of N pods (completionMode Indexed, parallelism and
+completions N) each running
+  transferlab run CONFIG --shard $(JOB_COMPLETION_INDEX)/N --start-at T --out /out/shard-<i>
+and a merge Job that waits until every shard has finished and runs
+  transferlab merge /out/merged /out/shard-0 ... /out/shard-<N-1>
+on a ReadWriteMany volume (--out-claim; a bucket mounted through a CSI driver
+works too). The server must be one every pod reaches (server.kind endpoint).
+The config runs code (it is trusted input): apply only configs you would run.
+Built from k8s.io/api types; not run on a cluster here (see README).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
+			if err != nil {
+				return err
+			}
+			if err := shard.CheckServer(cfg, spec.Shards); err != nil {
+				return fmt.Errorf("config %s: %w", args[0], err)
+			}
+			spec.Config, spec.ConfigName = raw, filepath.Base(args[0])
+			if spec.Name == "" {
+				spec.Name = "transferlab-" + dnsLabel(strings.TrimSuffix(spec.ConfigName, filepath.Ext(spec.ConfigName)))
+			}
+			if spec.DataClaim == "" {
+				spec.TracePath = cfg.Trace.Path
+				p := cfg.Trace.Path
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(args[0]), p)
+				}
+				if spec.Trace, err = os.ReadFile(p); err != nil {
+					return fmt.Errorf("trace.path: %w", err)
+				}
+			}
+			switch {
+			case startAt != "" && cmd.Flags().Changed("start-in"):
+				return fmt.Errorf("--start-at and --start-in: give one")
+			case startAt != "":
+				if spec.StartAt, err = time.Parse(time.RFC3339, startAt); err != nil {
+					return fmt.Errorf("--start-at %q: want RFC 3339: %w", startAt, err)
+				}
+			default:
+				spec.StartAt = time.Now().UTC().Add(startIn).Truncate(time.Second)
+			}
+			if clockRef != "" {
+				spec.ExtraRunArgs = append(spec.ExtraRunArgs, "--clock-ref", clockRef)
+			}
+			if cellGap > 0 {
+				spec.ExtraRunArgs = append(spec.ExtraRunArgs, "--cell-gap", cellGap.String())
+			}
+			spec.MergeWait = mergeWait
+			out, err := k8s.Manifest(spec)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(out)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&spec.Shards, "shards", 0, "number of shards N (pods replaying 1/N of every schedule each)")
+	f.StringVar(&spec.Image, "image", "", "container image with transferlab on its PATH")
+	f.StringVar(&spec.OutClaim, "out-claim", "", "ReadWriteMany PersistentVolumeClaim for the shards' and the merged output")
+	f.StringVar(&spec.DataClaim, "data-claim", "", "PersistentVolumeClaim holding the config and trace at their paths (instead of a ConfigMap; for traces over 1 MiB)")
+	f.StringVar(&spec.Name, "name", "", "prefix of the objects' names (default transferlab-<config name>)")
+	f.StringVar(&spec.Namespace, "namespace", "", "namespace of the objects (default: kubectl's)")
+	f.StringVar(&spec.CPU, "cpu", "", "CPU request and limit of each shard pod (e.g. 2)")
+	f.StringVar(&startAt, "start-at", "", "shared start of the shards (RFC 3339); default now + --start-in")
+	f.DurationVar(&startIn, "start-in", 5*time.Minute, "start the shards this long after the manifest is printed (time to apply it and pull the image)")
+	f.StringVar(&clockRef, "clock-ref", "", "NTP server (host:port) every shard measures its clock offset against")
+	f.DurationVar(&cellGap, "cell-gap", 0, "passed to run --cell-gap (default: request.timeout)")
+	f.DurationVar(&mergeWait, "merge-wait", 24*time.Hour, "how long the merge Job waits for every shard to finish")
+	_ = cmd.MarkFlagRequired("shards")
+	_ = cmd.MarkFlagRequired("image")
+	_ = cmd.MarkFlagRequired("out-claim")
+	return cmd
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// dnsLabel turns s into a DNS-1123 label fragment (lower case, [a-z0-9-], ≤ 30 characters).
+func dnsLabel(s string) string {
+	s = strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 30 {
+		s = strings.Trim(s[:30], "-")
+	}
+	if s == "" {
+		s = "run"
+	}
+	return s
+}
