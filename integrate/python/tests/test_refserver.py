@@ -1,7 +1,8 @@
 """Tests of the reference server's request handling (refserver.make_app) on the CPU, without
 torch: the HTTP contract the Go client reads (OpenAI-compatible streaming completions, SSE
 framing, usage, errors) is served by the real make_app around a fake engine object with the
-Engine's interface (vocab, manager.is_running(), generate(), active_s(), done). Needs aiohttp
+Engine's interface (fake_engine.py; integrate's TestRealServerContract drives the same pair
+from Go). Needs aiohttp
 (Debian: python3-aiohttp); skipped, saying so, without it. Run from Go
 (integrate/hook_python_test.go) or: python3 -m unittest discover -s integrate/python/tests"""
 import json
@@ -9,47 +10,16 @@ import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import refserver  # noqa: E402
+from fake_engine import FakeEngine  # noqa: E402
 
 try:
     from aiohttp.test_utils import TestClient, TestServer
 except ImportError:  # pragma: no cover - CI installs python3-aiohttp
     TestClient = None
-
-
-class FakeManager:
-    def __init__(self):
-        self.running = True
-
-    def is_running(self):
-        return self.running
-
-
-class FakeEngine:
-    """Engine's interface without a model: generate yields tokens_per_step ids per step, ids
-    100, 101, ...; fail_after raises the engine's RuntimeError after that many tokens."""
-
-    def __init__(self, vocab=1000, tokens_per_step=1, fail_after=None):
-        self.vocab, self.step, self.fail_after = vocab, tokens_per_step, fail_after
-        self.manager = FakeManager()
-        self.calls = []
-        self.done = 0
-
-    def active_s(self):
-        return 0.0
-
-    async def generate(self, ids, max_tokens):
-        self.calls.append((list(ids), max_tokens))
-        sent = 0
-        while sent < max_tokens:
-            if self.fail_after is not None and sent >= self.fail_after:
-                raise RuntimeError("engine error: out of KV blocks")
-            n = min(self.step, max_tokens - sent)
-            new = list(range(100 + sent, 100 + sent + n))
-            sent += n
-            yield new, sent == max_tokens
-        self.done += 1
 
 
 def sse_events(body):
