@@ -40,8 +40,15 @@ type sseReader struct {
 	buf   []byte
 	lo    int // unparsed data is buf[lo:hi]
 	hi    int
-	at    time.Duration // time of the last read that returned data
-	err   error         // sticky read error
+	// seen is how many bytes of buf[lo:hi] line has already searched for a
+	// line end without finding one, so each byte is searched once: a long
+	// line arriving in many reads costs time linear in its length.
+	seen int
+	// scanned counts the bytes line has searched for a line end (tests
+	// check that it stays linear in the bytes read).
+	scanned int64
+	at      time.Duration // time of the last read that returned data
+	err     error         // sticky read error
 
 	skipLF  bool // the previous line ended in CR: a leading LF belongs to it
 	hasData bool
@@ -169,7 +176,9 @@ func (s *sseReader) dispatch() sseEvent {
 	return ev
 }
 
-// line returns the next complete line without its terminator.
+// line returns the next complete line without its terminator. It searches
+// only bytes it has not searched before (s.seen), so a line that arrives in
+// many reads is searched once in all, not once per read.
 func (s *sseReader) line() ([]byte, bool) {
 	if s.skipLF && s.lo < s.hi {
 		if s.buf[s.lo] == '\n' {
@@ -178,22 +187,33 @@ func (s *sseReader) line() ([]byte, bool) {
 		s.skipLF = false
 	}
 	b := s.buf[s.lo:s.hi]
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			s.lo += i + 1
-			if c == '\r' {
-				s.skipLF = true
-				if s.lo < s.hi {
-					if s.buf[s.lo] == '\n' {
-						s.lo++
-					}
-					s.skipLF = false
-				}
+	rest := b[s.seen:]
+	s.scanned += int64(len(rest))
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		i = len(rest)
+	}
+	if j := bytes.IndexByte(rest[:i], '\r'); j >= 0 {
+		i = j
+	}
+	if i == len(rest) {
+		s.seen = len(b)
+		return nil, false
+	}
+	i += s.seen
+	s.seen = 0
+	c := b[i]
+	s.lo += i + 1
+	if c == '\r' {
+		s.skipLF = true
+		if s.lo < s.hi {
+			if s.buf[s.lo] == '\n' {
+				s.lo++
 			}
-			return b[:i], true
+			s.skipLF = false
 		}
 	}
-	return nil, false
+	return b[:i], true
 }
 
 // fill reads more bytes, compacting or growing the buffer.

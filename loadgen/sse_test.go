@@ -123,3 +123,62 @@ func TestSSEReader(t *testing.T) {
 		})
 	}
 }
+
+// TestSSELongLineLinear: a 1 MiB line arriving in 512-byte reads (pull) or
+// pushes is searched for its end once, not once per read: the bytes the
+// reader searches stay within twice the bytes it was given, and the events
+// around the line still parse.
+func TestSSELongLineLinear(t *testing.T) {
+	const size = 1 << 20
+	long := ": " + string(make([]byte, size)) + "\n\n"
+	stream := "data: a\n\n" + long + "data: b\r\n\r\n"
+	total := int64(len(stream))
+
+	t.Run("pull", func(t *testing.T) {
+		var chunks []string
+		for i := 0; i < len(stream); i += 512 {
+			chunks = append(chunks, stream[i:min(i+512, len(stream))])
+		}
+		cr := &chunkReader{chunks: chunks}
+		s := newSSEReader(cr, func() time.Duration { return cr.now }, make([]byte, 512))
+		var got []string
+		for {
+			ev, err := s.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(ev.Data))
+		}
+		if len(got) != 2 || got[0] != "a" || got[1] != "b" || s.Comments != 1 {
+			t.Fatalf("events %q, comments %d; want [a b], 1", got, s.Comments)
+		}
+		if s.scanned > 2*total {
+			t.Errorf("searched %d bytes for line ends in a %d-byte stream: not linear", s.scanned, total)
+		}
+	})
+	t.Run("push", func(t *testing.T) {
+		s := newSSEReader(nil, nil, make([]byte, 512))
+		var got []string
+		for i := 0; i < len(stream); i += 512 {
+			if err := s.feed([]byte(stream[i:min(i+512, len(stream))]), time.Duration(i)); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				ev, ok := s.parse()
+				if !ok {
+					break
+				}
+				got = append(got, string(ev.Data))
+			}
+		}
+		if len(got) != 2 || got[0] != "a" || got[1] != "b" {
+			t.Fatalf("events %q; want [a b]", got)
+		}
+		if s.scanned > 2*total {
+			t.Errorf("searched %d bytes for line ends in a %d-byte stream: not linear", s.scanned, total)
+		}
+	})
+}
