@@ -54,6 +54,25 @@ type benchClientOpts struct {
 	// first (1: one write, one TCP segment, per event).
 	eventsPerWrite int
 	replayChild    string // hidden: run only the long replay with this client (child mode)
+	// serverCPUs pins the server children (fake server and serve-sim) to
+	// these CPUs (Linux; empty: not pinned).
+	serverCPUs []int
+	// stages names the stages to run (stageKeys).
+	stages []string
+	// The sweep against serve-sim.
+	simRates    []int
+	simDuration time.Duration
+	simConfig   string
+	simSpeedup  float64
+	// The head-of-line check.
+	holRate     int
+	holDuration time.Duration
+	holEvery    int
+	holBytes    int
+	// serveLongEvery and serveLongBytes are the fast server's long-line
+	// settings (loadgentest.Config.LongLineEvery/LongLineBytes; child mode).
+	serveLongEvery int
+	serveLongBytes int
 	// shutdownGrace is how long the fast-server child lets open streams
 	// finish once told to stop before closing them (0: defaultShutdownGrace).
 	shutdownGrace time.Duration
@@ -154,6 +173,20 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 	_ = f.MarkHidden("serve-hold")
 	_ = f.MarkHidden("replay-child")
 	_ = f.MarkHidden("cpuprofile")
+	f.IntSliceVar(&o.serverCPUs, "server-cpus", nil, "pin the server children (fake server, serve-sim) to these CPUs (Linux; e.g. 2,3,4,5); run bench-client itself under taskset for its own CPUs")
+	f.StringSliceVar(&o.stages, "stages", stageKeys, "stages to run: "+strings.Join(stageKeys, ", "))
+	f.IntSliceVar(&o.simRates, "sim-rates", []int{200, 500, 1000, 2000, 2500}, "offered loads of the streaming sweep against serve-sim (req/s; 32-token prompts, 128-token streams)")
+	f.DurationVar(&o.simDuration, "sim-duration", 10*time.Second, "length of each run against serve-sim")
+	f.StringVar(&o.simConfig, "sim-config", "", "serve-sim config for the sweep against it (empty: the default config, which saturates at ~156 req/s for this shape; see results/bench-client-2026-12-01/serve-sim-fast.yaml)")
+	f.Float64Var(&o.simSpeedup, "sim-speedup", 16, "divide every simulator op's time by this (serve-sim --override OP=F for all ops; 1: none)")
+	f.IntVar(&o.holRate, "hol-rate", 100, "rate of the head-of-line check (req/s)")
+	f.DurationVar(&o.holDuration, "hol-duration", 5*time.Second, "length of the head-of-line check, per client")
+	f.IntVar(&o.holEvery, "hol-every", 10, "head-of-line check: every this many-th request's stream carries the long line")
+	f.IntVar(&o.holBytes, "hol-bytes", 5<<20, "head-of-line check: the long SSE line's length (bytes)")
+	f.IntVar(&o.serveLongEvery, "serve-long-every", 0, "with --serve-fast: every this many-th request id's stream sends a long comment line (0: none)")
+	f.IntVar(&o.serveLongBytes, "serve-long-bytes", 0, "with --serve-fast: the long line's length (bytes)")
+	_ = f.MarkHidden("serve-long-every")
+	_ = f.MarkHidden("serve-long-bytes")
 	f.IntVar(&o.gcPercent, "gc-percent", 0, "set this process's GC percent (debug.SetGCPercent; -1: off), not its children's; 0 leaves GOGC")
 	_ = f.MarkHidden("gc-percent")
 	return cmd
@@ -161,7 +194,12 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 
 // serveFast is the child mode: serve, print the base URL, stop when stdin closes.
 func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Reader) error {
-	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite}
+	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
+	if len(o.serverCPUs) > 0 {
+		if _, err := pinProcess(o.serverCPUs); err != nil {
+			return fmt.Errorf("bench-client: flag --server-cpus: %w", err)
+		}
+	}
 	hold := make(chan struct{})
 	if o.serveHoldMs != 0 {
 		cfg.Hold = hold
@@ -224,7 +262,7 @@ func (f *fastServer) Ready(ctx context.Context) error {
 
 func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bool) (*fastServer, error) {
 	if o.inProcess {
-		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite}
+		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
 		ch := make(chan struct{})
 		if hold {
 			cfg.Hold = ch
@@ -248,6 +286,12 @@ func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bo
 		"--server-events-per-write", fmt.Sprint(o.eventsPerWrite)}
 	if hold {
 		args = append(args, "--serve-hold", "1")
+	}
+	if o.serveLongEvery > 0 {
+		args = append(args, "--serve-long-every", fmt.Sprint(o.serveLongEvery), "--serve-long-bytes", fmt.Sprint(o.serveLongBytes))
+	}
+	if len(o.serverCPUs) > 0 {
+		args = append(args, "--server-cpus", intList(o.serverCPUs))
 	}
 	return startChild(ctx, exe, args)
 }
@@ -495,6 +539,10 @@ type benchReport struct {
 	// ITL is the ITL-accuracy check against the simulator's truth (issue 5
 	// item 6); null when skipped with --itl-rate 0.
 	ITL *itlSection `json:"itl_accuracy"`
+	// Sim is the streaming sweep against serve-sim; HOL the head-of-line
+	// check (null: not run).
+	Sim *simSection `json:"serve_sim_sweep"`
+	HOL *holSection `json:"head_of_line"`
 }
 
 // client returns name's summary.
@@ -617,6 +665,23 @@ func validateBenchClient(o benchClientOpts) error {
 			bad("flag --pin: %w", err)
 		}
 	}
+	for _, k := range o.stages {
+		if !slices.Contains(stageKeys, k) {
+			bad("flag --stages: unknown stage %q (want some of %s)", k, strings.Join(stageKeys, ", "))
+		}
+	}
+	for _, r := range o.simRates {
+		if !rateOK(r) || requests(r, o.simDuration) < 1 {
+			bad("flags --sim-rates %d / --sim-duration %v: want %d–%d req/s and a duration that schedules a request", r, o.simDuration, minRateRPS, maxRateRPS)
+		}
+	}
+	if o.simSpeedup <= 0 {
+		bad("flag --sim-speedup %g: want > 0", o.simSpeedup)
+	}
+	if o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1 {
+		bad("flags --hol-rate %d / --hol-duration %v / --hol-every %d / --hol-bytes %d: want a rate of %d–%d req/s that schedules a request, every ≥ 1, 4 B to 8 MiB",
+			o.holRate, o.holDuration, o.holEvery, o.holBytes, minRateRPS, maxRateRPS)
+	}
 	if len(o.clients) == 0 {
 		bad("flag --clients: name at least one client")
 	}
@@ -682,18 +747,27 @@ type stageFunc func(ctx context.Context, o benchClientOpts, rep *benchReport, lo
 // benchStageList is the run's stages in order; --pin's CPU mask change makes
 // the ITL check last.
 func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
-	add := func(name string, f stageFunc) { names, run = append(names, name), append(run, f) }
-	add(stageStreams, benchStreams)
-	add("memory per in-flight stream", benchMemory)
-	add("vegeta comparison", benchVegeta)
-	if o.replayN > 0 {
-		add("long replay", benchLongReplay)
+	add := func(key, name string, f stageFunc) {
+		if slices.Contains(o.stages, key) {
+			names, run = append(names, name), append(run, f)
+		}
 	}
+	add("streams", stageStreams, benchStreams)
+	add("memory", "memory per in-flight stream", benchMemory)
+	add("vegeta", "vegeta comparison", benchVegeta)
+	if o.replayN > 0 {
+		add("replay", "long replay", benchLongReplay)
+	}
+	add("sim", "streaming sweep against serve-sim", benchSim)
+	add("hol", "head-of-line isolation", benchHOL)
 	if o.itlRate > 0 {
-		add("ITL accuracy", benchITL)
+		add("itl", "ITL accuracy", benchITL)
 	}
 	return names, run
 }
+
+// stageKeys are --stages' names, in the order the stages run.
+var stageKeys = []string{"streams", "memory", "vegeta", "replay", "sim", "hol", "itl"}
 
 // runStages runs the stages in order and records each one's status in
 // rep.Stages. It stops at the first stage that does not finish: when ctx
@@ -1430,6 +1504,12 @@ func printBenchTable(out io.Writer, r *benchReport) {
 	}
 	if r.ITL != nil {
 		printITLTable(out, r.ITL)
+	}
+	if r.Sim != nil {
+		printSimTable(out, r)
+	}
+	if r.HOL != nil {
+		printHOLTable(out, r.HOL)
 	}
 	if !r.Complete {
 		fmt.Fprintln(out)

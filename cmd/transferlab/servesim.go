@@ -25,7 +25,7 @@ func newServeSimCmd() *cobra.Command {
 		overrides  []string
 		capacity   string
 		child      bool
-		pinCPU     int
+		pinCPUs    []int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve-sim",
@@ -46,9 +46,9 @@ func newServeSimCmd() *cobra.Command {
 			if capacity != "" {
 				return printSimCapacity(cmd, cfg, capacity)
 			}
-			if pinCPU >= 0 {
-				if _, err := pinProcess([]int{pinCPU}); err != nil {
-					return fmt.Errorf("serve-sim: flag --pin-cpu %d: %w", pinCPU, err)
+			if len(pinCPUs) > 0 {
+				if _, err := pinProcess(pinCPUs); err != nil {
+					return fmt.Errorf("serve-sim: flag --pin-cpu %s: %w", intList(pinCPUs), err)
 				}
 			}
 			srv, err := sim.New(cfg)
@@ -82,7 +82,7 @@ func newServeSimCmd() *cobra.Command {
 	f.StringArrayVar(&overrides, "override", nil, "kernel override OP=FACTOR: divide op OP's time by FACTOR (repeatable; ops: "+strings.Join(sim.OpNames(), ", ")+")")
 	f.StringVar(&capacity, "capacity", "", "print the saturation throughput for requests of IN:OUT tokens (e.g. 1020:130) and exit instead of serving")
 	f.BoolVar(&child, "child", false, "print only the base URL and stop when stdin closes (used by bench-client)")
-	f.IntVar(&pinCPU, "pin-cpu", -1, "pin every thread of this process to this CPU before serving (-1: no pinning; used by bench-client --pin)")
+	f.IntSliceVar(&pinCPUs, "pin-cpu", nil, "pin every thread of this process to these CPUs before serving (e.g. 5 or 2,3,4,5; empty: no pinning; used by bench-client)")
 	_ = f.MarkHidden("child")
 	_ = f.MarkHidden("pin-cpu")
 	return cmd

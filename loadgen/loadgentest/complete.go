@@ -133,6 +133,11 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 		b = append(b, chatRole.wire(chunked)...)
 	}
 	tok := ev.wire(chunked)
+	long := false
+	if every := c.s.cfg.LongLineEvery; every > 0 {
+		id, err := strconv.Atoi(h.requestID)
+		long = err == nil && id%every == 0
+	}
 	g, group := 1, []byte(nil)
 	if c.s.cfg.ITL <= 0 && c.s.cfg.EventsPerWrite > 1 {
 		g, group = c.s.cfg.EventsPerWrite, c.s.groups[b2i(chat)][b2i(chunked)]
@@ -142,6 +147,11 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 		if k == 0 {
 			if !c.write(append(b, tok...)) {
 				return false
+			}
+			if long {
+				if _, err := c.nc.Write(c.s.long[b2i(chunked)]); err != nil {
+					return false
+				}
 			}
 		} else {
 			if !c.wait(c.s.cfg.ITL) {

@@ -29,6 +29,15 @@ type Config struct {
 	// so 8 cuts it about threefold (BenchmarkServer); the client then gets
 	// back-to-back events in fewer reads. At most maxEventsPerWrite.
 	EventsPerWrite int
+	// LongLineEvery, when > 0, makes every stream whose request id
+	// (loadgen.RequestIDHeader) is a multiple of LongLineEvery send one SSE
+	// comment line of LongLineBytes bytes, with one Write, right after its
+	// first token event: a large event for head-of-line measurements (the
+	// other streams' token gaps must not stretch while a client reads it).
+	LongLineEvery int
+	// LongLineBytes is the comment line's length (bytes, its ": " and line
+	// end included; at least 4).
+	LongLineBytes int
 }
 
 // maxEventsPerWrite bounds Config.EventsPerWrite (a group is pre-encoded once).
@@ -63,6 +72,7 @@ type Server struct {
 	killOnce sync.Once
 
 	groups [2][2][]byte // [chat][chunked]: EventsPerWrite token events, pre-encoded
+	long   [2][]byte    // [chunked]: the LongLineEvery comment line, pre-encoded
 
 	seen       sync.Map // request id → struct{}
 	Duplicates atomic.Int64
@@ -82,6 +92,9 @@ func start(addr string, cfg Config, headTO time.Duration) (*Server, error) {
 	if cfg.EventsPerWrite < 0 || cfg.EventsPerWrite > maxEventsPerWrite {
 		return nil, fmt.Errorf("loadgentest: Config.EventsPerWrite %d: want 0 to %d", cfg.EventsPerWrite, maxEventsPerWrite)
 	}
+	if cfg.LongLineEvery > 0 && cfg.LongLineBytes < 4 {
+		return nil, fmt.Errorf("loadgentest: Config.LongLineBytes %d: want at least 4 with LongLineEvery", cfg.LongLineBytes)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("loadgentest: listen %s: %w", addr, err)
@@ -95,6 +108,11 @@ func start(addr string, cfg Config, headTO time.Duration) (*Server, error) {
 			s.groups[i][0] = bytes.Repeat(ev.raw, g)
 			s.groups[i][1] = bytes.Repeat(ev.chunk, g)
 		}
+	}
+	if cfg.LongLineEvery > 0 {
+		raw := bytes.Repeat([]byte{'x'}, cfg.LongLineBytes)
+		raw[0], raw[1], raw[len(raw)-2], raw[len(raw)-1] = ':', ' ', '\n', '\n'
+		s.long[0], s.long[1] = raw, appendChunk(nil, raw)
 	}
 	s.wg.Add(1)
 	go s.accept()

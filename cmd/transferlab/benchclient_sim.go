@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/sim"
+)
+
+// The realistic-server sweep's request shape: 32-token prompts, 128-token
+// streams, one token event per simulator step.
+const (
+	simInputTokens  = 32
+	simOutputTokens = 128
+)
+
+// simRow is one client at one offered load against serve-sim.
+type simRow struct {
+	Client     string `json:"client"`
+	OfferedRPS int    `json:"offered_rps"`
+	OK         int    `json:"ok"`
+	Scheduled  int    `json:"scheduled"`
+	// LagP99Ms and DispatchLagP99Ms are the run's schedule- and dispatch-lag
+	// p99 (loadgen.Summary), ms.
+	LagP99Ms         reportFloat `json:"schedule_lag_p99_ms"`
+	DispatchLagP99Ms reportFloat `json:"dispatch_lag_p99_ms"`
+	// LatePct is the share of sent requests whose schedule lag exceeded 1 ms, %.
+	LatePct      reportFloat `json:"late_over_1ms_pct"`
+	EventsPerS   reportFloat `json:"events_per_s"`
+	CPUUtilCores reportFloat `json:"cpu_cores_used"`
+	// ITLError and TTFTError compare each ok request's measured gaps with the
+	// simulator's truth (as the ITL-accuracy check).
+	ITLError           errStats `json:"itl_error"`
+	TTFTError          errStats `json:"ttft_error"`
+	EventCountMismatch int      `json:"event_count_mismatch"`
+	Sustained          bool     `json:"sustained"`
+	FirstError         string   `json:"first_error,omitempty"`
+}
+
+// simSection is the sweep against serve-sim, a streaming server whose
+// engine steps flush one token to every running stream at once.
+type simSection struct {
+	Server       string   `json:"server"`
+	Config       string   `json:"config"`
+	Overrides    []string `json:"overrides"`
+	InputTokens  int      `json:"input_tokens"`
+	OutputTokens int      `json:"output_tokens"`
+	DurationS    float64  `json:"duration_s"`
+	Rows         []simRow `json:"rows"`
+	// SustainedRPS is, per client, the highest offered load with schedule-lag
+	// p99 ≤ 1 ms and every request ok (absent: none).
+	SustainedRPS map[string]int `json:"sustained_rps"`
+}
+
+// holRow is one client's head-of-line figures: token gaps of the streams
+// without a long line, against the server's fixed gap.
+type holRow struct {
+	Client    string `json:"client"`
+	OK        int    `json:"ok"`
+	Scheduled int    `json:"scheduled"`
+	// LongOK is how many of the streams carrying the long line ended ok.
+	LongOK int `json:"long_ok"`
+	Long   int `json:"long"`
+	// GapError is |measured ITL − server ITL| over the other streams' gaps
+	// (it includes the server's own timer jitter, so it bounds the delay
+	// the long lines caused from above).
+	GapError errStats `json:"gap_error"`
+}
+
+// holSection is the head-of-line check: every LongEvery-th request's stream
+// carries one SSE comment line of LongBytes right after its first token.
+type holSection struct {
+	RateRPS   int      `json:"rate_rps"`
+	DurationS float64  `json:"duration_s"`
+	Tokens    int      `json:"tokens"`
+	ITLMs     float64  `json:"server_itl_ms"`
+	LongEvery int      `json:"long_line_every"`
+	LongBytes int      `json:"long_line_bytes"`
+	Rows      []holRow `json:"rows"`
+}
+
+// startSimChild starts a serve-sim child with the sweep's config, pinned to
+// o.serverCPUs when given.
+func startSimChild(ctx context.Context, o benchClientOpts) (*fastServer, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("bench-client: finding this binary for the simulator child: %w", err)
+	}
+	args := []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"}
+	if o.simConfig != "" {
+		args = append(args, "--config", o.simConfig)
+	}
+	for _, ov := range simOverrides(o) {
+		args = append(args, "--override", ov)
+	}
+	if len(o.serverCPUs) > 0 {
+		args = append(args, "--pin-cpu", intList(o.serverCPUs))
+	}
+	return startChild(ctx, exe, args)
+}
+
+// simOverrides is --override OP=speedup for every simulator op (none when
+// the speed-up is 1).
+func simOverrides(o benchClientOpts) []string {
+	if o.simSpeedup == 1 {
+		return nil
+	}
+	var out []string
+	for _, op := range sim.OpNames() {
+		out = append(out, fmt.Sprintf("%s=%g", op, o.simSpeedup))
+	}
+	return out
+}
+
+// intList is cpus as "a,b,c".
+func intList(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// benchSim sweeps o.simRates against serve-sim, each client in turn at each
+// load, a fresh simulator per run (its truth export then holds that run
+// only).
+func benchSim(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+	sec := &simSection{Server: "serve-sim child process per run", Config: o.simConfig, Overrides: simOverrides(o),
+		InputTokens: simInputTokens, OutputTokens: simOutputTokens, DurationS: o.simDuration.Seconds(), SustainedRPS: map[string]int{}}
+	if sec.Config == "" {
+		sec.Config = "default"
+	}
+	if len(o.serverCPUs) > 0 {
+		sec.Server += " pinned to CPUs " + intList(o.serverCPUs)
+	}
+	rep.Sim = sec
+	for _, rate := range o.simRates {
+		for _, name := range o.clients {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			row, err := benchSimOne(ctx, o, name, rate)
+			if err != nil {
+				return err
+			}
+			sec.Rows = append(sec.Rows, row)
+			if row.Sustained && rate > sec.SustainedRPS[name] {
+				sec.SustainedRPS[name] = rate
+			}
+			fmt.Fprintf(log, "bench-client: %s vs serve-sim %d req/s: %d/%d ok, lag p99 %.3f ms (%.1f %% > 1 ms), ITL err p50/p99 %s/%s µs, %.2f cores\n",
+				name, rate, row.OK, row.Scheduled, row.LagP99Ms, row.LatePct, fmtUs(row.ITLError.P50Us), fmtUs(row.ITLError.P99Us), row.CPUUtilCores)
+		}
+	}
+	return nil
+}
+
+func benchSimOne(ctx context.Context, o benchClientOpts, name string, rate int) (row simRow, err error) {
+	row = simRow{Client: name, OfferedRPS: rate}
+	copts, err := clientOptions(name)
+	if err != nil {
+		return row, err
+	}
+	srv, err := startSimChild(ctx, o)
+	if err != nil {
+		return row, err
+	}
+	defer closeServer(srv, &err)
+	n := int(float64(rate) * o.simDuration.Seconds())
+	s := constSchedule(n, rate, simInputTokens, simOutputTokens)
+	var keep loadgen.SliceSink
+	runtime.GC()
+	cpu0, t0 := cpuTime(), time.Now()
+	sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithOfferedLoad(float64(rate)), loadgen.WithTimeout(time.Minute))...)
+	cpu, wall := cpuTime()-cpu0, time.Since(t0)
+	if err != nil {
+		return row, fmt.Errorf("bench-client: %s vs serve-sim at %d req/s: %w", name, rate, err)
+	}
+	if !sum.Complete {
+		return row, fmt.Errorf("bench-client: %s vs serve-sim at %d req/s: %s", name, rate, sum.IncompleteReason)
+	}
+	truth, err := fetchTruth(ctx, srv.url)
+	if err != nil {
+		return row, fmt.Errorf("bench-client: %s vs serve-sim: %w", name, err)
+	}
+	var it itlClientRow
+	compareTruth(&it, keep.Records, truth)
+	events, late, sent := 0, 0, 0
+	for i := range keep.Records {
+		r := &keep.Records[i]
+		events += len(r.Events)
+		if lag, ok := r.ScheduleLag(); ok {
+			sent++
+			if lag > time.Millisecond {
+				late++
+			}
+		}
+	}
+	row.Scheduled, row.OK, row.FirstError = n, it.OK, it.FirstError
+	row.LagP99Ms, row.DispatchLagP99Ms = msf(sum.ScheduleLagP99), msf(sum.DispatchLagP99)
+	row.LatePct = notMeasured
+	if sent > 0 {
+		row.LatePct = reportFloat(100 * float64(late) / float64(sent))
+	}
+	row.EventsPerS = reportFloat(float64(events) / wall.Seconds())
+	row.CPUUtilCores = reportFloat(cpu.Seconds() / wall.Seconds())
+	row.ITLError, row.TTFTError, row.EventCountMismatch = it.ITLError, it.TTFTError, it.EventCountMismatch
+	row.Sustained = sum.ScheduleLagP99 <= time.Millisecond && row.OK == n
+	return row, nil
+}
+
+// benchHOL runs the head-of-line check per client: a fake server with a
+// fixed token gap, every o.holEvery-th request's stream carrying a
+// o.holBytes comment line after its first token; the other streams' gaps
+// are compared with the server's.
+func benchHOL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+	sec := &holSection{RateRPS: o.holRate, DurationS: o.holDuration.Seconds(), Tokens: holTokens, ITLMs: float64(holITL) / 1e6,
+		LongEvery: o.holEvery, LongBytes: o.holBytes}
+	rep.HOL = sec
+	for _, name := range o.clients {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		row, err := benchHOLOne(ctx, o, name)
+		if err != nil {
+			return err
+		}
+		sec.Rows = append(sec.Rows, row)
+		fmt.Fprintf(log, "bench-client: %s head-of-line: %d/%d ok (long lines %d/%d), other streams' gap error p99 %s µs, max %s µs\n",
+			name, row.OK, row.Scheduled, row.LongOK, row.Long, fmtUs(row.GapError.P99Us), fmtUs(row.GapError.MaxUs))
+	}
+	return nil
+}
+
+// The head-of-line check's streams: 16 tokens 20 ms apart.
+const (
+	holTokens = 16
+	holITL    = 20 * time.Millisecond
+)
+
+func benchHOLOne(ctx context.Context, o benchClientOpts, name string) (row holRow, err error) {
+	row.Client = name
+	copts, err := clientOptions(name)
+	if err != nil {
+		return row, err
+	}
+	ho := o
+	ho.itl, ho.eventsPerWrite, ho.serveLongEvery, ho.serveLongBytes = holITL, 1, o.holEvery, o.holBytes
+	srv, err := startFastServer(ctx, ho, holTokens, false)
+	if err != nil {
+		return row, err
+	}
+	defer closeServer(srv, &err)
+	n := int(float64(o.holRate) * o.holDuration.Seconds())
+	s := constSchedule(n, o.holRate, 16, holTokens)
+	var keep loadgen.SliceSink
+	sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithTimeout(time.Minute))...)
+	if err != nil {
+		return row, fmt.Errorf("bench-client: %s head-of-line check: %w", name, err)
+	}
+	if !sum.Complete {
+		return row, fmt.Errorf("bench-client: %s head-of-line check: %s", name, sum.IncompleteReason)
+	}
+	row.Scheduled = n
+	var gaps []time.Duration
+	for i := range keep.Records {
+		r := &keep.Records[i]
+		long := r.RequestID%o.holEvery == 0
+		ok := r.State == loadgen.StateOK
+		if long {
+			row.Long++
+			if ok {
+				row.LongOK++
+			}
+		}
+		if ok {
+			row.OK++
+		}
+		if long || !ok {
+			continue
+		}
+		for _, g := range r.ITLs() {
+			gaps = append(gaps, g-holITL)
+		}
+	}
+	row.GapError = newErrStats(gaps)
+	return row, nil
+}
+
+// printSimTable prints the sweep against serve-sim.
+func printSimTable(out io.Writer, r *benchReport) {
+	s := r.Sim
+	fmt.Fprintf(out, "\nstreaming sweep against serve-sim (%s; config %s, ops overridden ×%g; %d-token prompts, %d-token streams, uniform arrivals, %.3g s per run);\n"+
+		"ITL/TTFT error = |measured − simulator truth| per token gap / request\n",
+		s.Server, s.Config, simSpeedupOf(s), s.InputTokens, s.OutputTokens, s.DurationS)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\toffered req/s\tok\tlag p99 ms\t> 1 ms late %\tdispatch lag p99 ms\tevents/s\tcores used\tITL err p50 µs\tp99 µs\tTTFT err p99 µs\tcount mismatch\tlag ≤ 1 ms & all ok\t")
+	for _, x := range s.Rows {
+		fmt.Fprintf(tw, "%s\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%t\t\n", x.Client, x.OfferedRPS, x.OK, x.Scheduled,
+			fmtFloat("%.3f", x.LagP99Ms), fmtFloat("%.1f", x.LatePct), fmtFloat("%.3f", x.DispatchLagP99Ms), fmtFloat("%.0f", x.EventsPerS),
+			fmtFloat("%.2f", x.CPUUtilCores), fmtUs(x.ITLError.P50Us), fmtUs(x.ITLError.P99Us), fmtUs(x.TTFTError.P99Us), x.EventCountMismatch, x.Sustained)
+	}
+	_ = tw.Flush()
+	for _, c := range r.Clients {
+		simRate, ok := s.SustainedRPS[c.Client]
+		fake := "none"
+		if c.SustainedRPS != nil {
+			fake = strconv.Itoa(*c.SustainedRPS)
+		}
+		if !ok {
+			fmt.Fprintf(out, "%s: highest req/s at lag p99 ≤ 1 ms, all ok: serve-sim none of those tried; fake server %s\n", c.Client, fake)
+			continue
+		}
+		ratio := ""
+		if c.SustainedRPS != nil {
+			ratio = fmt.Sprintf(" (serve-sim / fake %.2f)", float64(simRate)/float64(*c.SustainedRPS))
+		}
+		fmt.Fprintf(out, "%s: highest req/s at lag p99 ≤ 1 ms, all ok: serve-sim %d; fake server %s%s\n", c.Client, simRate, fake, ratio)
+	}
+}
+
+// simSpeedupOf reads the speed-up back from the overrides (1 when none).
+func simSpeedupOf(s *simSection) float64 {
+	if len(s.Overrides) == 0 {
+		return 1
+	}
+	_, v, _ := strings.Cut(s.Overrides[0], "=")
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 1
+	}
+	return f
+}
+
+// printHOLTable prints the head-of-line check.
+func printHOLTable(out io.Writer, s *holSection) {
+	fmt.Fprintf(out, "\nhead-of-line isolation: %d req/s for %.3g s, %d-token streams %.0f ms apart; every %d-th request's stream carries a %d-byte SSE comment line after its first token;\n"+
+		"gap error = |measured ITL − %.0f ms| over the other streams' gaps (includes the fake server's timer jitter)\n",
+		s.RateRPS, s.DurationS, s.Tokens, s.ITLMs, s.LongEvery, s.LongBytes, s.ITLMs)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\tok\tlong-line streams ok\tgaps\tgap err p50 µs\tp99 µs\tmax µs\t")
+	for _, x := range s.Rows {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%d\t%s\t%s\t%s\t\n", x.Client, x.OK, x.Scheduled, x.LongOK, x.Long, x.GapError.N,
+			fmtUs(x.GapError.P50Us), fmtUs(x.GapError.P99Us), fmtUs(x.GapError.MaxUs))
+	}
+	_ = tw.Flush()
+}
