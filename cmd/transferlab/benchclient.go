@@ -179,7 +179,7 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 	f.DurationVar(&o.simDuration, "sim-duration", 10*time.Second, "length of each run against serve-sim")
 	f.StringVar(&o.simConfig, "sim-config", "", "serve-sim config for the sweep against it (empty: the default config, which saturates at ~156 req/s for this shape; see results/bench-client-2026-12-01/serve-sim-fast.yaml)")
 	f.Float64Var(&o.simSpeedup, "sim-speedup", 16, "divide every simulator op's time by this (serve-sim --override OP=F for all ops; 1: none)")
-	f.IntVar(&o.holRate, "hol-rate", 100, "rate of the head-of-line check (req/s)")
+	f.IntVar(&o.holRate, "hol-rate", 100, "rate of the head-of-line check (req/s; 0 skips it)")
 	f.DurationVar(&o.holDuration, "hol-duration", 5*time.Second, "length of the head-of-line check, per client")
 	f.IntVar(&o.holEvery, "hol-every", 10, "head-of-line check: every this many-th request's stream carries the long line")
 	f.IntVar(&o.holBytes, "hol-bytes", 5<<20, "head-of-line check: the long SSE line's length (bytes)")
@@ -678,8 +678,8 @@ func validateBenchClient(o benchClientOpts) error {
 	if o.simSpeedup <= 0 {
 		bad("flag --sim-speedup %g: want > 0", o.simSpeedup)
 	}
-	if o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1 {
-		bad("flags --hol-rate %d / --hol-duration %v / --hol-every %d / --hol-bytes %d: want a rate of %d–%d req/s that schedules a request, every ≥ 1, 4 B to 8 MiB",
+	if o.holRate != 0 && (o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1) {
+		bad("flags --hol-rate %d / --hol-duration %v / --hol-every %d / --hol-bytes %d: want a rate of 0 (skip) or %d–%d req/s that schedules a request, every ≥ 1, 4 B to 8 MiB",
 			o.holRate, o.holDuration, o.holEvery, o.holBytes, minRateRPS, maxRateRPS)
 	}
 	if len(o.clients) == 0 {
@@ -748,7 +748,7 @@ type stageFunc func(ctx context.Context, o benchClientOpts, rep *benchReport, lo
 // the ITL check last.
 func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
 	add := func(key, name string, f stageFunc) {
-		if slices.Contains(o.stages, key) {
+		if o.stages == nil || slices.Contains(o.stages, key) {
 			names, run = append(names, name), append(run, f)
 		}
 	}
@@ -758,8 +758,12 @@ func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
 	if o.replayN > 0 {
 		add("replay", "long replay", benchLongReplay)
 	}
-	add("sim", "streaming sweep against serve-sim", benchSim)
-	add("hol", "head-of-line isolation", benchHOL)
+	if len(o.simRates) > 0 {
+		add("sim", "streaming sweep against serve-sim", benchSim)
+	}
+	if o.holRate > 0 {
+		add("hol", "head-of-line isolation", benchHOL)
+	}
 	if o.itlRate > 0 {
 		add("itl", "ITL accuracy", benchITL)
 	}

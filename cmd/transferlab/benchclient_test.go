@@ -46,7 +46,43 @@ func TestMain(m *testing.M) {
 // 0.2 s vegeta comparison at 20 req/s, and an ITL check of 0.2 s at 50 req/s
 // (10 requests of 16 tokens: 150 gaps per client).
 var smallBench = []string{"bench-client", "--rates", "20", "--duration", "200ms", "--tokens", "2", "--in-flight", "8", "--vegeta-rate", "20",
-	"--itl-rate", "50", "--itl-duration", "200ms"}
+	"--itl-rate", "50", "--itl-duration", "200ms", "--stages", "streams,memory,vegeta,itl"}
+
+// TestBenchClientSimAndHOL runs the sweep against serve-sim and the
+// head-of-line check at their smallest and checks what they report against
+// what was sent and what the servers say: every request ok, every ok
+// request's gaps paired with the simulator's truth, the long-line streams
+// counted apart. No speed is asserted.
+func TestBenchClientSimAndHOL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench-client run: skipped under -short")
+	}
+	t.Parallel()
+	out, errOut, code, err := runCLI(t, "bench-client", "--stages", "sim,hol", "--clients", "reactor,net/http", "--sim-rates", "20",
+		"--sim-duration", "200ms", "--hol-rate", "20", "--hol-duration", "500ms", "--hol-bytes", "200000", "--json")
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	if rep.Sim == nil || len(rep.Sim.Rows) != 2 || rep.HOL == nil || len(rep.HOL.Rows) != 2 {
+		t.Fatalf("sections: sim %+v, head-of-line %+v; want 2 rows each", rep.Sim, rep.HOL)
+	}
+	for _, r := range rep.Sim.Rows {
+		if r.OK != 4 || r.Scheduled != 4 || r.EventCountMismatch != 0 || r.ITLError.N != 4*(simOutputTokens-1) || r.TTFTError.N != 4 {
+			t.Errorf("%s vs serve-sim: ok %d/%d, count mismatches %d, ITL gaps %d, TTFT %d; want 4/4, 0, %d, 4",
+				r.Client, r.OK, r.Scheduled, r.EventCountMismatch, r.ITLError.N, r.TTFTError.N, 4*(simOutputTokens-1))
+		}
+	}
+	for _, r := range rep.HOL.Rows {
+		// 10 requests (0.5 s at 20 req/s); with every 10th id carrying the line, id 0 alone does.
+		if r.OK != 10 || r.Long != 1 || r.LongOK != 1 || r.GapError.N != 9*(holTokens-1) {
+			t.Errorf("%s head-of-line: ok %d/%d, long %d/%d, gaps %d; want 10/10, 1/1, %d", r.Client, r.OK, r.Scheduled, r.LongOK, r.Long, r.GapError.N, 9*(holTokens-1))
+		}
+	}
+}
 
 // TestBenchClientJSON is a smoke run (in-process server) checking the JSON
 // has every documented field with consistent counts. No speed is asserted:
