@@ -29,14 +29,13 @@ const (
 	sseBufSize = 512
 )
 
-// client sends requests and fills their Records through cfg's transport for
-// plain http:// targets (the reactor, reactor_linux.go, or the lean client,
-// lean.go), else through net/http.
+// client sends requests and fills their Records through the reactor
+// (reactor_linux.go) for plain http:// targets when cfg's transport is
+// TransportReactor, else through net/http.
 type client struct {
 	cfg     *config
-	http    *http.Client   // set when net/http is used
-	lean    *leanTransport // set when the lean client is used
-	reactor *reactor       // set when the reactor is used
+	http    *http.Client // set when net/http is used
+	reactor *reactor     // set when the reactor is used
 	url     string
 	since   func() time.Duration
 	heads   sync.Pool // *headReader for the reactor's head parser (push.go)
@@ -50,9 +49,9 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 		path = "/v1/chat/completions"
 	}
 	c := &client{cfg: cfg, url: baseURL + path, since: since}
-	var lt *leanTransport
+	var lt *target
 	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
-		lt, _ = newLeanTransport(c.url, cfg.headers) // nil when unparsable: net/http reports it per request
+		lt, _ = newTarget(c.url, cfg.headers) // nil when unparsable: net/http reports it per request
 	}
 	switch {
 	case lt != nil && cfg.transport == TransportReactor:
@@ -61,9 +60,6 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 			return nil, fmt.Errorf("loadgen: transport %s: %w", TransportReactor, err)
 		}
 		c.reactor = r
-		return c, nil
-	case lt != nil && cfg.transport == TransportLean:
-		c.lean = lt
 		return c, nil
 	}
 	c.http = cfg.client
@@ -81,8 +77,6 @@ func (c *client) close() {
 	switch {
 	case c.reactor != nil:
 		c.reactor.close()
-	case c.lean != nil:
-		c.lean.closeIdle()
 	case c.cfg.client == nil:
 		c.http.CloseIdleConnections()
 	}
@@ -137,7 +131,7 @@ func (c *client) body(b []byte, req *traces.Request) []byte {
 
 // reqState maps a request's transport or read error to its final state:
 // cancelled when the run ended, timeout when the request's own deadline
-// passed (net/http: rctx's deadline; lean: the connection deadline), else
+// passed (net/http: rctx's deadline; the reactor: its deadline heap), else
 // the fallback.
 type reqState struct {
 	runCtx context.Context
@@ -171,10 +165,6 @@ func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
 		ended := make(chan struct{})
 		c.reactor.start(runCtx, req, rec, func() { close(ended) })
 		<-ended
-		return
-	}
-	if c.lean != nil {
-		c.doLean(runCtx, req, rec)
 		return
 	}
 	c.doHTTP(runCtx, req, rec)
@@ -214,80 +204,6 @@ func (c *client) doHTTP(runCtx context.Context, req *traces.Request, rec *Record
 	}
 	defer resp.Body.Close()
 	c.read(&rs, response{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: resp.Body}, rec)
-}
-
-// doLean is do through the lean client: one Write of a pooled buffer on an
-// idle or new connection, the head read by hand, the body on this
-// goroutine. The request's timeout is the connection's deadline; a run that
-// ends moves the deadline into the past (context.AfterFunc, no goroutine).
-func (c *client) doLean(runCtx context.Context, req *traces.Request, rec *Record) {
-	x := &leanExchange{rs: reqState{runCtx: runCtx}}
-	if !c.sendLean(x, req, rec) {
-		return
-	}
-	x.body.init(x.lc, &x.head)
-	c.read(&x.rs, response{status: x.head.status, contentType: x.head.contentType, body: &x.body}, rec)
-	reusable := x.head.keepAlive && x.body.done && (x.head.chunked || x.head.length >= 0)
-	if x.stop() && reusable {
-		c.lean.put(x.lc)
-		return
-	}
-	_ = x.lc.nc.Close()
-}
-
-// leanExchange is one lean request's transport state, on the heap so the
-// goroutine reading its body keeps a shallow stack.
-type leanExchange struct {
-	rs   reqState
-	lc   *leanConn
-	stop func() bool // unregisters the cancellation callback; false once it ran
-	head leanHead
-	body leanBody
-}
-
-// sendLean writes the request (again on a new connection when a reused one
-// turns out closed) and reads the response head into x. False when the
-// request failed; rec then holds why.
-func (c *client) sendLean(x *leanExchange, req *traces.Request, rec *Record) bool {
-	t := c.lean
-	deadline := time.Now().Add(c.cfg.timeout)
-	w := t.getWire()
-	defer t.putWire(w)
-	w.body = c.body(w.body[:0], req)
-	w.wire = t.appendHead(w.wire[:0], req.ID, c.cfg.stream, len(w.body))
-	w.wire = append(w.wire, w.body...)
-	rec.DispatchedAt = c.since()
-	for attempt := 0; ; attempt++ {
-		lc, err := t.get(x.rs.runCtx, deadline, attempt > 0)
-		if err == nil {
-			if err = lc.nc.SetDeadline(deadline); err != nil {
-				_ = lc.nc.Close()
-			}
-		}
-		if err != nil {
-			rec.SentAt = c.since()
-			c.leanFailed(x, rec, err)
-			return false
-		}
-		nc := lc.nc
-		x.lc = lc
-		x.stop = context.AfterFunc(x.rs.runCtx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
-		rec.SentAt = c.since()
-		x.head, err = lc.roundTrip(w.wire)
-		if err == nil {
-			return true
-		}
-		x.stop()
-		_ = nc.Close()
-		if !errors.Is(err, errStaleConn) || attempt > 0 || x.rs.runCtx.Err() != nil {
-			c.leanFailed(x, rec, err)
-			return false
-		}
-	}
-}
-
-func (c *client) leanFailed(x *leanExchange, rec *Record, err error) {
-	rec.State, rec.Error = x.rs.fail(err, StateHTTPError), fmt.Sprintf("POST %s: %v", c.url, err)
 }
 
 // read reads resp into rec: the error body of a non-200 status, else the

@@ -11,9 +11,9 @@
 // loop), client.go (requests, streaming and non-streaming responses),
 // reactor_linux.go and push.go (the default client for plain http:// targets
 // on Linux: an epoll event loop driving every in-flight request as a state
-// machine, no goroutine per request), lean.go (the HTTP/1.1 client with one
-// goroutine per request, the default elsewhere; WithTransport picks either;
-// net/http serves https:// and WithHTTPClient), eventlog.go (compact in-flight token events),
+// machine, no goroutine per request; target.go and head.go hold its
+// request target and response-head parser; net/http serves https://, other
+// systems and WithHTTPClient), eventlog.go (compact in-flight token events),
 // sse.go (SSE framing), chunk.go and chunk_scan.go (dialect-tolerant chunk
 // decoding), pacer_*.go, record.go, summary.go, histogram.go, jsonl.go,
 // sinks.go. loadgentest holds a fast fake server for tests and bench-client.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestHeadersReachServer: WithHeaders' headers arrive on every transport
-// (the reactor, lean and net/http for http://; net/http for https:// with
+// (the reactor and net/http for http://; net/http for https:// with
 // the server's CA in WithTLSConfig), and bad names or values are refused.
 func TestHeadersReachServer(t *testing.T) {
 	const key = "Bearer sk-test-123456"
@@ -37,7 +37,6 @@ func TestHeadersReachServer(t *testing.T) {
 	hdr := http.Header{"Authorization": {key}, "X-Tenant": {"t1"}}
 	want := key + "|t1"
 	cases := map[string][]Option{
-		"lean":     {WithTransport(TransportLean)},
 		"net/http": {WithTransport(TransportNetHTTP)},
 	}
 	if reactorSupported {

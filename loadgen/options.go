@@ -84,10 +84,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("loadgen: option max_in_flight: %d must be ≥ 0", c.maxInFlight)
 	case c.closedLoop < 0:
 		return fmt.Errorf("loadgen: option closed_loop: %d must be ≥ 0", c.closedLoop)
-	case c.transport != TransportReactor && c.transport != TransportLean && c.transport != TransportNetHTTP:
-		return fmt.Errorf("loadgen: option transport: %q is none of %q, %q, %q", c.transport, TransportReactor, TransportLean, TransportNetHTTP)
+	case c.transport != TransportReactor && c.transport != TransportNetHTTP:
+		return fmt.Errorf("loadgen: option transport: %q is neither %q nor %q", c.transport, TransportReactor, TransportNetHTTP)
 	case c.transport == TransportReactor && !reactorSupported:
-		return fmt.Errorf("loadgen: option transport: %q needs Linux (epoll); use %q", TransportReactor, TransportLean)
+		return fmt.Errorf("loadgen: option transport: %q needs Linux (epoll); use %q", TransportReactor, TransportNetHTTP)
 	case c.closedLoop > 0 && c.maxInFlight > 0:
 		return fmt.Errorf("loadgen: options closed_loop and max_in_flight exclude each other")
 	}
@@ -172,9 +172,9 @@ func WithIgnoreEOS(on bool) Option { return func(c *config) { c.ignoreEOS = on }
 // endpoint always sends text.
 func WithPromptText(on bool) Option { return func(c *config) { c.promptText = on } }
 
-// WithHTTPClient sends through h (net/http) instead of the default: the lean
-// HTTP/1.1 client (lean.go) for plain http:// targets and NewHTTPClient()
-// for https://. Its Timeout should be 0: WithTimeout bounds each request.
+// WithHTTPClient sends through h (net/http) instead of the default: the
+// reactor (reactor_linux.go) for plain http:// targets on Linux and
+// NewHTTPClient() otherwise and for https://. Its Timeout should be 0: WithTimeout bounds each request.
 func WithHTTPClient(h *http.Client) Option { return func(c *config) { c.client = h } }
 
 // WithHeaders adds h to every request, on every transport (API keys:
@@ -198,25 +198,14 @@ const (
 	// in-flight request is a small state machine on one event loop, no
 	// goroutine per request. The default on Linux.
 	TransportReactor Transport = "reactor"
-	// TransportLean is the purpose-built HTTP/1.1 client with one goroutine
-	// per request (lean.go). The default elsewhere.
-	TransportLean Transport = "lean"
-	// TransportNetHTTP is net/http with NewHTTPClient().
+	// TransportNetHTTP is net/http with NewHTTPClient(). The default where
+	// there is no epoll, and for https:// targets everywhere.
 	TransportNetHTTP Transport = "net/http"
 )
 
 // WithTransport picks the client for plain http:// targets (default: the
-// reactor on Linux, lean elsewhere). WithHTTPClient overrides it.
+// reactor on Linux, net/http elsewhere). WithHTTPClient overrides it.
 func WithTransport(t Transport) Option { return func(c *config) { c.transport = t } }
-
-// withLean picks the lean client (true) or net/http (false) for plain
-// http:// targets; tests use it to run a case through both.
-func withLean(on bool) Option {
-	if on {
-		return WithTransport(TransportLean)
-	}
-	return WithTransport(TransportNetHTTP)
-}
 
 // WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
 // set (default 1 ms).

@@ -13,9 +13,9 @@ import (
 )
 
 // maxPushHead bounds a response head as the push parser accumulates it
-// (bytes): a head within lean.go's limits (maxHeadLines lines of at most
-// maxHeadLine bytes) always fits, so both clients refuse the same heads,
-// with readHead's messages.
+// (bytes): a head within head.go's limits (maxHeadLines lines of at most
+// maxHeadLine bytes) always fits, so the limits are readHead's, with its
+// messages.
 const maxPushHead = (maxHeadLines + 2) * (maxHeadLine + 2)
 
 // errPushTimeout is how the reactor ends a request whose deadline passed or
@@ -41,10 +41,10 @@ const (
 
 // pushResponse parses one HTTP/1.1 response as its bytes arrive, for a
 // client that is handed bytes instead of reading them (the reactor): the
-// head (lean.go's readHead), the body framing (RFC 9112 §6.3: chunked,
-// Content-Length, or until close, as leanBody) and the record (client.read:
-// the same streamRead steps, httpError and notEventStream), so both clients
-// measure alike. Drive it with feed for every read, then eof when the
+// head (head.go's readHead), the body framing (RFC 9112 §6.3: chunked,
+// Content-Length, or until close) and the record (client.read: the same
+// streamRead steps, httpError and notEventStream), so the reactor and
+// net/http measure alike. Drive it with feed for every read, then eof when the
 // server closes or fail for an error; done says when the record is
 // complete, reusable whether the connection may carry another request.
 type pushResponse struct {
@@ -59,7 +59,7 @@ type pushResponse struct {
 	got  int
 	head []byte // the head's bytes while incomplete
 	scan int    // head[:scan] holds no end of head
-	h    leanHead
+	h    respHead
 
 	chunked  bool
 	chunk    chunkedBody
@@ -82,7 +82,7 @@ func (r *pushResponse) ended() bool { return r.phase == phaseDone }
 
 // reusable reports whether the connection may carry another request: the
 // body ended cleanly on its own framing and the server keeps the
-// connection alive (lean.go's rule).
+// connection alive.
 func (r *pushResponse) reusable() bool {
 	return r.clean && !r.extra && r.h.keepAlive && (r.chunked || r.left == 0) // clean: recorded too
 }
@@ -151,18 +151,18 @@ func (r *pushResponse) feedHead(p []byte, at time.Duration) []byte {
 	}
 }
 
-// parseHead parses a complete head with lean.go's readHead through a
-// reader of lean's buffer size, so the limits on lines apply alike; pool
-// holds the readers (one per response otherwise: 512 B).
-func parseHead(pool *sync.Pool, head []byte) (leanHead, error) {
+// parseHead parses a complete head with head.go's readHead through a
+// reader of headReadBuf bytes; pool holds the readers (one per response
+// otherwise: 512 B).
+func parseHead(pool *sync.Pool, head []byte) (respHead, error) {
 	hr, _ := pool.Get().(*headReader)
 	if hr == nil {
 		hr = &headReader{}
-		hr.br = bufio.NewReaderSize(&hr.src, leanReadBuf)
+		hr.br = bufio.NewReaderSize(&hr.src, headReadBuf)
 	}
 	hr.src.Reset(head)
 	hr.br.Reset(&hr.src)
-	lc := leanConn{br: hr.br}
+	lc := headParser{br: hr.br}
 	h, err := lc.readHead()
 	hr.src.Reset(nil)
 	pool.Put(hr)
@@ -354,8 +354,7 @@ func (r *pushResponse) fail(err error, at time.Duration) {
 	r.phase = phaseDone
 }
 
-// failHead ends an exchange that failed before its head was complete, as
-// the lean client words it.
+// failHead ends an exchange that failed before its head was complete.
 func (r *pushResponse) failHead(err error) {
 	r.rec.State = r.rs.fail(err, StateHTTPError)
 	r.rec.Error = fmt.Sprintf("POST %s: %v", r.c.url, err)

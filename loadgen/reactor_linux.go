@@ -59,7 +59,7 @@ const (
 // before reactor.mu.
 type reactor struct {
 	c *client
-	t *leanTransport // URL, request head and wire buffers (lean.go)
+	t *target // URL, request head and wire buffers (target.go)
 	// addrs are the server's addresses, tried in the resolver's order (RFC
 	// 6724) until one connects; resolveErr is why there are none (every
 	// request then fails with it, as the other clients' dials do).
@@ -117,7 +117,7 @@ type rexchange struct {
 	rs        reqState
 	resp      pushResponse
 	done      func()
-	wire      *leanWire // the request's bytes until the response head arrived
+	wire      *reqWire  // the request's bytes until the response head arrived
 	off       int       // bytes of wire.wire written
 	deadline  time.Time // the heap's key: final, or an earlier per-address connect limit
 	final     time.Time // the request's own deadline (start + timeout)
@@ -133,10 +133,10 @@ type rexchange struct {
 }
 
 // newReactor starts the event loop for c's URL, parsed as t.
-func newReactor(c *client, t *leanTransport, runCtx context.Context) (*reactor, error) {
+func newReactor(c *client, t *target, runCtx context.Context) (*reactor, error) {
 	var err error
 	r := &reactor{c: c, t: t, loopDone: make(chan struct{})}
-	rctx, cancel := context.WithTimeout(runCtx, leanDialTimeout) // a dead resolver must not hang the run
+	rctx, cancel := context.WithTimeout(runCtx, dialTimeout) // a dead resolver must not hang the run
 	r.addrs, r.resolveErr = resolve(rctx, t.addr)
 	cancel()
 	if r.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -261,7 +261,7 @@ func (r *reactor) send(x *rexchange, fresh bool, from int) {
 			var err error
 			if cn, err = r.dial(from); err != nil {
 				x.resp.init(r.c, &x.rs, x.rec)
-				x.rec.SentAt = r.c.since() // this attempt's, as the lean client stamps a failed dial
+				x.rec.SentAt = r.c.since() // this attempt's: a failed dial is stamped when it failed
 				r.failUnconnected(x, err)
 				return
 			}
@@ -536,7 +536,7 @@ func (r *reactor) finishExchange(cn *rconn, x *rexchange) {
 	if x.hi >= 0 {
 		heap.Remove(&r.deadlines, x.hi)
 	}
-	keep := cn != nil && !r.closing && x.resp.reusable() && len(r.idle) < leanMaxIdle
+	keep := cn != nil && !r.closing && x.resp.reusable() && len(r.idle) < maxIdleConns
 	if keep {
 		r.idle = append(r.idle, cn)
 	}
@@ -719,6 +719,11 @@ func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
 	if x.resp.ended() {
 		r.finishExchange(cn, x)
 	}
+}
+
+// isConnGone reports an error of a connection the peer closed.
+func isConnGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // errStaleEOF is the EOF of a reused connection before any response byte.

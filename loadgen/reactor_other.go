@@ -12,13 +12,13 @@ import (
 // reactorSupported: the reactor needs epoll.
 const reactorSupported = false
 
-// defaultNativeTransport is the lean client where there is no epoll.
-const defaultNativeTransport = TransportLean
+// defaultNativeTransport is net/http where there is no epoll.
+const defaultNativeTransport = TransportNetHTTP
 
 // reactor does not exist here: config.validate refuses TransportReactor.
 type reactor struct{}
 
-func newReactor(*client, *leanTransport, context.Context) (*reactor, error) {
+func newReactor(*client, *target, context.Context) (*reactor, error) {
 	return nil, errors.New("the reactor needs Linux (epoll)")
 }
 

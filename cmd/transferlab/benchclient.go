@@ -82,11 +82,9 @@ type benchClientOpts struct {
 const defaultShutdownGrace = 5 * time.Second
 
 // The clients bench-client compares, by loadgen transport: the epoll
-// reactor (loadgen.TransportReactor), the lean HTTP/1.1 client with one
-// goroutine per request (TransportLean) and net/http (WithHTTPClient).
+// reactor (loadgen.TransportReactor) and net/http (WithHTTPClient).
 const (
 	clientReactor = "reactor"
-	clientLean    = "lean"
 	clientNetHTTP = "net/http"
 )
 
@@ -95,12 +93,10 @@ func clientOptions(name string) ([]loadgen.Option, error) {
 	switch name {
 	case clientReactor:
 		return []loadgen.Option{loadgen.WithTransport(loadgen.TransportReactor)}, nil
-	case clientLean:
-		return []loadgen.Option{loadgen.WithTransport(loadgen.TransportLean)}, nil
 	case clientNetHTTP:
 		return []loadgen.Option{loadgen.WithHTTPClient(loadgen.NewHTTPClient())}, nil
 	}
-	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q, %q or %q)", name, clientReactor, clientLean, clientNetHTTP)
+	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q or %q)", name, clientReactor, clientNetHTTP)
 }
 
 // newBenchClientCmd measures the instrument itself (issue 5, item 5).
@@ -161,7 +157,7 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 	f.IntVar(&o.replayN, "replay-requests", 0, "also replay this many non-streaming requests and report peak RSS (0: skip)")
 	f.IntVar(&o.replayRate, "replay-rate", 10000, "rate of the --replay-requests run (req/s)")
 	f.BoolVar(&o.inProcess, "in-process", false, "run the fast server inside this process (CPU and memory then include it)")
-	f.StringSliceVar(&o.clients, "clients", []string{clientReactor, clientLean, clientNetHTTP}, "clients to measure side by side: reactor (epoll), lean (goroutine per request), net/http")
+	f.StringSliceVar(&o.clients, "clients", []string{clientReactor, clientNetHTTP}, "clients to measure side by side: reactor (epoll), net/http")
 	f.IntVar(&o.itlRate, "itl-rate", 500, "rate of the ITL-accuracy check against the simulator (req/s; 0 skips it)")
 	f.DurationVar(&o.itlDuration, "itl-duration", 10*time.Second, "length of the ITL-accuracy run, per client")
 	f.BoolVar(&o.pin, "pin", false, "ITL check: pin the simulator child to the last CPU and bench-client to the others (Linux)")
@@ -177,7 +173,7 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 	f.StringSliceVar(&o.stages, "stages", stageKeys, "stages to run: "+strings.Join(stageKeys, ", "))
 	f.IntSliceVar(&o.simRates, "sim-rates", []int{200, 500, 1000, 2000, 2500}, "offered loads of the streaming sweep against serve-sim (req/s; 32-token prompts, 128-token streams)")
 	f.DurationVar(&o.simDuration, "sim-duration", 10*time.Second, "length of each run against serve-sim")
-	f.StringVar(&o.simConfig, "sim-config", "", "serve-sim config for the sweep against it (empty: the default config, which saturates at ~156 req/s for this shape; see results/bench-client-2026-12-01/serve-sim-fast.yaml)")
+	f.StringVar(&o.simConfig, "sim-config", "", "serve-sim config for the sweep against it (empty: the default config with max_num_seqs 8192, max_batch_tokens 16384, truth_capacity 65536, as results/bench-client-2026-12-01/serve-sim-fast.yaml)")
 	f.Float64Var(&o.simSpeedup, "sim-speedup", 16, "divide every simulator op's time by this (serve-sim --override OP=F for all ops; 1: none)")
 	f.IntVar(&o.holRate, "hol-rate", 100, "rate of the head-of-line check (req/s; 0 skips it)")
 	f.DurationVar(&o.holDuration, "hol-duration", 5*time.Second, "length of the head-of-line check, per client")

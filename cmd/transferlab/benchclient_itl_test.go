@@ -30,10 +30,10 @@ func checkITLSection(t *testing.T, s *itlSection, server, pinned string) {
 	if runtime.GOOS == "linux" && (len(s.LoadAvgBefore) != 3 || len(s.LoadAvgAfter) != 3) {
 		t.Errorf("load averages %v / %v, want 3 figures each", s.LoadAvgBefore, s.LoadAvgAfter)
 	}
-	if len(s.Clients) != 3 {
-		t.Fatalf("%d ITL rows, want 3", len(s.Clients))
+	if len(s.Clients) != 2 {
+		t.Fatalf("%d ITL rows, want 2", len(s.Clients))
 	}
-	for i, want := range []string{clientReactor, clientLean, clientNetHTTP} {
+	for i, want := range []string{clientReactor, clientNetHTTP} {
 		c := s.Clients[i]
 		if c.ITLWithinTargetPct == nil || *c.ITLWithinTargetPct < 0 || *c.ITLWithinTargetPct > 100 {
 			t.Errorf("%s: within-target share %v, want a percentage", want, c.ITLWithinTargetPct)
@@ -71,7 +71,7 @@ func TestBenchClientITLPinned(t *testing.T) {
 	}
 	// Not parallel: --pin changes this process's CPU mask while it runs.
 	args := []string{"bench-client", "--rates", "20", "--duration", "100ms", "--tokens", "2", "--in-flight", "2", "--vegeta-rate", "20",
-		"--itl-rate", "50", "--itl-duration", "200ms", "--pin", "--json"}
+		"--itl-rate", "50", "--itl-duration", "200ms", "--pin", "--json", "--stages", "streams,memory,vegeta,itl"}
 	out, errOut, code, err := runCLI(t, args...)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)

@@ -97,6 +97,8 @@ func startSimChild(ctx context.Context, o benchClientOpts) (*fastServer, error) 
 	args := []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"}
 	if o.simConfig != "" {
 		args = append(args, "--config", o.simConfig)
+	} else {
+		args = append(args, "--bench-fast")
 	}
 	for _, ov := range simOverrides(o) {
 		args = append(args, "--override", ov)
@@ -136,7 +138,7 @@ func benchSim(ctx context.Context, o benchClientOpts, rep *benchReport, log io.W
 	sec := &simSection{Server: "serve-sim child process per run", Config: o.simConfig, Overrides: simOverrides(o),
 		InputTokens: simInputTokens, OutputTokens: simOutputTokens, DurationS: o.simDuration.Seconds(), SustainedRPS: map[string]int{}}
 	if sec.Config == "" {
-		sec.Config = "default"
+		sec.Config = "default with max_num_seqs 8192, max_batch_tokens 16384, truth_capacity 65536"
 	}
 	if len(o.serverCPUs) > 0 {
 		sec.Server += " pinned to CPUs " + intList(o.serverCPUs)

@@ -107,8 +107,8 @@ func TestBenchClientJSON(t *testing.T) {
 		}
 	}
 	clients, _ := rep["clients"].([]any)
-	if len(clients) != 3 {
-		t.Fatalf("%d client summaries, want 3 (reactor, lean and net/http by default)", len(clients))
+	if len(clients) != 2 {
+		t.Fatalf("%d client summaries, want 2 (reactor and net/http by default)", len(clients))
 	}
 	for _, k := range []string{"client", "sustained_rps", "sustained_events_per_s", "sustained_cpu_ms_per_1k_events", "dispatch_sustained_rps",
 		"goroutines_per_in_flight", "heap_bytes_per_in_flight", "stack_bytes_per_in_flight", "heap_stack_bytes_per_in_flight",
@@ -125,10 +125,10 @@ func TestBenchClientJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &typed); err != nil {
 		t.Fatal(err)
 	}
-	if len(typed.Stream) != 3 {
-		t.Fatalf("%d stream rows, want one per --rates entry and client (3)", len(typed.Stream))
+	if len(typed.Stream) != 2 {
+		t.Fatalf("%d stream rows, want one per --rates entry and client (2)", len(typed.Stream))
 	}
-	for i, want := range []string{clientReactor, clientLean, clientNetHTTP} {
+	for i, want := range []string{clientReactor, clientNetHTTP} {
 		row := typed.Stream[i]
 		if row.Client != want || row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
 			t.Errorf("stream row %+v: want client %s, offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row, want)
@@ -172,7 +172,7 @@ func TestBenchClientTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep benchReport
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Clients) != 3 || rep.ITL == nil || rep.EventsPerWrite != 3 {
+	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Clients) != 2 || rep.ITL == nil || rep.EventsPerWrite != 3 {
 		t.Errorf("--json-out %s: err %v, %d clients, ITL section %t, server_events_per_write %d (want 3)", jsonOut, err, len(rep.Clients), rep.ITL != nil, rep.EventsPerWrite)
 	}
 	lines := strings.Split(out, "\n")
@@ -195,7 +195,7 @@ func TestBenchClientTable(t *testing.T) {
 		"server writes 3 token events per write after the first",
 		"side by side", "highest req/s, schedule-lag p99 ≤ 1 ms, all ok", "goroutines per in-flight stream (8 open)",
 		"heap+stack B per in-flight stream", "RSS B per in-flight stream", "pacing at 20 req/s", "send rate / vegeta's",
-		"vegeta at 20 req/s", "targets (issue 5), reactor:", "targets (issue 5), lean:", "targets (issue 5), net/http:",
+		"vegeta at 20 req/s", "targets (issue 5), reactor:", "targets (issue 5), net/http:",
 		"ITL accuracy vs the simulator's truth", "50 req/s uniform for 0.2 s", "simulator: serve-sim child process per client", "pinned: not pinned",
 		"ITL err p50 µs", "count mismatch", " 10/10 "} {
 		if !strings.Contains(out, want) {
@@ -208,8 +208,8 @@ func TestBenchClientTable(t *testing.T) {
 // table says so and the JSON holds null, never 0 req/s.
 func TestBenchTableNoRateQualified(t *testing.T) {
 	t.Parallel()
-	// lean was measured at one rate that missed the lag budget.
-	r := &benchReport{Clients: []clientSummary{{Client: clientLean}}, Stream: []streamRow{{Client: clientLean, OfferedRPS: 100}}}
+	// net/http was measured at one rate that missed the lag budget.
+	r := &benchReport{Clients: []clientSummary{{Client: clientNetHTTP}}, Stream: []streamRow{{Client: clientNetHTTP, OfferedRPS: 100}}}
 	var b strings.Builder
 	printBenchTable(&b, r)
 	out := b.String()
@@ -338,7 +338,7 @@ func TestBenchClientFlags(t *testing.T) {
 	}
 	t.Run("every problem at once", func(t *testing.T) {
 		t.Parallel()
-		_, _, _, err := runCLI(t, "bench-client", "--rates", "0", "--in-flight", "0", "--clients", "lean,lean")
+		_, _, _, err := runCLI(t, "bench-client", "--rates", "0", "--in-flight", "0", "--clients", "net/http,net/http")
 		for _, want := range []string{"--rates", "--in-flight", "--clients"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("err %v: want it to name %s as well", err, want)
@@ -412,24 +412,24 @@ func TestReportFloatJSON(t *testing.T) {
 // a zero, and no target says met without a measurement.
 func TestBenchTableMissingStages(t *testing.T) {
 	t.Parallel()
-	o := benchClientOpts{clients: []string{clientReactor, clientLean}, inFlight: 4000, tokens: 128, duration: time.Second}
+	o := benchClientOpts{clients: []string{clientReactor, clientNetHTTP}, inFlight: 4000, tokens: 128, duration: time.Second}
 	rep := newBenchReport(o)
 	rep.Stages = []benchStage{{Name: stageStreams, Status: stageInterrupted}, {Name: "memory per in-flight stream", Status: stageNotRun}}
 	rep.IncompleteReason = "interrupted by SIGINT"
 	rate := 3000
 	ev := reportFloat(400000)
 	rep.Clients[0].SustainedRPS, rep.Clients[0].SustainedEventsPerS = &rate, &ev
-	rep.Stream = []streamRow{{Client: clientReactor, OfferedRPS: 3000, Sustained: true}, {Client: clientLean, OfferedRPS: 3000}}
+	rep.Stream = []streamRow{{Client: clientReactor, OfferedRPS: 3000, Sustained: true}, {Client: clientNetHTTP, OfferedRPS: 3000}}
 	var b strings.Builder
 	printBenchTable(&b, &rep)
 	out := b.String()
 	for _, want := range []string{
 		"INCOMPLETE (interrupted by SIGINT)", "streaming sweep: interrupted; memory per in-flight stream: not run",
 		"vegeta comparison: not measured",
-		// reactor met the throughput target on a rate it finished; lean's
+		// reactor met the throughput target on a rate it finished; net/http's
 		// sweep was cut short, so its miss is no verdict.
 		"targets (issue 5), reactor: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: met; ≤ 4 KiB per in-flight request: not measured",
-		"targets (issue 5), lean: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: not measured (the sweep was cut short before every rate); ≤ 4 KiB per in-flight request: not measured",
+		"targets (issue 5), net/http: ≥ 2,000 req/s and ≥ 250,000 events/s at lag p99 ≤ 1 ms: not measured (the sweep was cut short before every rate); ≤ 4 KiB per in-flight request: not measured",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -472,10 +472,10 @@ func TestThroughputVerdict(t *testing.T) {
 			t.Parallel()
 			r := &benchReport{Stages: []benchStage{{Name: stageStreams, Status: tc.stage}}}
 			for _, rate := range tc.rates {
-				r.Stream = append(r.Stream, streamRow{Client: clientLean, OfferedRPS: rate})
+				r.Stream = append(r.Stream, streamRow{Client: clientNetHTTP, OfferedRPS: rate})
 			}
 			r.Stream = append(r.Stream, streamRow{Client: clientReactor, OfferedRPS: 4000}) // another client's rows do not count
-			c := &clientSummary{Client: clientLean, SustainedRPS: tc.sustained, SustainedEventsPerS: tc.events}
+			c := &clientSummary{Client: clientNetHTTP, SustainedRPS: tc.sustained, SustainedEventsPerS: tc.events}
 			if got := throughputVerdict(r, c); got != tc.want {
 				t.Errorf("throughputVerdict = %q, want %q", got, tc.want)
 			}
@@ -618,10 +618,10 @@ func TestBenchClientInterrupted(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	log := &cancelOnLine{match: "lean streaming 40 req/s", cancel: cancel}
+	log := &cancelOnLine{match: "net/http streaming 40 req/s", cancel: cancel}
 	jsonOut := filepath.Join(t.TempDir(), "bench.json")
 	o := benchClientOpts{rates: []int{20, 40}, duration: 200 * time.Millisecond, tokens: 2, inFlight: 8, vegetaRate: 20, inProcess: true,
-		clients: []string{clientReactor, clientLean}, itlRate: 50, itlDuration: 200 * time.Millisecond, eventsPerWrite: 1, jsonOut: jsonOut}
+		clients: []string{clientReactor, clientNetHTTP}, itlRate: 50, itlDuration: 200 * time.Millisecond, eventsPerWrite: 1, jsonOut: jsonOut}
 	var out strings.Builder
 	err := runBenchClient(ctx, o, &out, log)
 	var ee *exitError
@@ -656,7 +656,7 @@ func TestBenchClientInterrupted(t *testing.T) {
 // stdout and the error names the flag.
 func TestWriteBenchReportTableFirst(t *testing.T) {
 	t.Parallel()
-	o := benchClientOpts{clients: []string{clientLean}, inFlight: 8, jsonOut: filepath.Join(t.TempDir(), "gone", "bench.json")}
+	o := benchClientOpts{clients: []string{clientNetHTTP}, inFlight: 8, jsonOut: filepath.Join(t.TempDir(), "gone", "bench.json")}
 	rep := newBenchReport(o)
 	rep.Complete = true
 	var out strings.Builder

@@ -25,17 +25,18 @@ type clientCase struct {
 }
 
 // clientCases are the transports every case here goes through: the reactor
-// (where there is epoll), lean and net/http.
+// (where there is epoll) and net/http.
 var clientCases = func() []clientCase {
-	cs := []clientCase{{"lean", withLean(true)}, {"net/http", withLean(false)}}
+	cs := []clientCase{{"net/http", WithTransport(TransportNetHTTP)}}
 	if reactorSupported {
 		cs = append([]clientCase{{"reactor", WithTransport(TransportReactor)}}, cs...)
 	}
 	return cs
 }()
 
-// ownClients are the purpose-built transports (their own keep-alive pool,
-// stale-connection retry, deadlines): clientCases without net/http.
+// ownClients are the purpose-built transport (its own keep-alive pool,
+// stale-connection retry, deadlines): clientCases without net/http (none
+// where there is no epoll).
 var ownClients = clientCases[:len(clientCases)-1]
 
 // rawServer accepts connections and hands each request to handle with the
@@ -86,7 +87,7 @@ const sseTwoTokens = "data: {\"choices\":[{\"text\":\"a\"}]}\n\n" +
 // clients and checks they measure the same thing.
 func TestClientFraming(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("x", 10*leanReadBuf) // one SSE line far longer than the read buffer
+	long := strings.Repeat("x", 10*headReadBuf) // one SSE line far longer than the read buffer
 	sseLong := "data: {\"choices\":[{\"text\":\"" + long + "\"}]}\n\n" + sseTwoTokens
 	cases := []struct {
 		name     string
@@ -169,10 +170,10 @@ func TestClientFraming(t *testing.T) {
 	}
 }
 
-// TestLeanKeepAlive checks that sequential requests share one connection and
+// TestClientKeepAlive checks that sequential requests share one connection and
 // that a connection the server closed while idle is replaced, the request
 // sent once.
-func TestLeanKeepAlive(t *testing.T) {
+func TestClientKeepAlive(t *testing.T) {
 	t.Parallel()
 	for _, cl := range ownClients {
 		t.Run(cl.name, func(t *testing.T) {
@@ -241,9 +242,9 @@ func testKeepAlive(t *testing.T, client Option) {
 	}
 }
 
-// TestLeanStrayBytes: a server that sends bytes after a complete response
+// TestClientStrayBytes: a server that sends bytes after a complete response
 // must not have them read as the next response on that connection.
-func TestLeanStrayBytes(t *testing.T) {
+func TestClientStrayBytes(t *testing.T) {
 	t.Parallel()
 	for _, cl := range ownClients {
 		t.Run(cl.name, func(t *testing.T) {
@@ -261,10 +262,10 @@ func TestLeanStrayBytes(t *testing.T) {
 	}
 }
 
-// TestLeanTimeoutAndCancel: a server that sends the head and one token and
+// TestClientTimeoutAndCancel: a server that sends the head and one token and
 // then hangs; the per-request timeout and the run's cancellation each end the
 // request in its state and close the connection (the server sees EOF).
-func TestLeanTimeoutAndCancel(t *testing.T) {
+func TestClientTimeoutAndCancel(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
@@ -337,29 +338,6 @@ func heldStacks(t *testing.T, n int, opt Option) ([]string, Summary) {
 	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
 	close(hold)
 	return stacks, <-done
-}
-
-// TestLeanOneGoroutinePerStream holds streams open and counts goroutines by
-// their stacks: the lean client runs none per connection, only the
-// request's own.
-func TestLeanOneGoroutinePerStream(t *testing.T) {
-	const n = 20
-	stacks, sum := heldStacks(t, n, withLean(true))
-	var perConn, requests int
-	for _, s := range stacks {
-		if strings.Contains(s, "net/http.(*persistConn)") {
-			perConn++
-		}
-		if strings.Contains(s, "loadgen.(*client).doLean") {
-			requests++
-		}
-	}
-	if sum.States[StateOK] != n {
-		t.Errorf("states %v", sum.States)
-	}
-	if perConn != 0 || requests != n {
-		t.Errorf("%d streams open: %d net/http connection goroutines (want 0), %d request goroutines (want %d)", n, perConn, requests, n)
-	}
 }
 
 func TestEventLogRoundTrip(t *testing.T) {
