@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/transferlab/transferlab/loadgen/loadgentest"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -114,12 +116,10 @@ func BenchmarkSinkAdd(b *testing.B) {
 // BenchmarkPacerPace measures one Pace call per pacer.
 func BenchmarkPacerPace(b *testing.B) {
 	s := schedule(1<<16, time.Millisecond, 1, 1)
-	po, _ := NewPoissonPacer(1000, 1)
-	ga, _ := NewGammaPacer(1000, 2, 1)
 	for _, tc := range []struct {
 		name string
 		p    Pacer
-	}{{"trace", NewTracePacer(s)}, {"poisson", po}, {"gamma", ga}} {
+	}{{"trace", NewTracePacer(s)}, {"vegeta constant", vegeta.ConstantPacer{Freq: 1000, Per: time.Second}}} {
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {

@@ -1,9 +1,11 @@
 package loadgen
 
 import (
-	"math"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
-	"testing/quick"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -38,96 +40,26 @@ func TestTracePacer(t *testing.T) {
 	}
 }
 
-// renewalStats draws n gaps through Pace and returns their mean and CV.
-func renewalStats(p Pacer, n int) (mean, cv float64) {
-	var prev time.Duration
-	var sum, sum2 float64
-	for i := 0; i < n; i++ {
-		w, _ := p.Pace(0, uint64(i))
-		g := (w - prev).Seconds()
-		prev = w
-		sum += g
-		sum2 += g * g
-	}
-	mean = sum / float64(n)
-	sd := math.Sqrt(sum2/float64(n) - mean*mean)
-	return mean, sd / mean
-}
-
-func TestRenewalPacers(t *testing.T) {
+// TestReplayVegetaPacer: vegeta's ConstantPacer drives Replay unchanged: every
+// request is sent, none before vegeta's due time for it ((i+1)/rate s from
+// the start; vegeta sends a late hit at once, which is later still).
+func TestReplayVegetaPacer(t *testing.T) {
 	t.Parallel()
-	const n = 200000
-	mk := func(p Pacer, err error) Pacer {
-		if err != nil {
-			t.Fatal(err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, sseTwoTokens)
+	}))
+	t.Cleanup(srv.Close)
+	const n, rate = 20, 200
+	var sink SliceSink
+	p := vegeta.ConstantPacer{Freq: rate, Per: time.Second}
+	sum, err := Replay(context.Background(), urlServer{srv.URL}, schedule(n, 0, 4, 2), p, &sink)
+	if err != nil || sum.States[StateOK] != n || len(sink.Records) != n {
+		t.Fatalf("err %v, states %v, %d records", err, sum.States, len(sink.Records))
+	}
+	for _, r := range sink.Records {
+		if due := time.Duration(r.RequestID+1) * time.Second / rate; r.ScheduledAt < due {
+			t.Errorf("request %d scheduled at %v, before vegeta's due time %v", r.RequestID, r.ScheduledAt, due)
 		}
-		return p
-	}
-	cases := []struct {
-		name string
-		p    Pacer
-		rate float64
-		cv   float64
-	}{
-		{"poisson 50 req/s", mk(NewPoissonPacer(50, 1)), 50, 1},
-		{"gamma cv 1 (Poisson)", mk(NewGammaPacer(20, 1, 2)), 20, 1},
-		{"gamma cv 2 (bursty, shape 0.25)", mk(NewGammaPacer(20, 2, 3)), 20, 2},
-		{"gamma cv 0.5 (smooth)", mk(NewGammaPacer(1000, 0.5, 4)), 1000, 0.5},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			mean, cv := renewalStats(tc.p, n)
-			// Standard error of the mean gap is cv/(rate·√n) ≈ 0.45 % at cv 2;
-			// 2 % is > 4 standard errors. The sample CV converges more slowly
-			// for heavy-tailed shapes; 5 % is a loose bound.
-			if rel := math.Abs(mean*tc.rate - 1); rel > 0.02 {
-				t.Errorf("mean gap %.6g s, want %.6g (rel err %.3g)", mean, 1/tc.rate, rel)
-			}
-			if rel := math.Abs(cv/tc.cv - 1); rel > 0.05 {
-				t.Errorf("cv %.4g, want %.4g", cv, tc.cv)
-			}
-			if tc.p.Rate(0) != tc.rate {
-				t.Errorf("Rate = %g", tc.p.Rate(0))
-			}
-		})
-	}
-	if _, err := NewPoissonPacer(0, 1); err == nil {
-		t.Error("rate 0 accepted")
-	}
-	if _, err := NewGammaPacer(1, -1, 1); err == nil {
-		t.Error("cv −1 accepted")
 	}
 }
-
-// Property: renewal pacers never schedule backwards, and a hit's due time does
-// not depend on when or how often it was asked for (redraws are seeded).
-func TestRenewalPacerProperties(t *testing.T) {
-	t.Parallel()
-	f := func(seed uint64, asks []uint16) bool {
-		p, _ := NewGammaPacer(100, 1.5, seed)
-		ref, _ := NewGammaPacer(100, 1.5, seed)
-		var last time.Duration
-		for i := uint64(0); i < 300; i++ {
-			w, _ := ref.Pace(0, i)
-			if w < last {
-				return false
-			}
-			last = w
-		}
-		for _, a := range asks {
-			h := uint64(a % 300)
-			w1, _ := p.Pace(0, h)
-			w2, _ := ref.Pace(0, h)
-			if w1 != w2 {
-				return false
-			}
-		}
-		return true
-	}
-	if err := quick.Check(f, &quick.Config{MaxCount: 200}); err != nil {
-		t.Error(err)
-	}
-}
-
-// vegeta's own pacers satisfy Pacer unchanged.
-var _ Pacer = vegeta.ConstantPacer{}

@@ -10,7 +10,6 @@ import (
 	_ "github.com/NVIDIA/go-nvml/pkg/nvml"
 	_ "github.com/schollz/progressbar/v3"
 	_ "github.com/spf13/cobra"
-	_ "github.com/stretchr/testify/require"
 	_ "github.com/tsenart/vegeta/v12/lib"
 	_ "go.opentelemetry.io/otel"
 	_ "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
