@@ -671,7 +671,7 @@ func validateBenchClient(o benchClientOpts) error {
 			bad("flags --sim-rates %d / --sim-duration %v: want %d–%d req/s and a duration that schedules a request", r, o.simDuration, minRateRPS, maxRateRPS)
 		}
 	}
-	if o.simSpeedup <= 0 {
+	if len(o.simRates) > 0 && o.simSpeedup <= 0 {
 		bad("flag --sim-speedup %g: want > 0", o.simSpeedup)
 	}
 	if o.holRate != 0 && (o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
 )
 
@@ -33,7 +33,8 @@ const (
 // errStats summarises |measured − true| over n samples, in µs.
 type errStats struct {
 	N int `json:"n"`
-	// P50Us, P99Us and MaxUs are nearest-rank quantiles of |measured − true|
+	// P50Us, P99Us and MaxUs are nearest-rank quantiles (report.NearestRank,
+	// the method docs/DESIGN.md names) of |measured − true|
 	// in µs; null when N is 0.
 	P50Us *float64 `json:"p50_us"`
 	P99Us *float64 `json:"p99_us"`
@@ -50,17 +51,17 @@ func newErrStats(signed []time.Duration) errStats {
 	if len(signed) == 0 {
 		return s
 	}
-	abs := make([]time.Duration, len(signed))
+	absUs := make([]float64, len(signed))
 	var sum time.Duration
 	for i, d := range signed {
 		sum += d
-		abs[i] = max(d, -d)
+		absUs[i] = float64(max(d, -d)) / float64(time.Microsecond)
 	}
-	slices.Sort(abs)
-	us := func(d time.Duration) *float64 { v := float64(d) / float64(time.Microsecond); return &v }
-	rank := func(q float64) time.Duration { return abs[max(0, int(math.Ceil(q*float64(len(abs))))-1)] }
-	s.P50Us, s.P99Us, s.MaxUs = us(rank(0.5)), us(rank(0.99)), us(abs[len(abs)-1])
-	s.MeanSignedUs = us(sum / time.Duration(len(signed)))
+	slices.Sort(absUs)
+	us := func(v float64) *float64 { return &v }
+	s.P50Us, s.P99Us = us(report.NearestRank(absUs, 0.5)), us(report.NearestRank(absUs, 0.99))
+	s.MaxUs = us(absUs[len(absUs)-1])
+	s.MeanSignedUs = us(float64(sum/time.Duration(len(signed))) / float64(time.Microsecond))
 	return s
 }
 
