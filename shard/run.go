@@ -115,6 +115,15 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 		return so.Spec.Slice(s)
 	}
 	opt.BeforeCell = func(ctx context.Context, order int, k report.CellKey) error {
+		// Written before each cell's wait too (the output folder exists by
+		// now), so a shard killed before its first cell ends leaves a
+		// shard.json without the finished mark.
+		mu.Lock()
+		err := man.write(opt.OutDir)
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
 		cs, err := tt.wait(ctx, order, spans[k.OfferedLoadRPS], clock.Offset())
 		if err != nil {
 			return err
