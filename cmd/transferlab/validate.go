@@ -2,22 +2,16 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/integrate"
-	"github.com/transferlab/transferlab/internal/yamlcheck"
-	"github.com/transferlab/transferlab/traces"
 )
 
 type validateOpts struct {
@@ -91,52 +85,17 @@ func defaultValidateOut(now time.Time) string {
 }
 
 func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpts, argv []string) error {
-	cfg, err := loadValidateConfig(cfgPath)
+	setup, err := experiment.LoadValidation(cfgPath, o.arm, o.requests)
 	if err != nil {
 		return err
-	}
-	if cfg.Server.Kind != "reference" || cfg.Server.Reference == nil {
-		return fmt.Errorf("validate: %s: server.kind must be reference (the gate runs in the server's Python)", cfgPath)
-	}
-	var ov *integrate.Override
-	for _, a := range cfg.Arms {
-		if a.Name == o.arm && a.Role == experiment.RoleCeiling {
-			return fmt.Errorf("validate: %s: arm %q is a ceiling (a timing-only ablation: the op's work removed, outputs meaningless): it is never validated", cfgPath, o.arm)
-		}
-		if a.Name == o.arm {
-			ov = a.Override
-		}
-	}
-	if ov == nil {
-		return fmt.Errorf("validate: %s: arm %q not found or has no override", cfgPath, o.arm)
-	}
-	if ov.BaseDir == "" {
-		if abs, err := filepath.Abs(cfgPath); err == nil {
-			ov.BaseDir = filepath.Dir(abs) // relative paths: from the working folder if they exist, else the config's folder
-		}
-	}
-	for i, a := range cfg.Arms {
-		if file, _, ok := strings.Cut(ov.Candidate, ":"); a.Name == o.arm && ok && file != "" {
-			// As the hook resolves it (integrate.Override.Resolve): the working folder, then the config's.
-			if _, err := experiment.FindFile(fmt.Sprintf("arms[%d].override.candidate", i), file, ".", ov.BaseDir); err != nil {
-				return fmt.Errorf("validate: config %s: %w", cfgPath, cfg.located(err))
-			}
-		}
-	}
-	if err := ov.Validate(); err != nil {
-		return fmt.Errorf("validate: %s: arm %s: %w", cfgPath, o.arm, err)
 	}
 	if o.captured != "" {
 		if _, err := experiment.FindFile("--captured", o.captured, "."); err != nil {
 			return fmt.Errorf("validate: %w", err)
 		}
 	}
-	sched, err := captureSchedule(cfgPath, cfg, o.requests)
-	if err != nil {
-		return err
-	}
 	// The same check as run's (experiment.Preflight), before anything is written.
-	if _, err := integrate.Preflight(ctx, *cfg.Server.Reference); err != nil {
+	if _, err := integrate.Preflight(ctx, setup.Reference); err != nil {
 		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", cfgPath, err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
@@ -147,11 +106,11 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 		return err
 	}
 	v := integrate.Validate{
-		Reference: *cfg.Server.Reference, Override: *ov, Arm: o.arm,
-		Schedule: sched, Requests: o.requests, Concurrency: o.concurrency, Timeout: o.timeout,
+		Reference: setup.Reference, Override: setup.Override, Arm: o.arm,
+		Schedule: setup.Schedule, Requests: o.requests, Concurrency: o.concurrency, Timeout: o.timeout,
 		Out: out, Captured: o.captured, ShadowFile: o.shadowFile, NoShadow: o.noShadow,
-		MaxShapes: o.maxShapes, Seed: cfg.Seed, Timing: o.timing, Profile: o.profile,
-		ControlsFile: o.controlsFile, Device: cfg.Energy.Device, Command: argv, Log: w,
+		MaxShapes: o.maxShapes, Seed: setup.Seed, Timing: o.timing, Profile: o.profile,
+		ControlsFile: o.controlsFile, Device: setup.Device, Command: argv, Log: w,
 	}
 	if o.controls {
 		v.Controls = integrate.SelectControls(o.only)
@@ -167,84 +126,4 @@ func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpt
 		return &exitError{code: exitFail, err: fmt.Errorf("validate: %d verdict(s) not as expected (see %s)", n, res.SummaryPath)}
 	}
 	return nil
-}
-
-// validateConfig is the part of an experiment config (experiment.Config) that
-// validate reads; other keys are left to experiment.Load, which `run` uses.
-type validateConfig struct {
-	Seed  int64 `yaml:"seed"`
-	Trace struct {
-		Path         string `yaml:"path"`
-		Format       string `yaml:"format"`
-		Lenient      bool   `yaml:"lenient"`
-		ClampContext int    `yaml:"clamp_context"`
-	} `yaml:"trace"`
-	Server struct {
-		Kind      string                     `yaml:"kind"`
-		Reference *integrate.ReferenceConfig `yaml:"reference"`
-	} `yaml:"server"`
-	Arms []struct {
-		Name     string              `yaml:"name"`
-		Role     string              `yaml:"role"`
-		Override *integrate.Override `yaml:"override"`
-	} `yaml:"arms"`
-	Energy struct {
-		Device int `yaml:"device"`
-	} `yaml:"energy"`
-
-	// lines finds a field's line in the file, for errors.
-	lines *yamlcheck.Result
-}
-
-// located is err with each problem as `field (line N): message`, N the
-// line of the field in the config file.
-func (c *validateConfig) located(err error) error {
-	if c.lines == nil {
-		return err
-	}
-	return errors.Join(c.lines.Locate(err)...)
-}
-
-// loadValidateConfig reads the parts of the experiment config validate
-// uses, after the config passed the checks run applies (experiment.Load:
-// unknown keys, value types, ranges, each as `field (line N): message`), so
-// validate never reads a value run would refuse (clamp_context: 1.5 is not
-// truncated to 1). Files are checked later, as validate resolves them.
-func loadValidateConfig(path string) (*validateConfig, error) {
-	_, b, err := experiment.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
-	}
-	var (
-		c   validateConfig
-		doc yaml.Node
-	)
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("validate: %s: %w", path, err)
-	}
-	if err := doc.Decode(&c); err != nil {
-		return nil, fmt.Errorf("validate: %s: %w", path, err)
-	}
-	c.lines = yamlcheck.Index(&doc)
-	return &c, nil
-}
-
-// captureSchedule reads the config's trace (clamped as the config says) for the capture replay.
-func captureSchedule(cfgPath string, cfg *validateConfig, n int) (traces.Schedule, error) {
-	// The rule of run (experiment.Config): the config's folder, then the working folder.
-	p, err := experiment.FindFile("trace.path", cfg.Trace.Path, filepath.Dir(cfgPath), ".")
-	if err != nil {
-		return traces.Schedule{}, fmt.Errorf("validate: config %s: %w", cfgPath, cfg.located(err))
-	}
-	s, err := traces.ReadFile(p, traces.ReadOptions{Format: cfg.Trace.Format, Lenient: cfg.Trace.Lenient})
-	if err != nil {
-		return traces.Schedule{}, err
-	}
-	if cfg.Trace.ClampContext > 0 {
-		s = traces.ClampContext(s, cfg.Trace.ClampContext)
-	}
-	if len(s.Requests) < n {
-		return traces.Schedule{}, fmt.Errorf("validate: trace %s has %d requests, --requests asks for %d", p, len(s.Requests), n)
-	}
-	return s, nil
 }

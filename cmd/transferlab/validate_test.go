@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // TestValidateOutIsOptional: without --out, validate goes on to its real
@@ -49,53 +46,5 @@ func TestValidateRefusesBadInvocations(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestValidateConfigReadsTheGPUConfig(t *testing.T) {
-	t.Parallel()
-	cfg, err := loadValidateConfig(filepath.Join("..", "..", "configs", "h200-llama.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Server.Kind != "reference" || cfg.Server.Reference == nil {
-		t.Fatalf("server = %+v", cfg.Server)
-	}
-	found := false
-	for _, a := range cfg.Arms {
-		if a.Override != nil && a.Override.KernelPrefix == "tl_" {
-			found = true
-		}
-	}
-	if !found {
-		t.Error("no override arm with kernel prefix tl_")
-	}
-}
-
-// TestValidateConfigStrict: validate refuses a config that run refuses, by
-// field and line, instead of reading a truncated value (clamp_context: 1.5
-// became 1 through yaml.v3 alone).
-func TestValidateConfigStrict(t *testing.T) {
-	t.Parallel()
-	src, err := os.ReadFile(filepath.Join("..", "..", "configs", "h200-llama.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["trace"].(map[string]any)["clamp_context"] = 1.5
-	b, err := yaml.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "c.yaml")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = loadValidateConfig(path)
-	if err == nil || !strings.Contains(err.Error(), "trace.clamp_context (line ") || !strings.Contains(err.Error(), "1.5 is not a whole number") {
-		t.Fatalf("err = %v, want trace.clamp_context refused by field and line", err)
 	}
 }
