@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/transferlab/transferlab/stats"
 )
 
 // ErrTooFewSamples means a statistic needs more samples than were given
@@ -28,14 +30,14 @@ func Mean() Statistic {
 	return Statistic{Name: "mean", MinN: 1, Of: func(x []float64) float64 { return stat.Mean(x, nil) }}
 }
 
-// Quantile is the p-quantile (0 < p < 1) by gonum's empirical (lower)
-// definition; it needs ⌈1/(1−p)⌉ samples (100 for p99), so that at least one
+// Quantile is the p-quantile (0 < p < 1) by stats.NearestRank (gonum's
+// empirical, lower, definition); it needs ⌈1/(1−p)⌉ samples (100 for p99), so that at least one
 // sample lies above it.
 func Quantile(p float64) Statistic {
 	return Statistic{
 		Name: fmt.Sprintf("p%g", p*100),
 		MinN: int(math.Ceil(1/(1-p) - 1e-9)),
-		Of:   func(x []float64) float64 { return stat.Quantile(p, stat.Empirical, x, nil) },
+		Of:   func(x []float64) float64 { return stats.NearestRank(x, p) },
 	}
 }
 

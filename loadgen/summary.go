@@ -2,9 +2,10 @@ package loadgen
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/transferlab/transferlab/stats"
 )
 
 // Summary is what one Replay measured, folded as records ended. Offsets
@@ -41,7 +42,8 @@ type Summary struct {
 	ThroughputTokPerS float64
 	// ScheduleLagP99 is the p99 of SentAt − ScheduledAt over sent requests (HDR, µs resolution).
 	ScheduleLagP99 time.Duration
-	// DispatchLagP99 is the p99 (HDR, µs resolution) of ClientLag: the
+	// DispatchLagP99 is the p99 (stats.NearestRank over the exact samples,
+	// as report.BuildCell's flag) of ClientLag: the
 	// DispatchedAt − ScheduledAt of measured requests not held by the
 	// in-flight cap, the instrument's own lateness without the wait for a
 	// server connection (a server slow to accept shows in ScheduleLagP99 only).
@@ -207,7 +209,7 @@ func ClientBound(lagRef, budget time.Duration) bool {
 type summarizer struct {
 	s         Summary
 	lagBudget time.Duration
-	dispatch  *hdrhistogram.Histogram
+	dispatch  []float64 // ClientLag samples, ns (8 B per request)
 	window    windowFold
 }
 
@@ -215,7 +217,6 @@ func newSummarizer(lagBudget, warmup time.Duration) *summarizer {
 	return &summarizer{
 		s:         Summary{States: make(map[State]int, len(States)), Hist: NewHistograms()},
 		lagBudget: lagBudget,
-		dispatch:  hdrhistogram.New(histMinUs, histMaxUs, histSigFigs),
 		window:    windowFold{from: warmup},
 	}
 }
@@ -232,7 +233,7 @@ func (z *summarizer) add(r *Record) {
 		s.QueuedByCap++
 	}
 	if lag, ok := ClientLag(r); ok {
-		recordUs(z.dispatch, lag)
+		z.dispatch = append(z.dispatch, float64(lag))
 	}
 	s.MultiTokenEvents += r.MultiTokenEvents()
 	if r.MissingUsage() {
@@ -254,7 +255,10 @@ func (z *summarizer) finish() Summary {
 	s.WindowStart, s.WindowEnd = wf.Start, wf.End
 	s.WindowOutputTokens, s.ThroughputTokPerS = wf.OutputTokens, wf.ThroughputTokPerS
 	s.ScheduleLagP99 = QuantileDuration(s.Hist.ScheduleLag, 99)
-	s.DispatchLagP99 = QuantileDuration(z.dispatch, 99)
+	if len(z.dispatch) > 0 {
+		slices.Sort(z.dispatch)
+		s.DispatchLagP99 = time.Duration(stats.NearestRank(z.dispatch, 0.99))
+	}
 	s.ClientBound = ClientBound(s.DispatchLagP99, z.lagBudget)
 	return s
 }

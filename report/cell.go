@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/stats"
 )
 
 // NoMeasuredRequestSent is Cell.NotMeasured when no measured (non-warm-up)
@@ -201,12 +202,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 	c.SLOClaims = claims.claims(opts.Confidence)
 
 	// The flag is a warning, not a tail claim: it uses the p99 of the samples
-	// (nearest rank, as loadgen's summary does) even where the report refuses
+	// (stats.NearestRank, as loadgen's summary does) even where the report refuses
 	// to publish a p99 for want of samples; the max would flag a single outlier.
 	if len(dispatch) > 0 {
 		sorted := slices.Clone(dispatch)
 		slices.Sort(sorted)
-		c.DispatchLagP99ForFlagMs = NearestRank(sorted, 0.99)
+		c.DispatchLagP99ForFlagMs = stats.NearestRank(sorted, 0.99)
 		c.ClientBound = loadgen.ClientBound(fromMs(c.DispatchLagP99ForFlagMs), opts.ClientBoundLag)
 	}
 	return c
@@ -340,8 +341,8 @@ func (p *promptChecker) check() PromptCheck {
 		slices.Sort(p.pct)
 		n := len(p.tokens) - 1
 		p.c.Diff = &PromptDiff{
-			MinTokens: int(p.tokens[0]), MedianTokens: int(NearestRank(p.tokens, 0.5)), MaxTokens: int(p.tokens[n]),
-			MinPct: p.pct[0], MedianPct: NearestRank(p.pct, 0.5), MaxPct: p.pct[n],
+			MinTokens: int(p.tokens[0]), MedianTokens: int(stats.NearestRank(p.tokens, 0.5)), MaxTokens: int(p.tokens[n]),
+			MinPct: p.pct[0], MedianPct: stats.NearestRank(p.pct, 0.5), MaxPct: p.pct[n],
 		}
 	}
 	return p.c

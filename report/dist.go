@@ -2,9 +2,10 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
+
+	"github.com/transferlab/transferlab/stats"
 )
 
 // quantileSpec names one reported quantile and where it goes in a Dist.
@@ -24,29 +25,13 @@ var reportedQuantiles = [...]quantileSpec{
 	{"p99.9", 0.999, func(d *Dist, v *float64) { d.P999Ms = v }},
 }
 
-// NearestRank is the q-quantile (q in [0,1]) of sorted samples by the
-// nearest-rank method: the ⌈q·n⌉-th smallest sample (1-based; the smallest
-// for q = 0). It always returns a measured value, never an interpolation.
-// sorted must be non-empty and ascending.
-func NearestRank(sorted []float64, q float64) float64 {
-	n := len(sorted)
-	k := int(math.Ceil(q*float64(n) - 1e-9))
-	if k < 1 {
-		k = 1
-	}
-	if k > n {
-		k = n
-	}
-	return sorted[k-1]
-}
-
 // distMethod describes how BuildDist computes its figures, for the report.
 func distMethod(conf float64) string {
 	return fmt.Sprintf("exact nearest-rank over n raw samples; pX refused when n < ⌈ln(1−c)/ln(X)⌉, c=%g (order-statistic rule)", conf)
 }
 
 // BuildDist summarises samples (any order; not modified) in milliseconds:
-// mean, max and the reported percentiles by NearestRank. A percentile whose
+// mean, max and the reported percentiles by stats.NearestRank. A percentile whose
 // claim needs more samples than len(samples) at confidence conf (MinSamples)
 // is left nil and named in Refused. With no samples every figure is nil.
 // cdfPoints > 0 also fills CDF with that many evenly spaced quantiles.
@@ -72,7 +57,7 @@ func BuildDist(samplesMs []float64, conf float64, cdfPoints int) Dist {
 			d.Refused = append(d.Refused, s.name)
 			continue
 		}
-		s.set(&d, ptr(NearestRank(sorted, s.q)))
+		s.set(&d, ptr(stats.NearestRank(sorted, s.q)))
 	}
 	if cdfPoints > 0 {
 		d.CDF = cdf(sorted, cdfPoints)
@@ -89,7 +74,7 @@ func cdf(sorted []float64, points int) []CDFPoint {
 	out := make([]CDFPoint, 0, points)
 	for i := 1; i <= points; i++ {
 		q := float64(i) / float64(points)
-		out = append(out, CDFPoint{Fraction: q, Ms: NearestRank(sorted, q)})
+		out = append(out, CDFPoint{Fraction: q, Ms: stats.NearestRank(sorted, q)})
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
-	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/stats"
 	"github.com/transferlab/transferlab/sim"
 )
 
@@ -33,7 +33,7 @@ const (
 // errStats summarises |measured − true| over n samples, in µs.
 type errStats struct {
 	N int `json:"n"`
-	// P50Us, P99Us and MaxUs are nearest-rank quantiles (report.NearestRank,
+	// P50Us, P99Us and MaxUs are nearest-rank quantiles (stats.NearestRank,
 	// the method docs/DESIGN.md names) of |measured − true|
 	// in µs; null when N is 0.
 	P50Us *float64 `json:"p50_us"`
@@ -59,7 +59,7 @@ func newErrStats(signed []time.Duration) errStats {
 	}
 	slices.Sort(absUs)
 	us := func(v float64) *float64 { return &v }
-	s.P50Us, s.P99Us = us(report.NearestRank(absUs, 0.5)), us(report.NearestRank(absUs, 0.99))
+	s.P50Us, s.P99Us = us(stats.NearestRank(absUs, 0.5)), us(stats.NearestRank(absUs, 0.99))
 	s.MaxUs = us(absUs[len(absUs)-1])
 	s.MeanSignedUs = us(float64(sum/time.Duration(len(signed))) / float64(time.Microsecond))
 	return s
