@@ -6,12 +6,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/transferlab/transferlab/internal/fuzzing"
 )
 
 // FuzzParseChrome: any input either fails with an error or gives a profile
 // whose fractions obey 0 ≤ f_excl ≤ f_wall and f_gpu ≤ 1 (no panics).
 // Run with go test ./amdahl -fuzz FuzzParseChrome; plain go test runs the seeds.
 func FuzzParseChrome(f *testing.F) {
+	fuzzing.Budget(f)
 	for _, name := range []string{"chrome_overlap.json", "chrome_annot.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -39,6 +42,7 @@ func FuzzParseChrome(f *testing.F) {
 
 // FuzzParseHookTimings: any input is rejected or passes every documented check.
 func FuzzParseHookTimings(f *testing.F) {
+	fuzzing.Budget(f)
 	for _, name := range []string{"hook_small.json", "hook_graph.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {

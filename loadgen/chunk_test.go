@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/transferlab/transferlab/internal/fuzzing"
 )
 
 // slowDecode is the reference: encoding/json into the same struct.
@@ -92,13 +94,19 @@ func TestDecodeChunkAgreesWithEncodingJSON(t *testing.T) {
 }
 
 func FuzzDecodeChunk(f *testing.F) {
+	fuzzing.Budget(f)
 	for _, p := range testdataPayloads(f) {
-		f.Add(p)
+		if len(p) <= maxFuzzInput {
+			f.Add(p)
+		}
 	}
 	for _, s := range chunkEdgeCases {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > maxFuzzInput {
+			return
+		}
 		var fast chunk
 		ferr := decodeChunk(in, &fast)
 		slow, serr := slowDecode(in)

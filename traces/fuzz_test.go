@@ -4,12 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/transferlab/transferlab/internal/fuzzing"
 )
 
 // fuzzRead runs Parse on arbitrary bytes with a forced format (or detection
 // when format is "") and checks that it never panics and that whatever it
 // accepts satisfies the Schedule invariants, in strict and lenient mode.
 func fuzzRead(f *testing.F, opts ReadOptions, seeds ...string) {
+	fuzzing.Budget(f)
 	for _, name := range seeds {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -64,6 +67,7 @@ func FuzzReadGenericJSONL(f *testing.F) {
 
 // FuzzReadDetect lets the header decide, seeded with every fixture.
 func FuzzReadDetect(f *testing.F) {
+	fuzzing.Budget(f)
 	entries, err := os.ReadDir("testdata")
 	if err != nil {
 		f.Fatal(err)
