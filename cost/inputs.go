@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"slices"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Inputs are the explicit price inputs, from the experiment config's `cost:`
@@ -34,59 +31,18 @@ type Inputs struct {
 	// EnergyPriceSource says where the energy price comes from; required
 	// when EnergyPricePerKWh is given.
 	EnergyPriceSource string `yaml:"energy_price_source,omitempty" json:"energy_price_source,omitempty"`
-
-	// lines maps YAML keys to their line numbers when decoded from YAML.
-	lines map[string]int
 }
-
-// yamlKeys are the keys of the `cost:` block, in field order.
-var yamlKeys = []string{"price_per_gpu_hour", "currency", "price_date", "price_source", "gpus",
-	"utilisation", "energy_price_per_kwh", "energy_price_source"}
 
 var currencyRE = regexp.MustCompile(`^[A-Z]{3}$`)
 
-// UnmarshalYAML decodes the block, rejecting unknown keys with their line
-// (a custom unmarshaller does not inherit the decoder's KnownFields), and
-// remembers each key's line so Validate can name it.
-func (in *Inputs) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: cost: want a mapping of %v", n.Line, yamlKeys)
-	}
-	lines := map[string]int{"": n.Line}
-	var errs []error
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if !slices.Contains(yamlKeys, k.Value) {
-			errs = append(errs, fmt.Errorf("line %d: cost.%s: unknown key (known: %v)", k.Line, k.Value, yamlKeys))
-			continue
-		}
-		lines[k.Value] = k.Line
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	type plain Inputs // no UnmarshalYAML: avoids recursion
-	var p plain
-	if err := n.Decode(&p); err != nil {
-		return fmt.Errorf("line %d: cost: %w", n.Line, err)
-	}
-	*in = Inputs(p)
-	in.lines = lines
-	return nil
-}
-
-// Validate reports every problem at once, each naming its field
-// (cost.<key>) and, when decoded from YAML, its line.
+// Validate reports every problem at once, each as "cost.<key>: message"
+// (the config loader adds the line: `cost.<key> (line N): message`).
+// Unknown keys and values of the wrong type are the config loader's to
+// find (internal/yamlcheck), like every other block's.
 func (in Inputs) Validate() error {
 	var errs []error
 	bad := func(key, format string, args ...any) {
-		where := "cost." + key
-		if l, ok := in.lines[key]; ok {
-			where = fmt.Sprintf("line %d: %s", l, where)
-		} else if l, ok := in.lines[""]; ok {
-			where = fmt.Sprintf("line %d: %s (not set in the cost block)", l, where)
-		}
-		errs = append(errs, fmt.Errorf("%s: "+format, append([]any{where}, args...)...))
+		errs = append(errs, fmt.Errorf("cost.%s: %s", key, fmt.Sprintf(format, args...)))
 	}
 	if !(in.PricePerGPUHour > 0) || math.IsInf(in.PricePerGPUHour, 0) {
 		bad("price_per_gpu_hour", "must be a finite price > 0 in the given currency, got %v (no price is built in)", in.PricePerGPUHour)

@@ -379,6 +379,11 @@ func (c *Config) Validate() error {
 	if c.Amdahl.Profile != nil && c.Server.Kind != ServerReference {
 		bad("amdahl.profile", "profiling passes need a launched server (server.kind: reference); the simulator's profile is exact")
 	}
+	if c.Amdahl.Profile != nil {
+		if err := c.Amdahl.Profile.Validate(); err != nil {
+			errs = append(errs, err) // each names amdahl.profile.<key>
+		}
+	}
 	if err := c.Extra.validate(); err != nil {
 		errs = append(errs, err)
 	}

@@ -55,7 +55,7 @@ func (x ExtraConfig) validate() error {
 	}
 	if x.Cost != nil {
 		if err := x.Cost.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("cost: %w", err))
+			errs = append(errs, err) // each names cost.<key>
 		}
 	}
 	if err := x.OTel.Validate(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -344,6 +345,34 @@ func TestArmNamesAreSafe(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), "arms[1].name (line 6): ") {
 			t.Errorf("arm %q: error %q lacks `arms[1].name (line 6): `", tc.name, err)
+		}
+	}
+}
+
+// TestOneConfigErrorFormat: the cost block and amdahl.profile report their
+// problems like every other block, each as `field (line N): message`.
+func TestOneConfigErrorFormat(t *testing.T) {
+	t.Parallel()
+	const cfg = "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: reference, reference: {}}\narms: [{name: baseline}]\n" +
+		"cost:\n  price_per_gpu_hour: -3\n  currency: usd\n  price_usd: 2\n" +
+		"amdahl:\n  profile: {windo: 1s, s_timing: cuda}\n"
+	_, err := Parse(strings.NewReader(cfg), "test.yaml", ".")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := strings.TrimPrefix(err.Error(), "config test.yaml: ")
+	for _, want := range []string{
+		"cost.price_usd (line 8): unknown key", "cost.price_per_gpu_hour (line 6): must be", "cost.currency (line 7): must be",
+		"amdahl.profile.windo (line 10): unknown key", "amdahl.profile.s_timing (line 10): ",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error lacks %q:\n%s", want, msg)
+		}
+	}
+	format := regexp.MustCompile(`^[a-z_][a-z0-9_.\[\]]* \(line \d+\): \S`)
+	for _, line := range strings.Split(msg, "\n") {
+		if !format.MatchString(line) {
+			t.Errorf("not `field (line N): message`: %q", line)
 		}
 	}
 }

@@ -12,13 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/integrate"
@@ -78,34 +75,6 @@ type ProfileConfig struct {
 	// STiming picks s from the validation report: graph (default,
 	// Speedup.S, CUDA-graph timed) or eager (Speedup.SEager).
 	STiming string `yaml:"s_timing,omitempty"`
-}
-
-// profileKeys are ProfileConfig's YAML keys (unknown keys are rejected).
-var profileKeys = []string{"window", "kernel_sequence", "kernel_pattern", "annotation", "s_timing"}
-
-// UnmarshalYAML decodes and validates `amdahl.profile`, rejecting unknown
-// keys; errors name the field and the line.
-func (p *ProfileConfig) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("amdahl.profile (line %d): want a mapping with keys %v", n.Line, profileKeys)
-	}
-	var errs []error
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := n.Content[i]
-		if !slices.Contains(profileKeys, k.Value) {
-			errs = append(errs, fmt.Errorf("amdahl.profile.%s (line %d): unknown key (want one of %v)", k.Value, k.Line, profileKeys))
-		}
-	}
-	type plain ProfileConfig
-	var v plain
-	if err := n.Decode(&v); err != nil {
-		return errors.Join(append(errs, fmt.Errorf("amdahl.profile (line %d): %w", n.Line, err))...)
-	}
-	*p = ProfileConfig(v)
-	if err := p.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("line %d: %w", n.Line, err))
-	}
-	return errors.Join(errs...)
 }
 
 // Validate reports every problem at once, each naming its field.

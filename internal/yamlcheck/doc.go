@@ -10,6 +10,11 @@
 // "field: message" errors, possibly joined and wrapped) into the same
 // format, finding each field's line in the document.
 //
+// It is the one config validator: the run config's blocks (cost,
+// amdahl.profile, server.sim, ...) have no key checks of their own, only
+// range checks in Validate that name their dotted field. Parse reads a
+// document and names the line of a YAML syntax mistake.
+//
 // It knows Go's reflect kinds and yaml.v3's node tree. It does not know any
 // config's meaning, defaults or ranges: those stay with the config's own
 // Validate (experiment.Config, sim.Config).
