@@ -123,7 +123,18 @@ process) and reports:
     measured ITL is compared with the simulator's true gap between the same
     two token events' flushes (GET /v1/truth): error p50/p99/max in µs, the
     TTFT error likewise, and event-count mismatches counted; --pin pins the
-    child to the last CPU and this process to the others.
+    child to the last CPU and this process to the others;
+  - against serve-sim (stage sim, --sim-rates): per offered load, a fresh
+    simulator child (ops --sim-speedup × faster, raised batch limits or
+    --sim-config) streams 32-token prompts / 128-token answers; schedule and
+    dispatch lag p99, the share of sends > 1 ms late, cores used, ITL and TTFT
+    error vs the simulator's truth, and the highest rate at lag p99 ≤ 1 ms
+    beside the fake server's;
+  - head-of-line isolation (stage hol): every --hol-every-th stream carries a
+    --hol-bytes SSE line; the other streams' token-gap error against the
+    server's 20 ms.
+--stages picks stages; --server-cpus pins the server children (run bench-client
+itself under taskset for its own CPUs).
 Figures describe this machine's client, never a server under test.
 
 Every flag is checked before anything runs (exit 1 naming the flag), --json-out
