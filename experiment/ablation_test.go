@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -212,5 +215,92 @@ func TestArmRolesDeclared(t *testing.T) {
 		if role, _, err := declaredRole(file); err != nil || role != want {
 			t.Errorf("%s declares %q (%v), want %q", file, role, err, want)
 		}
+	}
+}
+
+// refCeilingConfig is a baseline, a validated candidate and a ceiling on the
+// CPU fake reference server.
+const refCeilingConfig = `
+name: ref-ceiling-test
+seed: 3
+trace: {path: trace.csv}
+load: {mode: constant, rates_rps: [40], warmup: 500ms, duration: 1s}
+server:
+  kind: reference
+  reference:
+    python: %s
+    ready_timeout: 60s
+    env: [FAKE_ITL_MS=5]
+arms:
+  - name: baseline
+  - name: cand
+    override: {target: 'm:C.forward', candidate: 'k.py:f', mode: 'on', validation_report: validation.json}
+  - name: ceil
+    role: ceiling
+    override: {target: 'm:C.forward', candidate: 'ceil.py:f', mode: 'on'}
+amdahl: {target_op: rmsnorm}
+energy: {disabled: true}
+`
+
+// TestReferenceCeilingArm runs a ceiling arm on a launched server (the CPU
+// fake reference server, through the same launch path as the GPU's): the
+// run starts the ceiling's server with the hook and no validation report,
+// leaves it out of the validation section and the verdicts, counts its hook
+// calls, and takes the ablation from its cells.
+func TestReferenceCeilingArm(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not on PATH: the fake reference server cannot run")
+	}
+	fake, err := filepath.Abs(filepath.Join("..", "integrate", "testdata", "fakepython"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var csv strings.Builder
+	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	for i := range 40 {
+		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,%d,%d\n", 10+i, 24+i%16, 6+i%5)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace.csv"), []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ceil.py"), []byte(CeilingDeclaration+"\n\ndef f(self, x):\n    return x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeValidation(t, dir, "graph", testShapes, 0)
+	cfg, err := Parse(strings.NewReader(fmt.Sprintf(refCeilingConfig, fake)), "ref.yaml", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg, Options{OutDir: filepath.Join(dir, "out"), Log: &log})
+	if err != nil {
+		t.Fatalf("run: %v\nlog:\n%s", err, log.String())
+	}
+	if res.Ceiling != "ceil" || len(res.Cells) != 3 {
+		t.Fatalf("ceiling %q, %d cells", res.Ceiling, len(res.Cells))
+	}
+	for _, v := range res.Verdicts {
+		if v.Candidate == "ceil" {
+			t.Errorf("the ceiling was given a verdict: %+v", v)
+		}
+	}
+	if res.Validation == nil || len(res.Validation.Candidates) != 1 || res.Validation.Candidates[0].Candidate != "cand" {
+		t.Errorf("validation section %+v: want the candidate only", res.Validation)
+	}
+	hooked := false
+	if res.Hook != nil {
+		for _, h := range res.Hook.Arms {
+			hooked = hooked || (h.Arm == "ceil" && h.Candidate != "")
+		}
+	}
+	if !hooked {
+		t.Errorf("no hook record of the ceiling arm: %+v", res.Hook)
+	}
+	if res.Amdahl == nil || len(res.Amdahl.Ablation) != 1 || res.Amdahl.Ablation[0].Ceiling != "ceil" {
+		t.Errorf("no ablation from the ceiling's cells: %+v", res.Amdahl)
 	}
 }
