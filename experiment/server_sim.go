@@ -77,6 +77,9 @@ type SimTrueFraction struct {
 	DecodeSteps     int64         `json:"decode_steps"`
 	DecodeStepModel time.Duration `json:"decode_step_model_ns"`
 	DecodeStepWall  time.Duration `json:"decode_step_wall_ns"`
+	// StepModel and StepWall are the same over every step of the window.
+	StepModel time.Duration `json:"step_model_ns"`
+	StepWall  time.Duration `json:"step_wall_ns"`
 }
 
 func (a *simArm) ResetProfile(context.Context) error {
@@ -95,7 +98,8 @@ func (a *simArm) Profile(_ context.Context, key cellKey, _ []amdahl.Interval) (*
 	}
 	if whole, decode, ok := p.TrueFraction(a.target); ok && a.truth != nil {
 		a.truth(SimTrueFraction{OfferedLoadRPS: a.rates[key.load], Repetition: key.rep, Whole: whole, Decode: decode,
-			DecodeSteps: p.DecodeSteps, DecodeStepModel: p.DecodeStepTime, DecodeStepWall: p.DecodeStepWall})
+			DecodeSteps: p.DecodeSteps, DecodeStepModel: p.DecodeStepTime, DecodeStepWall: p.DecodeStepWall,
+			StepModel: p.GPUBusy + p.CPUOverhead, StepWall: p.StepWall})
 	}
 	fr, err := amdahl.FromTotals(op.Total, p.GPUBusy, p.ActiveWall,
 		amdahl.PhaseTotals(amdahl.PhasePrefill, op.Prefill, p.GPUBusyPrefill, 0),

@@ -52,6 +52,9 @@ type Profile struct {
 	// really took, host lateness and stalls included, the time ITL and TPOT
 	// measure.
 	DecodeStepWall time.Duration `json:"decode_step_wall_ns"`
+	// StepWall is every step's real duration (as DecodeStepWall), the
+	// counterpart of GPUBusy + CPUOverhead, the steps' modelled time.
+	StepWall time.Duration `json:"step_wall_ns"`
 }
 
 // TrueFraction is the cost model's own addressable fraction of op over the
@@ -114,6 +117,7 @@ type profileAcc struct {
 	decodeSteps   int64
 	decodeTime    time.Duration
 	decodeWall    time.Duration
+	wall          time.Duration
 }
 
 func (a *profileAcc) reset(now time.Time) {
@@ -134,6 +138,7 @@ func (a *profileAcc) addStep(s *StepShape, c *StepCost, wall time.Duration) {
 	a.gpu += c.GPU
 	a.cpu += c.CPUOverhead
 	a.steps++
+	a.wall += wall
 	tp, td := s.Tokens()
 	if tp == 0 && td > 0 {
 		a.decodeSteps++
@@ -184,6 +189,7 @@ func (a *profileAcc) snapshot(now time.Time, cm *CostModel, cfg *Config) Profile
 		DecodeSteps:    a.decodeSteps,
 		DecodeStepTime: a.decodeTime,
 		DecodeStepWall: a.decodeWall,
+		StepWall:       a.wall,
 		Ceilings:       slices.Clone(cfg.Ceilings),
 	}
 	if a.inFlight > 0 {
