@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/transferlab/transferlab/traces"
 )
@@ -12,12 +13,13 @@ import (
 // Mooncake's hash_ids in blocks of 512), whose tokens depend on the block id
 // alone, then one segment of the request's own for what its blocks do not
 // cover (the whole prompt when the trace has no blocks). Two requests
-// therefore share exactly the leading tokens of the blocks they share, as
-// in AIPerf's and vLLM's Mooncake replay, and nothing otherwise: the first
-// tokens of a segment spell out its kind (block or request) and its id, so
-// two different segments differ at once, and the rest are drawn from a
-// generator seeded by the same key. Repetitions of a request send the same
-// prompt.
+// therefore share the leading tokens of the blocks they share, as in
+// AIPerf's and vLLM's Mooncake replay, and nothing else but for chance
+// agreement in a few tokens where their next segments start: the first
+// header(n) tokens of a segment spell out its kind (block or request) and
+// its id, so two different segments differ within them (4 of 5 token ids,
+// 8 of 9 words may agree), and the rest are drawn from a generator seeded by
+// the same key. Repetitions of a request send the same prompt.
 //
 // Text prompts (WithPromptText, chat) follow the same rule with words from
 // promptWords in place of token ids. A word is one token in common BPE
@@ -76,7 +78,7 @@ func (g segment) key() uint64 {
 	return k
 }
 
-// at returns the segment's j-th token as an index into an alphabet of n
+// at returns the segment's j-th token as an index into alphabet a of n
 // tokens (a power of two ≥ 4). The first header(n) tokens spell the
 // segment's kind and id (kind in the top half of token 0, then the id in
 // base n, low digits first), each shifted by a constant of its position so
@@ -84,8 +86,9 @@ func (g segment) key() uint64 {
 // within their first header(n) tokens. The rest come from splitmix64
 // (Steele et al., "Fast splittable pseudorandom number generators", OOPSLA
 // 2014) seeded by the segment.
-func (g segment) at(j int, n uint64) uint64 {
-	if j >= header(n) {
+func (g segment) at(j int, a alphabet) uint64 {
+	n := a.n
+	if j >= a.header {
 		return mix(g.key()*0x9e3779b97f4a7c15+uint64(j)) % n
 	}
 	half := n / 2
@@ -104,6 +107,18 @@ func (g segment) at(j int, n uint64) uint64 {
 	}
 	return (d + mix(uint64(j))) % n
 }
+
+// alphabet is a power-of-two number n of tokens and its header(n).
+type alphabet struct {
+	n      uint64
+	header int
+}
+
+// The alphabets of token-id and text prompts.
+var (
+	idAlphabet   = alphabet{tokenIDAlphabet, header(tokenIDAlphabet)}
+	wordAlphabet = alphabet{uint64(len(promptWords)), header(uint64(len(promptWords)))}
+)
 
 // header is how many tokens of an alphabet of n spell a segment's kind and
 // 64-bit id: log2(n) − 1 bits in the first, log2(n) in each next one.
@@ -133,68 +148,82 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// promptSegments calls tok(g, j) for every prompt token of req in order:
-// token i of the prompt is token j of segment g. Block ids that do not parse
-// end the blocks (validateSchedule refuses such schedules).
-func promptSegments(req *traces.Request, blockTokens int, tok func(g segment, j int)) {
-	i, n := 0, req.InputTokens
-	if blockTokens > 0 {
-		for rest := req.PrefixBlocks; rest != "" && i < n; {
-			field := rest
-			if k := indexComma(rest); k >= 0 {
-				field, rest = rest[:k], rest[k+1:]
-			} else {
-				rest = ""
-			}
-			id, err := strconv.ParseInt(field, 10, 64)
-			if err != nil {
-				break
-			}
-			g := segment{block: true, id: uint64(id)}
-			for j := 0; j < blockTokens && i < n; j, i = j+1, i+1 {
-				tok(g, j)
-			}
-		}
-	}
-	g := segment{id: uint64(req.ID)}
-	for j := 0; i < n; j, i = j+1, i+1 {
-		tok(g, j)
-	}
+// promptIter walks a request's prompt token by token: token i of the
+// prompt is token j of segment g. Block ids that do not parse end the
+// blocks (validateSchedule refuses such schedules).
+type promptIter struct {
+	rest        string // block ids not yet started
+	blockTokens int
+	left        int // prompt tokens still to come
+	g           segment
+	j           int
+	own         uint64 // the request id
 }
 
-func indexComma(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ',' {
-			return i
-		}
+func newPromptIter(req *traces.Request, blockTokens int) promptIter {
+	it := promptIter{left: req.InputTokens, blockTokens: blockTokens, own: uint64(req.ID)}
+	if blockTokens > 0 {
+		it.rest = req.PrefixBlocks
 	}
-	return -1
+	it.open()
+	return it
+}
+
+// open starts the next segment: the next block, or the request's own once
+// the blocks are spent.
+func (it *promptIter) open() {
+	it.j = -1
+	if it.rest != "" {
+		field := it.rest
+		if k := strings.IndexByte(field, ','); k >= 0 {
+			field, it.rest = field[:k], field[k+1:]
+		} else {
+			it.rest = ""
+		}
+		if id, err := strconv.ParseInt(field, 10, 64); err == nil {
+			it.g = segment{block: true, id: uint64(id)}
+			return
+		}
+		it.rest = ""
+	}
+	it.g = segment{id: it.own}
+}
+
+// next advances to the next token; false once the prompt is complete.
+func (it *promptIter) next() bool {
+	if it.left == 0 {
+		return false
+	}
+	it.left--
+	it.j++
+	if it.g.block && it.j == it.blockTokens {
+		it.open()
+		it.j = 0
+	}
+	return true
 }
 
 // appendPromptIDs appends req's prompt as comma-separated token ids in
 // [tokenIDBase, tokenIDBase+tokenIDAlphabet).
 func appendPromptIDs(b []byte, req *traces.Request, blockTokens int) []byte {
-	first := true
-	promptSegments(req, blockTokens, func(g segment, j int) {
+	for it, first := newPromptIter(req, blockTokens), true; it.next(); first = false {
 		if !first {
 			b = append(b, ',')
 		}
-		first = false
-		b = strconv.AppendUint(b, tokenIDBase+g.at(j, tokenIDAlphabet), 10)
-	})
+		b = strconv.AppendUint(b, tokenIDBase+it.g.at(it.j, idAlphabet), 10)
+	}
 	return b
 }
 
 // appendPromptText appends req's prompt as words of promptWords (JSON-safe,
 // no escapes needed), the first without its leading space.
 func appendPromptText(b []byte, req *traces.Request, blockTokens int) []byte {
-	first := true
-	promptSegments(req, blockTokens, func(g segment, j int) {
-		w := promptWords[g.at(j, uint64(len(promptWords)))]
+	for it, first := newPromptIter(req, blockTokens), true; it.next(); first = false {
+		w := promptWords[it.g.at(it.j, wordAlphabet)]
 		if first {
-			w, first = w[1:], false
+			w = w[1:]
 		}
 		b = append(b, w...)
-	})
+	}
 	return b
 }

@@ -95,9 +95,9 @@ func TestPromptsSharePrefixBlocks(t *testing.T) {
 			kind.opts(&cfg)
 			cfg.blockTokens = s.PrefixBlockTokens
 			c := &client{cfg: &cfg}
-			slack := header(tokenIDAlphabet)
+			slack := idAlphabet.header
 			if kind.name != "token ids" {
-				slack = header(uint64(len(promptWords)))
+				slack = wordAlphabet.header
 			}
 			prompts := make([][]string, len(s.Requests))
 			for i := range s.Requests {
@@ -155,7 +155,7 @@ func TestReplaySendsPrefixBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := <-prompts, <-prompts
-	if len(a) != 40 || len(b) != 40 || !slices.Equal(a[:16], b[:16]) || slices.Equal(a[:17], b[:17]) && slices.Equal(a[:16+header(tokenIDAlphabet)], b[:16+header(tokenIDAlphabet)]) {
+	if len(a) != 40 || len(b) != 40 || !slices.Equal(a[:16], b[:16]) || slices.Equal(a[:17], b[:17]) && slices.Equal(a[:16+idAlphabet.header], b[:16+idAlphabet.header]) {
 		t.Errorf("prompts sharing block 3 of 16 tokens:\n%v\n%v", a, b)
 	}
 }
