@@ -179,6 +179,11 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 				if h == nil {
 					h = hdrhistogram.New(sh.LowestTrackableValue(), sh.HighestTrackableValue(), int(sh.SignificantFigures()))
 				}
+				if sh.LowestTrackableValue() != h.LowestTrackableValue() || sh.HighestTrackableValue() != h.HighestTrackableValue() || sh.SignificantFigures() != h.SignificantFigures() {
+					return nil, fmt.Errorf("merge: shard %s (%s): %s interval %s has range %d..%d at %d digits, shard %s's %d..%d at %d: not the same histograms",
+						s.man.Shard, s.dir, HDRLogFile, tag, sh.LowestTrackableValue(), sh.HighestTrackableValue(), sh.SignificantFigures(),
+						first.man.Shard, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
+				}
 				if dropped := h.Merge(sh); dropped != 0 {
 					return nil, fmt.Errorf("merge: %s: merging shard %s's histogram dropped %d values", tag, s.man.Shard, dropped)
 				}
