@@ -33,12 +33,44 @@ const (
 // (reactor_linux.go) for plain http:// targets when cfg's transport is
 // TransportReactor, else through net/http.
 type client struct {
-	cfg     *config
-	http    *http.Client // set when net/http is used
-	reactor *reactor     // set when the reactor is used
-	url     string
-	since   func() time.Duration
-	heads   sync.Pool // *headReader for the reactor's head parser (push.go)
+	cfg   *config
+	tr    transport // the reactor or net/http
+	url   string
+	since func() time.Duration
+	heads sync.Pool // *headReader for the reactor's head parser (push.go)
+}
+
+// transport is how requests reach the server: the reactor (reactor_linux.go,
+// plain http:// on Linux) or net/http (httpTransport). start sends req and
+// calls done once rec is complete, without waiting for the network; close
+// ends what the transport owns once nothing is in flight. Either fills a
+// record through the same per-event steps (client.read, pushResponse), so a
+// record does not depend on the transport.
+type transport interface {
+	start(runCtx context.Context, req *traces.Request, rec *Record, done func())
+	close()
+}
+
+// httpTransport sends through net/http, each request on a goroutine of its
+// own. owned: Replay created the http.Client (a WithHTTPClient client is the
+// caller's, its idle connections left alone).
+type httpTransport struct {
+	c     *client
+	http  *http.Client
+	owned bool
+}
+
+func (t *httpTransport) start(runCtx context.Context, req *traces.Request, rec *Record, done func()) {
+	go func() {
+		t.do(runCtx, req, rec)
+		done()
+	}()
+}
+
+func (t *httpTransport) close() {
+	if t.owned {
+		t.http.CloseIdleConnections()
+	}
 }
 
 // newClient returns the client for cfg's transport. The reactor's event
@@ -59,40 +91,26 @@ func newClient(runCtx context.Context, cfg *config, baseURL string, since func()
 		if err != nil {
 			return nil, fmt.Errorf("loadgen: transport %s: %w", TransportReactor, err)
 		}
-		c.reactor = r
+		c.tr = r
 		return c, nil
 	}
-	c.http = cfg.client
-	if c.http == nil {
-		c.http = NewHTTPClient()
-		c.http.Transport.(*http.Transport).TLSClientConfig = cfg.tls
+	ht := &httpTransport{c: c, http: cfg.client}
+	if ht.http == nil {
+		ht.http, ht.owned = NewHTTPClient(), true
+		ht.http.Transport.(*http.Transport).TLSClientConfig = cfg.tls
 	}
+	c.tr = ht
 	return c, nil
 }
 
-// close ends the client's own resources once nothing is in flight: the
+// close ends the transport's own resources once nothing is in flight: the
 // reactor's loop and sockets, or the idle connections of a client Replay
-// created (a WithHTTPClient client is the caller's).
-func (c *client) close() {
-	switch {
-	case c.reactor != nil:
-		c.reactor.close()
-	case c.cfg.client == nil:
-		c.http.CloseIdleConnections()
-	}
-}
+// created.
+func (c *client) close() { c.tr.close() }
 
-// start sends req and calls done once rec is complete: on the reactor, or
-// on a goroutine of its own for the other transports.
+// start sends req and calls done once rec is complete (transport.start).
 func (c *client) start(runCtx context.Context, req *traces.Request, rec *Record, done func()) {
-	if c.reactor != nil {
-		c.reactor.start(runCtx, req, rec, done)
-		return
-	}
-	go func() {
-		c.do(runCtx, req, rec)
-		done()
-	}()
+	c.tr.start(runCtx, req, rec, done)
 }
 
 // body appends the JSON request body for req to b.
@@ -161,23 +179,25 @@ type response struct {
 // do sends req and fills rec (SentAt onwards). It never returns an error: a
 // failed request is data, kept in rec.State and rec.Error.
 func (c *client) do(runCtx context.Context, req *traces.Request, rec *Record) {
-	if c.reactor != nil {
-		ended := make(chan struct{})
-		c.reactor.start(runCtx, req, rec, func() { close(ended) })
-		<-ended
+	if ht, ok := c.tr.(*httpTransport); ok {
+		ht.do(runCtx, req, rec) // on this goroutine: no hand-off
 		return
 	}
-	c.doHTTP(runCtx, req, rec)
+	ended := make(chan struct{})
+	c.tr.start(runCtx, req, rec, func() { close(ended) })
+	<-ended
 }
 
-// doHTTP is do through net/http.
-func (c *client) doHTTP(runCtx context.Context, req *traces.Request, rec *Record) {
+// do is client.do through net/http, on the calling goroutine.
+func (t *httpTransport) do(runCtx context.Context, req *traces.Request, rec *Record) {
+	c := t.c
+	body := c.body(make([]byte, 0, 64+7*req.InputTokens), req)
+	rec.DispatchedAt = c.since() // then the deadline starts, as on the reactor
 	rctx, cancel := context.WithTimeout(runCtx, c.cfg.timeout)
 	defer cancel()
 	rs := reqState{runCtx: runCtx, rctx: rctx}
 	var wrote atomic.Int64
 	trace := &httptrace.ClientTrace{WroteHeaders: func() { wrote.Store(int64(c.since())) }}
-	body := c.body(make([]byte, 0, 64+7*req.InputTokens), req)
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentAt = c.since()
@@ -192,8 +212,7 @@ func (c *client) doHTTP(runCtx context.Context, req *traces.Request, rec *Record
 	if c.cfg.stream {
 		hreq.Header.Set("Accept", "text/event-stream")
 	}
-	rec.DispatchedAt = c.since()
-	resp, err := c.http.Do(hreq)
+	resp, err := t.http.Do(hreq)
 	rec.SentAt = time.Duration(wrote.Load())
 	if rec.SentAt == 0 {
 		rec.SentAt = rec.DispatchedAt

@@ -52,8 +52,11 @@ func TestEveryFinalStateHasATime(t *testing.T) {
 		if r.State == StateOK && r.FinalAt != r.EndAt {
 			t.Errorf("ok request %d: final_at %v != end_at %v", r.RequestID, r.FinalAt, r.EndAt)
 		}
-		if r.State == StateTimeout && r.FinalAt-r.SentAt < 300*time.Millisecond {
-			t.Errorf("timed-out request %d ended %v after it was sent, before the 300 ms timeout", r.RequestID, r.FinalAt-r.SentAt)
+		// The timeout runs from dispatch (the request's deadline is set when
+		// the client takes it, before a connection is dialled and the first
+		// byte is sent), so it is measured from DispatchedAt, not SentAt.
+		if r.State == StateTimeout && r.FinalAt-r.DispatchedAt < 300*time.Millisecond {
+			t.Errorf("timed-out request %d ended %v after it was dispatched, before the 300 ms timeout", r.RequestID, r.FinalAt-r.DispatchedAt)
 		}
 	}
 	if !states[StateOK] || !states[StateHTTPError] || !states[StateTimeout] {

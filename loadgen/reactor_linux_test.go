@@ -130,7 +130,7 @@ func TestReactorAddresses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := reactorClient(t, srv.URL, DefaultTimeout)
-			c.reactor.addrs, c.reactor.resolveErr = tc.addrs, tc.resolveErr // before any request: no race
+			c.tr.(*reactor).addrs, c.tr.(*reactor).resolveErr = tc.addrs, tc.resolveErr // before any request: no race
 			var rec Record
 			c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
 			if rec.State != tc.state || !strings.Contains(rec.Error, tc.errHas) {
@@ -183,7 +183,7 @@ func TestReactorConnectHangsNextAddress(t *testing.T) {
 	srv := twoTokenServer(t)
 	hang := hangingAddr(t)
 	c := reactorClient(t, srv.URL, 4*time.Second) // 2 s for the hanging address, then the server
-	c.reactor.addrs = []netip.AddrPort{hang, netip.MustParseAddrPort(srv.Listener.Addr().String())}
+	c.tr.(*reactor).addrs = []netip.AddrPort{hang, netip.MustParseAddrPort(srv.Listener.Addr().String())}
 	t0 := time.Now()
 	var rec Record
 	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
@@ -194,7 +194,7 @@ func TestReactorConnectHangsNextAddress(t *testing.T) {
 	// Only the hanging address, on a client without an idle connection: it
 	// times out, saying dial.
 	c2 := reactorClient(t, srv.URL, time.Second)
-	c2.reactor.addrs = []netip.AddrPort{hang}
+	c2.tr.(*reactor).addrs = []netip.AddrPort{hang}
 	rec = Record{}
 	c2.do(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec)
 	if rec.State != StateTimeout || !strings.Contains(rec.Error, "dial tcp") {
