@@ -221,8 +221,11 @@ func TestRunEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatalf("results.json: %v", err)
 	}
-	if len(back.Cells) != 4 {
-		t.Errorf("results.json has %d cells, want 4", len(back.Cells))
+	if len(back.Cells) != 6 { // 2 arms and the baseline's A/A replicate at 2 loads
+		t.Errorf("results.json has %d cells, want 6", len(back.Cells))
+	}
+	if len(back.Stats.Resolution) == 0 || len(back.SimTruth) == 0 {
+		t.Errorf("results.json has %d resolutions and %d simulator truths, want both", len(back.Stats.Resolution), len(back.SimTruth))
 	}
 }
 
@@ -307,6 +310,7 @@ arms:
   - name: cand
     sim_overrides: {rmsnorm: 2}
 energy: {disabled: true}
+resolution: {aa_replicate: false}
 `
 	cfg, res, out, log := runText(t, "w.yaml", cfgText)
 	replays := map[string]int{}

@@ -18,7 +18,22 @@ type ExtraConfig struct {
 	Cost *cost.Inputs `yaml:"cost,omitempty"`
 	// OTel configures export to an observability stack (off by default).
 	OTel telemetry.Config `yaml:"otel,omitempty"`
+	// Resolution configures how the run measures its own resolution.
+	Resolution ResolutionConfig `yaml:"resolution,omitempty"`
 }
+
+// ResolutionConfig is the `resolution` block.
+type ResolutionConfig struct {
+	// AAReplicate runs the baseline a second time in every block, as the
+	// arm report.AAArm(baseline), interleaved like the arms, so the report
+	// can put the run's own noise floor beside every ratio
+	// (report.Resolution). Default true; false saves one cell per block and
+	// leaves the resolution "not measured".
+	AAReplicate *bool `yaml:"aa_replicate,omitempty"`
+}
+
+// aa reports whether the A/A replicate runs (default true).
+func (r ResolutionConfig) aa() bool { return r.AAReplicate == nil || *r.AAReplicate }
 
 // DecisionConfig is the `decision` block; it maps onto report.DecisionRule,
 // whose fields document each one. Undeclared clauses never decide a verdict.

@@ -37,6 +37,7 @@ arms:
 amdahl: {target_op: rmsnorm}
 decision: {metric: e2e, use_mean: true, regression_margin: 0.02}
 energy: {disabled: true}
+resolution: {aa_replicate: false}
 `
 	_, res, out, log := runText(t, "f.yaml", cfgText) // a run whose requests fail still completes: no error
 	if !res.Complete {

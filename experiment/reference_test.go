@@ -261,6 +261,7 @@ amdahl:
     window: 1s
     kernel_sequence: ['^fake_rms_pow$', '^fake_rms_mul$']
 energy: {disabled: true}
+resolution: {aa_replicate: false}
 `
 
 // runFakeProfile runs refProfileConfig against the fake reference server

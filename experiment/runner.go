@@ -275,7 +275,8 @@ type runner struct {
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
-// interleaved A B B A …). A started server is reused while consecutive cells
+// interleaved A B B A …), with the baseline's A/A replicate as the last arm
+// unless resolution.aa_replicate is false. A started server is reused while consecutive cells
 // belong to the same arm (a launched GPU server loads its model once per
 // stretch), and shut down, with the GPU checked back to idle, before another
 // arm's server starts.
@@ -285,6 +286,14 @@ func (r *runner) runAll(ctx context.Context) error {
 	for i, a := range r.cfg.Arms {
 		names[i] = a.Name
 		arms[a.Name] = a
+	}
+	if r.cfg.Extra.Resolution.aa() {
+		// The baseline's A/A replicate: the same server configuration under
+		// another arm name, interleaved like the arms (report.AAArm).
+		aa := r.cfg.Arms[0]
+		aa.Name = report.AAArm(aa.Name)
+		names = append(names, aa.Name)
+		arms[aa.Name] = aa
 	}
 	order, err := report.RunOrder(names, r.cfg.Load.RatesRPS, r.cfg.Repetitions)
 	if err != nil {

@@ -29,6 +29,11 @@ func (r *runner) addSections() {
 	if len(r.res.Cells) == 0 {
 		return
 	}
+	truth, err := r.simTruth()
+	if err != nil {
+		fmt.Fprintf(r.warn, "warning: the simulator's true ratios not computed: %v\n", err)
+	}
+	r.res.SimTruth = truth
 	rule := r.cfg.Extra.Decision.rule(r.cfg.Arms[0].Name, r.cfg.Seed)
 	if err := report.Analyze(r.res, rule); err != nil {
 		fmt.Fprintf(r.warn, "warning: statistics and verdicts not computed: %v\n", err)

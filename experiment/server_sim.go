@@ -25,20 +25,7 @@ type simArm struct {
 var _ armServer = (*simArm)(nil)
 
 func (r *runner) startSim(ctx context.Context, arm ArmConfig) (armServer, error) {
-	cfg := sim.DefaultConfig()
-	if r.cfg.Server.Sim != nil {
-		cfg = r.cfg.Server.Sim.Config
-	}
-	cfg.Overrides = map[string]float64{}
-	cfg.Ceilings = nil
-	for op, f := range arm.SimOverrides {
-		if f.IsCeiling() {
-			cfg.Ceilings = append(cfg.Ceilings, op)
-			continue
-		}
-		cfg.Overrides[op] = f.Factor
-	}
-	s, err := sim.New(cfg)
+	s, err := sim.New(r.simConfig(arm))
 	if err != nil {
 		return nil, fmt.Errorf("simulated server: %w", err)
 	}
@@ -80,6 +67,25 @@ type SimTrueFraction struct {
 	// StepModel and StepWall are the same over every step of the window.
 	StepModel time.Duration `json:"step_model_ns"`
 	StepWall  time.Duration `json:"step_wall_ns"`
+}
+
+// simConfig is the simulator's configuration for arm: the config's
+// server.sim (or the default) with the arm's op overrides.
+func (r *runner) simConfig(arm ArmConfig) sim.Config {
+	cfg := sim.DefaultConfig()
+	if r.cfg.Server.Sim != nil {
+		cfg = r.cfg.Server.Sim.Config
+	}
+	cfg.Overrides = map[string]float64{}
+	cfg.Ceilings = nil
+	for op, f := range arm.SimOverrides {
+		if f.IsCeiling() {
+			cfg.Ceilings = append(cfg.Ceilings, op)
+			continue
+		}
+		cfg.Overrides[op] = f.Factor
+	}
+	return cfg
 }
 
 func (a *simArm) ResetProfile(context.Context) error {

@@ -24,6 +24,13 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if !res.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}
+	for _, b := range report.Answer(*res) {
+		fmt.Fprintf(w, "\n%s vs %s:\n", b.Candidate, res.Rule.Baseline)
+		for _, l := range b.Lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
 	var notMeasured []string

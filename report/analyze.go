@@ -232,8 +232,30 @@ func Analyze(r *Results, rule DecisionRule) error {
 	if rs := [2]string{rule.Metric, rule.stat()}; !slices.Contains(ratioSpecs, rs) {
 		ratioSpecs = append(ratioSpecs, rs)
 	}
+	compare := func(k string, num, den group, metric, stat string) Estimate {
+		return compareGroups(bs, k, num, den, metric, stat, !rule.Independent)
+	}
+	// The A/A replicate against the baseline: the run's resolution per load
+	// and metric statistic, before any candidate is compared.
+	resolutions := map[string]Resolution{}
+	aaArm := AAArm(rule.Baseline)
+	for _, g := range groups {
+		base, ok := byKey[key(rule.Baseline, g.load)]
+		if g.arm != aaArm || !ok {
+			continue
+		}
+		for _, spec := range ratioSpecs {
+			res := resolutionOf(g.load, spec[0], spec[1], compare(key("aa", g.load, spec[0], spec[1]), g, base, spec[0], spec[1]))
+			res.Excluded = excludedNote(g, base)
+			resolutions[key(g.load, spec[0], spec[1])] = res
+			st.Resolution = append(st.Resolution, res)
+		}
+	}
+	if len(st.Resolution) > 0 {
+		st.ResolutionMethod = resolutionMethod
+	}
 	for _, cand := range arms {
-		if cand == rule.Baseline {
+		if cand == rule.Baseline || IsAAArm(cand) {
 			continue
 		}
 		for _, g := range groups {
@@ -245,8 +267,13 @@ func Analyze(r *Results, rule DecisionRule) error {
 				continue
 			}
 			for _, spec := range ratioSpecs {
-				st.Ratios = append(st.Ratios, Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.load, Metric: spec[0], Stat: spec[1],
-					Value: pairedRatio(bs, key("ratio", cand, g.load, spec[0], spec[1]), g, base, spec[0], spec[1], !rule.Independent)})
+				q := Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.load, Metric: spec[0], Stat: spec[1],
+					Value: compare(key("ratio", cand, g.load, spec[0], spec[1]), g, base, spec[0], spec[1]), Excluded: excludedNote(g, base)}
+				if res, ok := resolutions[key(g.load, spec[0], spec[1])]; ok && res.PlusMinus != nil {
+					q.Resolution = res.PlusMinus
+					q.Value = widen(q.Value, res.AA.Value)
+				}
+				st.Ratios = append(st.Ratios, q)
 			}
 		}
 	}
@@ -258,11 +285,23 @@ func Analyze(r *Results, rule DecisionRule) error {
 	r.Rule = &rule
 	r.Verdicts = nil
 	for _, cand := range arms {
-		if cand != rule.Baseline && cand != r.Ceiling { // a ceiling is a timing-only ablation: no verdict
+		if cand != rule.Baseline && cand != r.Ceiling && !IsAAArm(cand) { // a ceiling is a timing-only ablation, an A/A replicate the noise floor: no verdict
 			r.Verdicts = append(r.Verdicts, decide(*r, rule, cand))
 		}
 	}
 	return nil
+}
+
+// compareGroups is num/den of metric/stat at one load: request by request
+// (requestRatio) when both groups kept per-request figures of metric and
+// neither lost too many requests, else over repetitions (pairedRatio).
+func compareGroups(bs bootstrapper, k string, num, den group, metric, stat string, pair bool) Estimate {
+	if slices.Contains(pairedMetrics, metric) && num.censored() == "" && den.censored() == "" {
+		if p, ok := pairRequests(num, den, metric); ok {
+			return bs.requestRatio(k, stat, p)
+		}
+	}
+	return pairedRatio(bs, k, num, den, metric, stat, pair)
 }
 
 // pairedRatio is candidate/baseline of metric/stat over repetitions, paired by
@@ -483,7 +522,7 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		top = fmt.Sprintf("the highest measured load (%s req/s; planned %s req/s not measured)", num(maxLoad), nums(above))
 	}
 	for _, arm := range arms {
-		if arm == baseline {
+		if arm == baseline || IsAAArm(arm) {
 			continue
 		}
 		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))

@@ -98,6 +98,12 @@ func (b bootstrapper) ratio(key string, num, den []float64, paired bool) Estimat
 		}
 		draws = append(draws, (sn/float64(len(num)))/(sd/float64(len(den))))
 	}
+	return b.ratioInterval(e, draws)
+}
+
+// ratioInterval sets e's interval from the bootstrap draws of a ratio, or
+// says that every resample had a zero baseline.
+func (b bootstrapper) ratioInterval(e Estimate, draws []float64) Estimate {
 	if len(draws) == 0 {
 		e.Note = "every resample had a zero baseline"
 		return e

@@ -85,6 +85,8 @@ func (o CellOptions) withDefaults() CellOptions {
 //     the samples, published or not, opts.ClientBoundLag);
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist);
+//   - Requests keeps each ok measured request's TTFT, TPOT and E2E (ms) by
+//     request ID, for per-request comparisons between arms (requestRatio);
 //   - FirstError describes the earliest-scheduled measured request that did
 //     not end ok (FailureWarning quotes it).
 func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
@@ -176,6 +178,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		if m.e2eOK {
 			e2e = append(e2e, ms(m.e2e))
 		}
+		c.Requests = append(c.Requests, requestFigures(r.RequestID, m))
 		inWindow := win.Measured && r.EndAt > 0 && r.EndAt >= win.Start && r.EndAt <= win.End
 		if inWindow && meetsSLO(m, opts.SLO) {
 			good++
@@ -211,6 +214,21 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 		c.ClientBound = loadgen.ClientBound(fromMs(c.DispatchLagP99ForFlagMs), opts.ClientBoundLag)
 	}
 	return c
+}
+
+// requestFigures is one request's per-request figures (ms; nil where undefined).
+func requestFigures(id int, m requestMetrics) RequestFigures {
+	f := RequestFigures{ID: id}
+	if m.ttftOK {
+		f.TTFTMs = ptr(ms(m.ttft))
+	}
+	if m.tpotOK {
+		f.TPOTMs = ptr(ms(m.tpot))
+	}
+	if m.e2eOK {
+		f.E2EMs = ptr(ms(m.e2e))
+	}
+	return f
 }
 
 // meetsSLO reports whether one completed request meets every declared target

@@ -50,6 +50,8 @@ type htmlPage struct {
 	// NotRun are the planned cells that did not run (order, arm, load, rep); NotRunNote introduces them.
 	NotRun     [][]string
 	NotRunNote string
+	// Answer is the first-screen answer, one block per candidate.
+	Answer []AnswerBlock
 	// VerdictLines are VerdictLine of each verdict, in order.
 	VerdictLines []string
 	// The window figures' definitions, printed under the summary table.
@@ -81,7 +83,7 @@ func buildPage(r Results) (htmlPage, error) {
 		}
 		return unit
 	}
-	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r),
+	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r), Answer: Answer(r),
 		TokensDefinition: windowTokensDefinition, WindowDefinition: windowDefinition, GoodputDenominator: goodputDenominator}
 	if sim {
 		p.Title += " (simulated)"
@@ -410,6 +412,10 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{if .Simulated}}<p class="banner">Simulated: every figure and chart in this report comes from the embedded simulator (sim), not from a GPU.</p>{{end}}
 {{if .Incomplete}}<p class="banner">Incomplete run: {{.Incomplete}}</p>{{end}}
 {{range .Results.Warnings}}<p class="banner">Warning: {{.}}</p>{{end}}
+{{if .Answer}}<h2 id="answer">Answer</h2>
+{{range .Answer}}<h3>{{.Candidate}}</h3>
+<ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{end}}
 <table>
 <tr><th>trace</th><td>{{.Results.Trace.Source}} ({{.Results.Trace.Format}}, sha256 {{.Results.Trace.SHA256}})</td></tr>
 <tr><th>trace rows</th><td>{{.Results.Trace.RowsText}}; clamped {{.Results.Trace.Clamped}}</td></tr>

@@ -64,6 +64,16 @@ func (m mdWriter) header(r Results) {
 	for _, w := range r.Warnings {
 		m.p("> **Warning:** %s\n\n", w)
 	}
+	if blocks := Answer(r); len(blocks) > 0 {
+		m.p("## Answer\n\n")
+		for _, b := range blocks {
+			m.p("**%s**\n\n", b.Candidate)
+			for _, l := range b.Lines {
+				m.p("- %s\n", l)
+			}
+			m.p("\n")
+		}
+	}
 	m.p("| field | value |\n| --- | --- |\n")
 	m.p("| schema | %s |\n", r.SchemaVersion)
 	if !r.CreatedAt.IsZero() {
@@ -261,7 +271,11 @@ func (m mdWriter) cells(r Results) {
 		m.p("Not measured: no cells in this results file.\n\n")
 		return
 	}
-	if r.Stats != nil {
+	oneRep := r.Stats != nil && !slices.ContainsFunc(r.Stats.Cells, func(cs CellStats) bool { return cs.Reps > 1 })
+	if oneRep {
+		m.p("One repetition per arm and load: the figures over repetitions would repeat each cell's own, below (results.json `stats.cells` keeps them).\n\n")
+	}
+	if r.Stats != nil && !oneRep {
 		m.p("### Over repetitions\n\n%s.\n\n", r.Stats.Method)
 		m.p("| arm | load (req/s) | reps | metric | stat | value | interval |\n| --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, cs := range r.Stats.Cells {

@@ -46,6 +46,9 @@ type Results struct {
 	Rule *DecisionRule `json:"decision_rule,omitempty"`
 	// Stats holds the statistics over repetitions (Analyze); nil before analysis.
 	Stats *Stats `json:"stats,omitempty"`
+	// SimTruth holds, for a run on the simulator, the true candidate/baseline
+	// ratios the measured ones estimate (TruthRatio); nil otherwise.
+	SimTruth []TruthRatio `json:"sim_truth,omitempty"`
 	// Verdicts holds one verdict per candidate arm (Analyze).
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 
@@ -55,6 +58,19 @@ type Results struct {
 	Cost       *CostSection       `json:"cost,omitempty"`
 	Validation *ValidationSection `json:"validation,omitempty"`
 	Hook       *HookSection       `json:"hook,omitempty"`
+}
+
+// TruthRatio is the simulator's true candidate/baseline ratio of one metric
+// statistic at one load: the schedule replayed in virtual time under each
+// arm's cost model (sim.Config.Replay), over the Requests both arms'
+// first repetition measured ok. A measured Ratio's interval should contain it.
+type TruthRatio struct {
+	Candidate      string  `json:"candidate"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Metric         string  `json:"metric"`
+	Stat           string  `json:"stat"`
+	Value          float64 `json:"value"`
+	Requests       int     `json:"requests"`
 }
 
 // Input is one results file a comparison read.
@@ -223,6 +239,11 @@ type Cell struct {
 	// DispatchLag is over loadgen.ClientLag: DispatchedAt − ScheduledAt of
 	// measured requests not held by the in-flight cap (the client's own lateness).
 	DispatchLag Dist `json:"dispatch_lag"`
+	// Requests are the ok measured requests' figures by request ID
+	// (RequestFigures), for comparisons request by request between arms
+	// that replayed the same schedule; absent in results written before
+	// they were kept (comparisons then go over repetitions).
+	Requests []RequestFigures `json:"requests,omitempty"`
 }
 
 // Dist summarises one latency metric exactly from raw samples, in ms.

@@ -12,7 +12,9 @@ const (
 	verdictPass           = "pass"
 	verdictFail           = "fail"
 	verdictInconclusive   = "inconclusive"
-	clauseNotDeclared     = "not declared"
+	// verdictNoDifference: no difference detectable at the run's resolution.
+	verdictNoDifference = "no difference"
+	clauseNotDeclared   = "not declared"
 )
 
 // DecisionRule is DESIGN.md's acceptance rule, as configured. Only declared
@@ -76,7 +78,10 @@ func (r DecisionRule) WithDefaults() DecisionRule {
 type Verdict struct {
 	Candidate string `json:"candidate"`
 	Baseline  string `json:"baseline"`
-	// Outcome is "pass", "fail" or "inconclusive".
+	// Outcome is "pass", "fail", "inconclusive" or "no difference" (no
+	// difference detectable at the run's resolution: the ratio lies within
+	// the A/A noise floor or its interval contains 1, and no regression
+	// beyond the margin is possible).
 	Outcome string `json:"outcome"`
 	// DecidingClause is "a", "b", "c" or "d" (DESIGN.md's clauses); Reason says why.
 	DecidingClause string         `json:"deciding_clause"`

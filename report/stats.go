@@ -4,23 +4,31 @@ package report
 // Interval is false (Low = High = Value) when fewer than two repetitions
 // support it; Note then says why.
 type Estimate struct {
-	Value    float64 `json:"value"`
-	Low      float64 `json:"low"`
-	High     float64 `json:"high"`
-	Reps     int     `json:"reps"`
-	Interval bool    `json:"interval"`
-	Note     string  `json:"note,omitempty"`
+	Value float64 `json:"value"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	Reps  int     `json:"reps"`
+	// Requests is the number of request pairs a per-request estimate
+	// (pairedRatio) was made from; 0 for estimates over repetitions.
+	Requests int    `json:"requests,omitempty"`
+	Interval bool   `json:"interval"`
+	Note     string `json:"note,omitempty"`
 }
 
 // Stats holds statistics over repetitions, computed by Analyze.
 type Stats struct {
 	// Method names the estimator and interval (e.g. "mean over repetitions;
 	// percentile bootstrap, 2000 resamples, 95 %, seed 1").
-	Method       string         `json:"method"`
-	Cells        []CellStats    `json:"cells"`
-	Ratios       []Ratio        `json:"ratios,omitempty"`
-	Capacity     []Capacity     `json:"capacity,omitempty"`
-	CapacityGain []CapacityGain `json:"capacity_gain,omitempty"`
+	Method string      `json:"method"`
+	Cells  []CellStats `json:"cells"`
+	Ratios []Ratio     `json:"ratios,omitempty"`
+	// Resolution is the run's noise floor per load and metric statistic,
+	// from the baseline's A/A replicate (AAArm); empty when the run had none.
+	Resolution []Resolution `json:"resolution,omitempty"`
+	// ResolutionMethod says how Resolution and the widened intervals are computed.
+	ResolutionMethod string         `json:"resolution_method,omitempty"`
+	Capacity         []Capacity     `json:"capacity,omitempty"`
+	CapacityGain     []CapacityGain `json:"capacity_gain,omitempty"`
 	// CapacityNotMeasured says why capacity is absent (e.g. no SLO declared).
 	CapacityNotMeasured string `json:"capacity_not_measured,omitempty"`
 }
@@ -45,12 +53,21 @@ type MetricStat struct {
 
 // Ratio is candidate/baseline of one metric statistic at one load (< 1: candidate lower).
 type Ratio struct {
-	Candidate      string   `json:"candidate"`
-	Baseline       string   `json:"baseline"`
-	OfferedLoadRPS float64  `json:"offered_load_rps"`
-	Metric         string   `json:"metric"`
-	Stat           string   `json:"stat"`
-	Value          Estimate `json:"value"`
+	Candidate      string  `json:"candidate"`
+	Baseline       string  `json:"baseline"`
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Metric         string  `json:"metric"`
+	Stat           string  `json:"stat"`
+	// Value is the ratio with its interval: request by request when both
+	// cells kept per-request figures (Estimate.Requests > 0), over
+	// repetitions otherwise; widened by the A/A offset when Resolution is set.
+	Value Estimate `json:"value"`
+	// Resolution is the run's resolution for this metric statistic at this
+	// load (a fraction: ±Resolution around 1); nil when not measured.
+	Resolution *float64 `json:"resolution,omitempty"`
+	// Excluded says why the ratio feeds no verdict (a client-bound cell);
+	// the ratio is still shown, labelled.
+	Excluded string `json:"excluded,omitempty"`
 }
 
 // Capacity is one arm's capacity at SLO: the highest swept load whose

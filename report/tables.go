@@ -59,10 +59,14 @@ func ratioSection(r Results) tableSection {
 	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
 		return notMeasuredSection(id, h, orText(notAnalysed(r), "no candidate arm"))
 	}
-	p := tablePart{Note: "Ratios below 1 mean the candidate's figure is lower (faster).",
-		Header: []string{"candidate", "load (req/s)", "metric", "stat", "candidate/baseline", "interval"}}
+	note := "Ratios below 1 mean the candidate's figure is lower (faster)."
+	if r.Stats.ResolutionMethod != "" {
+		note += " Resolution: " + r.Stats.ResolutionMethod + "."
+	}
+	p := tablePart{Note: note,
+		Header: []string{"candidate", "load (req/s)", "metric", "stat", "candidate/baseline", "interval", "resolution", "excluded from the verdict"}}
 	for _, q := range r.Stats.Ratios {
-		p.Rows = append(p.Rows, []string{r.ArmLabel(q.Candidate), num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value)})
+		p.Rows = append(p.Rows, []string{r.ArmLabel(q.Candidate), num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), interval(q.Value), ResolutionText(q.Resolution), orText(q.Excluded, "no")})
 	}
 	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
 }

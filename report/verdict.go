@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -27,7 +28,7 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 		clauseC(r, rule, cand),
 		clauseD(r, rule),
 	}
-	for _, outcome := range []string{verdictFail, verdictInconclusive} {
+	for _, outcome := range []string{verdictFail, verdictInconclusive, verdictNoDifference} {
 		for _, c := range v.Clauses {
 			if c.Outcome == outcome {
 				v.Outcome, v.DecidingClause = outcome, c.Clause
@@ -146,14 +147,24 @@ func sectionNote(v *ValidationSection) string {
 	return v.NotMeasured
 }
 
-// clauseB: the rule metric's candidate/baseline ratio at every common load.
-// Threshold T = 1 + margin: the whole interval below T passes, above T fails,
-// straddling T (or no interval) is inconclusive. Any failing load fails.
+// clauseB: the rule metric's candidate/baseline ratio at every common load,
+// against the threshold T = 1 + margin and the run's resolution ρ (the A/A
+// noise floor, Ratio.Resolution). At one load:
+//   - the whole interval above T fails (a regression beyond the margin);
+//   - an interval containing 1, or a ratio within 1 ± ρ, with its upper end
+//     below T, is no difference detectable at this run's resolution;
+//   - an interval below T that excludes 1, with the ratio beyond ±ρ, passes
+//     (a difference the run can detect, no regression beyond the margin);
+//   - anything else (an interval straddling T, no interval) is inconclusive.
+//
+// Loads whose ratio is Excluded (a client-bound cell) are listed and decide
+// nothing. Over the loads: any fail fails; else any inconclusive load makes
+// the clause inconclusive; else any pass passes; else no difference.
 func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 	stat := rule.stat()
-	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: no regression beyond the margin (candidate/baseline interval below 1 + margin)", rule.Metric, stat)}
+	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: a difference beyond the run's resolution, no regression beyond the margin", rule.Metric, stat)}
 	thr := 1 + rule.RegressionMargin
-	var fails, incs, passes []string
+	var fails, incs, passes, same, excluded []string
 	// Loads without an interval share a reason (often "1 repetition: …"):
 	// it is said once per reason, with the loads and their ratios.
 	var notes []string
@@ -165,11 +176,17 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 			}
 			e := q.Value
 			desc := fmt.Sprintf("at %s req/s ratio %s", num(q.OfferedLoadRPS), estimateText(e, ""))
+			if q.Resolution != nil {
+				desc += ", resolution " + ResolutionText(q.Resolution)
+			}
+			within := q.Resolution != nil && math.Abs(e.Value-1) <= *q.Resolution
 			switch {
+			case q.Excluded != "" && e.Interval: // with no ratio, why there is none comes first
+				excluded = append(excluded, fmt.Sprintf("%s req/s (%s)", num(q.OfferedLoadRPS), q.Excluded))
 			case !e.Interval:
 				// "no interval (why): ratio 0.98 at 3.00 req/s, …" or, with no value, "no ratio (why) at …".
 				note, at := "no interval ("+orText(e.Note, "no reason recorded")+"): ratio ", num(e.Value)+" at "+num(q.OfferedLoadRPS)+" req/s"
-				if e.Reps == 0 {
+				if e.Reps == 0 && e.Requests == 0 {
 					note, at = "no ratio ("+undefinedText(e)+") at ", num(q.OfferedLoadRPS)+" req/s"
 				}
 				if _, ok := noInterval[note]; !ok {
@@ -178,6 +195,8 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 				noInterval[note] = append(noInterval[note], at)
 			case e.Low > thr:
 				fails = append(fails, desc)
+			case e.High < thr && ((e.Low <= 1 && 1 <= e.High) || within):
+				same = append(same, desc)
 			case e.High < thr:
 				passes = append(passes, desc)
 			default:
@@ -189,15 +208,30 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 		incs = append(incs, n+strings.Join(noInterval[n], ", "))
 	}
 	limit := "threshold 1 + margin = " + num(thr)
+	var tail []string
+	if len(same) > 0 {
+		tail = append(tail, "no difference detectable "+strings.Join(same, "; "))
+	}
+	if len(excluded) > 0 {
+		tail = append(tail, "excluded from the verdict: "+strings.Join(excluded, "; "))
+	}
+	rest := ""
+	if len(tail) > 0 {
+		rest = "; " + strings.Join(tail, "; ")
+	}
 	switch {
 	case len(fails) > 0:
-		c.Outcome, c.Detail = verdictFail, "regressed beyond the margin "+strings.Join(fails, "; ")+" ("+limit+")"
+		c.Outcome, c.Detail = verdictFail, "regressed beyond the margin "+strings.Join(fails, "; ")+" ("+limit+")"+rest
 	case len(incs) > 0:
-		c.Outcome, c.Detail = verdictInconclusive, strings.Join(incs, "; ")+" ("+limit+")"
-	case len(passes) == 0:
-		c.Outcome, c.Detail = verdictInconclusive, "no offered load measured both arms"
+		c.Outcome, c.Detail = verdictInconclusive, strings.Join(incs, "; ")+" ("+limit+")"+rest
+	case len(passes) > 0:
+		c.Outcome, c.Detail = verdictPass, "beyond the resolution and below "+num(thr)+" "+strings.Join(passes, "; ")+rest
+	case len(same) > 0:
+		c.Outcome, c.Detail = verdictNoDifference, "no difference detectable at this run's resolution "+strings.Join(same, "; ")+onlyIf(len(excluded) > 0, "; excluded from the verdict: "+strings.Join(excluded, "; "))
+	case len(excluded) > 0:
+		c.Outcome, c.Detail = verdictInconclusive, "every load was excluded from the verdict: "+strings.Join(excluded, "; ")
 	default:
-		c.Outcome, c.Detail = verdictPass, "interval below "+num(thr)+" "+strings.Join(passes, "; ")
+		c.Outcome, c.Detail = verdictInconclusive, "no offered load measured both arms"
 	}
 	return c
 }

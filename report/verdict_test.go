@@ -39,7 +39,7 @@ func TestVerdicts(t *testing.T) {
 		clause  string
 		detail  string // substring of the reason
 	}{
-		{name: "clear win", r: twoArms(base, win), outcome: "pass", clause: "b", detail: "interval below 1"},
+		{name: "clear win", r: twoArms(base, win), outcome: "pass", clause: "b", detail: "beyond the resolution and below 1"},
 		{name: "clear loss", r: twoArms(base, []float64{26, 26.5, 25.8, 26.2}), outcome: "fail", clause: "b", detail: "regressed beyond the margin"},
 		{name: "inconclusive: interval straddles 1", r: twoArms(base, []float64{17, 23, 20.5, 19}), outcome: "inconclusive", clause: "b", detail: "straddles 1"},
 		{name: "small slowdown within a 2% margin passes", r: twoArms(base, []float64{20.2, 20.6, 20.0, 20.3}), rule: DecisionRule{RegressionMargin: 0.02}, outcome: "pass", clause: "b"},

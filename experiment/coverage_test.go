@@ -1,0 +1,110 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// coverageConfig is one small run of the coverage check: Poisson arrivals
+// seeded per run (so every run replays another schedule), one busy load, a
+// large and a small candidate, the A/A replicate on (the default).
+const coverageConfig = `
+name: coverage
+seed: %d
+trace:
+  path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv
+  clamp_context: 7168
+load:
+  mode: poisson
+  rates_rps: [12]
+  warmup: 1s
+  duration: 6s
+server:
+  kind: sim
+arms:
+  - name: baseline
+  - name: gate-up-2x
+    sim_overrides: {gate_up_proj: 2}
+  - name: rmsnorm-2.5x
+    sim_overrides: {rmsnorm: 2.5}
+decision:
+  metric: e2e
+  use_mean: true
+`
+
+// TestIntervalCoverage is the coverage check of the run's intervals: it
+// runs the simulator TRANSFERLAB_COVERAGE_RUNS times (skipped when unset:
+// each run takes ~30 s of real time), each with another seed, and counts how
+// often the stated 95 % interval of each candidate/baseline mean ratio (TTFT,
+// TPOT, E2E; request by request, widened by the A/A offset) contains the
+// simulator's true ratio (report.TruthRatio, from a virtual-time replay of
+// the same schedule). It fails below 85 %. TRANSFERLAB_COVERAGE_OUT names a
+// file that receives the table. results/coverage-2026-12-01 holds a run.
+func TestIntervalCoverage(t *testing.T) {
+	runs, _ := strconv.Atoi(os.Getenv("TRANSFERLAB_COVERAGE_RUNS"))
+	if runs <= 0 {
+		t.Skip("set TRANSFERLAB_COVERAGE_RUNS=N (≥ 20 for the committed check) to run N simulated experiments of ~30 s each")
+	}
+	var tbl strings.Builder
+	fmt.Fprintf(&tbl, "| run (seed) | candidate | metric | truth | measured | 95 %% interval | resolution | covered | excluded |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	total, covered, totalKept, coveredKept := 0, 0, 0, 0
+	began := time.Now()
+	for i := range runs {
+		cfg, err := Parse(strings.NewReader(fmt.Sprintf(coverageConfig, 100+i)), "coverage.yaml", ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir(), Log: io.Discard, Warn: io.Discard})
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		for _, tr := range res.SimTruth {
+			for _, q := range res.Stats.Ratios {
+				if q.Candidate != tr.Candidate || q.OfferedLoadRPS != tr.OfferedLoadRPS || q.Metric != tr.Metric || q.Stat != tr.Stat {
+					continue
+				}
+				if !q.Value.Interval {
+					t.Errorf("run %d: %s %s %s: no interval (%s)", i, q.Candidate, q.Metric, q.Stat, q.Value.Note)
+					continue
+				}
+				in := q.Value.Low <= tr.Value && tr.Value <= q.Value.High
+				total++
+				if in {
+					covered++
+				}
+				if q.Excluded == "" {
+					totalKept++
+					if in {
+						coveredKept++
+					}
+				}
+				fmt.Fprintf(&tbl, "| %d (%d) | %s | %s %s | %.4f | %.4f | [%.4f, %.4f] | %s | %v | %s |\n", i, 100+i, q.Candidate, q.Metric, q.Stat,
+					tr.Value, q.Value.Value, q.Value.Low, q.Value.High, report.ResolutionText(q.Resolution), in, q.Excluded)
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no ratio was compared with the simulator's truth")
+	}
+	share := float64(covered) / float64(total)
+	summary := fmt.Sprintf("\n%d runs in %s: %d of %d intervals (%.1f %%) contain the simulator's true ratio; over ratios not excluded (client-bound): %d of %d.\n",
+		runs, time.Since(began).Round(time.Second), covered, total, 100*share, coveredKept, totalKept)
+	tbl.WriteString(summary)
+	t.Log(tbl.String())
+	if out := os.Getenv("TRANSFERLAB_COVERAGE_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(tbl.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if share < 0.85 {
+		t.Errorf("coverage %.1f %% < 85 %%", 100*share)
+	}
+}

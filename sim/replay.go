@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Arrival is one request of an open-loop schedule: when it arrives (offset
+// from the schedule's start) and its lengths in tokens.
+type Arrival struct {
+	At time.Duration
+	Lengths
+}
+
+// Timing is what the engine would do to one Arrival with no clock error:
+// its first token and its last token, both as offsets from the schedule's
+// start (the engine streams each token at the end of the step that made it).
+type Timing struct {
+	FirstToken time.Duration
+	LastToken  time.Duration
+}
+
+// TTFT is FirstToken − At of the arrival the timing belongs to.
+func (t Timing) TTFT(a Arrival) time.Duration { return t.FirstToken - a.At }
+
+// E2E is LastToken − At of the arrival the timing belongs to.
+func (t Timing) E2E(a Arrival) time.Duration { return t.LastToken - a.At }
+
+// Replay runs an open-loop schedule through the scheduler and cost model in
+// virtual time: each request joins the queue at its arrival, a step starts
+// when the previous one ends (or, idle, at the next arrival) and admits what
+// has arrived by then, as the real-time engine does with a perfect clock.
+// The result, one Timing per arrival in the order given, is the simulator's
+// ground truth for the schedule: what a measurement of it should find,
+// without the host's timer and scheduling noise. Lengths must fit the model
+// and KV cache as in Capacity.
+func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
+	cm, err := NewCostModel(c)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range arrivals {
+		if a.InputTokens < 1 || a.OutputTokens < 1 || a.InputTokens+a.OutputTokens > c.Model.MaxModelLen {
+			return nil, fmt.Errorf("sim: Replay: arrival %d = %+v: need input, output ≥ 1 and input+output ≤ max_model_len %d", i, a.Lengths, c.Model.MaxModelLen)
+		}
+		if kv := c.Scheduler.KVCacheTokens; kv > 0 && a.InputTokens+a.OutputTokens > kv {
+			return nil, fmt.Errorf("sim: Replay: arrival %d = %+v does not fit the KV cache (%d tokens)", i, a.Lengths, kv)
+		}
+	}
+	order := make([]int, len(arrivals))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return int(arrivals[a].At - arrivals[b].At) })
+	out := make([]Timing, len(arrivals))
+	index := map[*seq]int{}
+	sch := newScheduler(c.Scheduler)
+	var now time.Duration
+	next, done := 0, 0
+	for done < len(arrivals) {
+		for next < len(order) && arrivals[order[next]].At <= now {
+			a := arrivals[order[next]]
+			q := &seq{inputTokens: a.InputTokens, maxTokens: a.OutputTokens}
+			index[q] = order[next]
+			sch.enqueue(q)
+			next++
+		}
+		p := sch.next()
+		if p.empty() {
+			if next == len(order) {
+				return nil, errors.New("sim: Replay: scheduler stalled (limits admit nothing)")
+			}
+			now = arrivals[order[next]].At
+			continue
+		}
+		now += cm.Step(p.shape).Duration()
+		sch.commit(p, func(q *seq, generated int) {
+			i := index[q]
+			if generated == 1 {
+				out[i].FirstToken = now
+			}
+			if generated == q.maxTokens {
+				out[i].LastToken = now
+				done++
+			}
+		})
+	}
+	return out, nil
+}
