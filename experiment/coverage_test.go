@@ -108,3 +108,113 @@ func TestIntervalCoverage(t *testing.T) {
 		t.Errorf("coverage %.1f %% < 85 %%", 100*share)
 	}
 }
+
+// designConfig is the design-efficiency check's run: three repetitions of a
+// baseline, a large candidate and the A/A replicate at one busy load.
+const designConfig = `
+name: design
+seed: 21
+trace:
+  path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv
+  clamp_context: 7168
+load:
+  mode: poisson
+  rates_rps: [12]
+  warmup: 1s
+  duration: 6s
+server:
+  kind: sim
+repetitions: 3
+arms:
+  - name: baseline
+  - name: gate-up-2x
+    sim_overrides: {gate_up_proj: 2}
+decision:
+  metric: e2e
+  use_mean: true
+`
+
+// TestDesignEfficiency puts today's design (a percentile bootstrap over
+// repetitions, no A/A replicate) beside the request-by-request design with
+// the A/A replicate, on one simulated run of three repetitions (skipped
+// unless TRANSFERLAB_DESIGN_CHECK=1; ~2 min): for each design, the cells
+// it uses, their measured time, the mean E2E ratio's interval, whether it
+// contains the simulator's truth, and the time it would need for a ±1 %
+// interval (half-width ∝ 1/√time). TRANSFERLAB_COVERAGE_OUT names a file
+// for the table. It fails if the request-by-request design, with one
+// repetition, does not reach a narrower interval per minute than today's
+// with three.
+func TestDesignEfficiency(t *testing.T) {
+	if os.Getenv("TRANSFERLAB_DESIGN_CHECK") != "1" {
+		t.Skip("set TRANSFERLAB_DESIGN_CHECK=1 to run a ~2 min simulated experiment")
+	}
+	cfg, err := Parse(strings.NewReader(designConfig), "design.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir(), Log: io.Discard, Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth float64
+	for _, tr := range res.SimTruth {
+		if tr.Metric == "e2e" && tr.Stat == "mean" {
+			truth = tr.Value
+		}
+	}
+	cellS := (cfg.Effective().Load.Warmup + cfg.Effective().Load.Duration).Seconds()
+	type design struct {
+		name string
+		keep func(c report.Cell) bool
+		// perRequest false strips the per-request figures: today's estimator.
+		perRequest bool
+	}
+	designs := []design{
+		{"today: bootstrap over 3 repetitions, no A/A", func(c report.Cell) bool { return !report.IsAAArm(c.Arm) }, false},
+		{"request by request, 1 repetition, with A/A", func(c report.Cell) bool { return c.Repetition == 0 }, true},
+		{"request by request, 3 repetitions, with A/A", func(report.Cell) bool { return true }, true},
+	}
+	var tbl strings.Builder
+	fmt.Fprintf(&tbl, "simulator's true mean E2E ratio gate-up-2x/baseline at 12 req/s: %.4f\n\n", truth)
+	fmt.Fprintf(&tbl, "| design | cells | measured time (s) | ratio | 95 %% interval | half-width | contains truth | time for ±1 %% (min) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	perMinute := make([]float64, len(designs))
+	for i, d := range designs {
+		r := *res
+		r.Cells = nil
+		for _, c := range res.Cells {
+			if d.keep(c) {
+				if !d.perRequest {
+					c.Requests = nil
+				}
+				r.Cells = append(r.Cells, c)
+			}
+		}
+		r.Stats, r.Verdicts = nil, nil
+		if err := report.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true}); err != nil {
+			t.Fatal(err)
+		}
+		var e report.Estimate
+		for _, q := range r.Stats.Ratios {
+			if q.Metric == "e2e" && q.Stat == "mean" {
+				e = q.Value
+			}
+		}
+		if !e.Interval {
+			t.Fatalf("%s: no interval: %s", d.name, e.Note)
+		}
+		hw := (e.High - e.Low) / 2 / e.Value
+		secs := float64(len(r.Cells)) * cellS
+		need := secs / 60 * (hw / 0.01) * (hw / 0.01)
+		perMinute[i] = need
+		fmt.Fprintf(&tbl, "| %s | %d | %.0f | %.4f | [%.4f, %.4f] | ±%.2f %% | %v | %.2f |\n", d.name, len(r.Cells), secs, e.Value, e.Low, e.High, 100*hw, e.Low <= truth && truth <= e.High, need)
+	}
+	t.Log("\n" + tbl.String())
+	if out := os.Getenv("TRANSFERLAB_COVERAGE_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(tbl.String()), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if !(perMinute[1] < perMinute[0]) {
+		t.Errorf("request by request with 1 repetition needs %.2f min for ±1 %%, today's design %.2f min: not more efficient", perMinute[1], perMinute[0])
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -91,6 +92,16 @@ const modulePath = "github.com/transferlab/transferlab"
 // gitCommit returns the commit the binary was built from (Go's VCS stamp,
 // with "-dirty" for uncommitted changes), else the working tree's commit from
 // git when the working folder is a checkout of transferlab, else "".
+// machine names the host the run was made on: "hostname (linux/amd64, 2
+// CPUs)", so a comparison can say when two runs came from different machines.
+func machine() string {
+	h, err := os.Hostname()
+	if err != nil {
+		h = "unknown host"
+	}
+	return fmt.Sprintf("%s (%s/%s, %d CPUs)", h, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+}
+
 func gitCommit() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, modified string

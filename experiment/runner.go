@@ -182,6 +182,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			Seed:         eff.Seed,
 			GoVersion:    runtime.Version(),
 			GitCommit:    gitCommit(),
+			Machine:      machine(),
 		},
 		Trace: report.TraceInfo{
 			Source:          base.Source,

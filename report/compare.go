@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Differences lists what makes two results.json unfit for a like-for-like
@@ -27,6 +28,38 @@ func Differences(a, b Results) []string {
 	diff("simulated", a.Simulated, b.Simulated)
 	diff("offered_loads_rps", loadsOf(a), loadsOf(b))
 	return d
+}
+
+// Provenance lists where two results came from different commits,
+// configs, traces, servers, Go versions or machines: "commit: A=…, B=…".
+// Unlike Differences these do not refuse a comparison (a canary is a new
+// build by design), but a difference between the runs includes them.
+func Provenance(a, b Results) []string {
+	var d []string
+	diff := func(field string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s (A=%v, B=%v)", field, orText(fmt.Sprint(x), "not recorded"), orText(fmt.Sprint(y), "not recorded")))
+		}
+	}
+	diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
+	diff("configs", short(a.Manifest.ConfigSHA256), short(b.Manifest.ConfigSHA256))
+	diff("traces", short(a.Trace.SHA256), short(b.Trace.SHA256))
+	diff("servers", serverKinds(a), serverKinds(b))
+	diff("Go versions", a.Manifest.GoVersion, b.Manifest.GoVersion)
+	diff("machines", a.Manifest.Machine, b.Manifest.Machine)
+	return d
+}
+
+// serverKinds is the server description of each arm, as recorded.
+func serverKinds(r Results) string {
+	keys := slices.Sorted(maps.Keys(r.Manifest.Server))
+	s := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if info, ok := r.Manifest.Server[k].(map[string]any); ok {
+			s = append(s, fmt.Sprintf("%s: %v", k, info["kind"]))
+		}
+	}
+	return strings.Join(s, ", ")
 }
 
 func loadsOf(r Results) []float64 {
@@ -110,6 +143,15 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 			na++
 		}
 	}
+	// A's A/A replicate, when A ran one against the compared arm: the
+	// comparison's resolution (two separate runs add the drift between
+	// them, which neither run measured; Provenance says what differs).
+	for _, c := range a.Cells {
+		if c.Arm == AAArm(opts.ArmA) {
+			c.Arm = AAArm(opts.NameA)
+			out.Cells = append(out.Cells, c)
+		}
+	}
 	for _, c := range b.Cells {
 		if c.Arm == opts.ArmB {
 			c.Arm = opts.NameB
@@ -124,6 +166,12 @@ func Compare(a, b Results, opts CompareOptions) (Comparison, error) {
 	// than MaxNotOKShare of its requests is flagged again here, where it
 	// refuses the comparison's figures.
 	out.Warnings = FailureWarnings(out.Cells)
+	if p := Provenance(a, b); len(p) > 0 {
+		out.Warnings = append(out.Warnings, "A and B came from different "+strings.Join(p, "; ")+": a difference measured between them is not the arms' alone")
+	}
+	if !slices.ContainsFunc(a.Cells, func(c Cell) bool { return c.Arm == AAArm(opts.ArmA) }) {
+		out.Warnings = append(out.Warnings, "A has no A/A replicate of "+opts.ArmA+" (resolution.aa_replicate was off, or an older run): the comparison's resolution is not measured, so no verdict can say a difference is within it")
+	}
 	out.Energy = renameEnergy(a.Energy, b.Energy, opts)
 	out.Cost = renameCost(a.Cost, b.Cost, opts)
 	notPart := "not carried into a comparison of two runs: see each run's own report"

@@ -100,16 +100,18 @@ func (in Input) text() string {
 
 // Manifest is what is needed to reproduce the run.
 type Manifest struct {
-	Command      []string       `json:"command"`
-	ConfigPath   string         `json:"config_path"`
-	ConfigSHA256 string         `json:"config_sha256"`
-	Requested    any            `json:"config_requested"`
-	Effective    any            `json:"config_effective"`
-	Seed         int64          `json:"seed"`
-	GoVersion    string         `json:"go_version"`
-	GitCommit    string         `json:"git_commit,omitempty"`
-	Server       map[string]any `json:"server,omitempty"`
-	ArmOrder     []string       `json:"arm_order"`
+	Command      []string `json:"command"`
+	ConfigPath   string   `json:"config_path"`
+	ConfigSHA256 string   `json:"config_sha256"`
+	Requested    any      `json:"config_requested"`
+	Effective    any      `json:"config_effective"`
+	Seed         int64    `json:"seed"`
+	GoVersion    string   `json:"go_version"`
+	GitCommit    string   `json:"git_commit,omitempty"`
+	// Machine is the host the run was made on: "hostname (os/arch, N CPUs)".
+	Machine  string         `json:"machine,omitempty"`
+	Server   map[string]any `json:"server,omitempty"`
+	ArmOrder []string       `json:"arm_order"`
 }
 
 // TraceInfo describes the schedule source as replayed. Every data row of

@@ -149,13 +149,15 @@ func sectionNote(v *ValidationSection) string {
 
 // clauseB: the rule metric's candidate/baseline ratio at every common load,
 // against the threshold T = 1 + margin and the run's resolution ρ (the A/A
-// noise floor, Ratio.Resolution). At one load:
-//   - the whole interval above T fails (a regression beyond the margin);
-//   - an interval containing 1, or a ratio within 1 ± ρ, with its upper end
-//     below T, is no difference detectable at this run's resolution;
-//   - an interval below T that excludes 1, with the ratio beyond ±ρ, passes
-//     (a difference the run can detect, no regression beyond the margin);
-//   - anything else (an interval straddling T, no interval) is inconclusive.
+// noise floor, Ratio.Resolution); L = max(T, 1 + ρ) (T when ρ is not
+// measured). At one load:
+//   - the whole interval above L fails (a regression beyond the margin and
+//     the resolution);
+//   - an interval below L that contains 1, or a ratio within 1 ± ρ, is no
+//     difference detectable at this run's resolution;
+//   - any other interval below L passes (a difference the run can detect,
+//     no regression beyond the margin);
+//   - anything else (an interval straddling L, no interval) is inconclusive.
 //
 // Loads whose ratio is Excluded (a client-bound cell) are listed and decide
 // nothing. Over the loads: any fail fails; else any inconclusive load makes
@@ -180,6 +182,11 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 				desc += ", resolution " + ResolutionText(q.Resolution)
 			}
 			within := q.Resolution != nil && math.Abs(e.Value-1) <= *q.Resolution
+			// A regression is one beyond both the margin and the resolution.
+			lim := thr
+			if q.Resolution != nil {
+				lim = max(thr, 1+*q.Resolution)
+			}
 			switch {
 			case q.Excluded != "" && e.Interval: // with no ratio, why there is none comes first
 				excluded = append(excluded, fmt.Sprintf("%s req/s (%s)", num(q.OfferedLoadRPS), q.Excluded))
@@ -193,14 +200,14 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 					notes = append(notes, note)
 				}
 				noInterval[note] = append(noInterval[note], at)
-			case e.Low > thr:
+			case e.Low > lim:
 				fails = append(fails, desc)
-			case e.High < thr && ((e.Low <= 1 && 1 <= e.High) || within):
+			case e.High < lim && ((e.Low <= 1 && 1 <= e.High) || within):
 				same = append(same, desc)
-			case e.High < thr:
+			case e.High < lim:
 				passes = append(passes, desc)
 			default:
-				incs = append(incs, desc+" straddles "+num(thr))
+				incs = append(incs, desc+" straddles "+num(lim))
 			}
 		}
 	}

@@ -98,7 +98,7 @@ both input files, labelled A and B, with their paths and created times.`,
 	f.Uint64Var(&opts.Rule.Seed, "seed", 0, fmt.Sprintf("bootstrap seed, recorded in the output (%s %d)", fromA, report.DefaultBootstrapSeed))
 	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
-	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail and %d when inconclusive (for canary gates)", exitFail, exitInconclusive))
+	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) and %d when inconclusive; 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive))
 	return cmd
 }
 
