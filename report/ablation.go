@@ -17,6 +17,9 @@ func (r Results) ArmLabel(arm string) string {
 	if arm != "" && arm == r.Ceiling {
 		return arm + " (" + CeilingLabel + ")"
 	}
+	if IsAAArm(arm) {
+		return arm + " (A/A replicate)"
+	}
 	return arm
 }
 
