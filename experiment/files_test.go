@@ -136,6 +136,7 @@ server: {kind: sim}
 arms:
   - name: baseline
 energy: {disabled: true}
+resolution: {aa_replicate: false}
 `
 
 func runInto(t *testing.T, cfgText, out string, opt Options) (*report.Results, error) {

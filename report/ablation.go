@@ -70,7 +70,7 @@ func fillAblation(r *Results, bs bootstrapper, byKey map[string]group, arms []st
 	a := r.Amdahl
 	a.Ablation = nil
 	for _, cand := range arms {
-		if cand == baseline || cand == r.Ceiling {
+		if cand == baseline || cand == r.Ceiling || IsAAArm(cand) {
 			continue
 		}
 		for _, g := range groupCellsOf(byKey, cand) {
