@@ -42,6 +42,16 @@ type ArmConfig struct {
 	// Override swaps a kernel into a launched server through the hook. A
 	// ceiling arm's candidate file declares itself one (CeilingDeclaration).
 	Override *integrate.Override `yaml:"override,omitempty"`
+	// Endpoint is this arm's own running server (server.kind endpoint):
+	// a canary comparison is two arms with two URLs.
+	Endpoint *ArmEndpoint `yaml:"endpoint,omitempty"`
+}
+
+// ArmEndpoint is the `arms[].endpoint` block.
+type ArmEndpoint struct {
+	// URL is the arm's OpenAI-compatible base URL (http:// or https://,
+	// without /v1), e.g. https://canary.example.com.
+	URL string `yaml:"url"`
 }
 
 // SimFactor is one sim_overrides value: a speedup factor > 0, or a ceiling
@@ -124,9 +134,21 @@ func (a ArmConfig) EffectiveRole(first bool) string {
 	return a.Role
 }
 
-// validate checks one arm; target is amdahl.target_op.
-func (a ArmConfig) validate(kind, target string) error {
+// validate checks one arm of a config whose server block is srv; target is
+// amdahl.target_op.
+func (a ArmConfig) validate(srv ServerConfig, target string) error {
+	kind := srv.Kind
 	var errs []error
+	switch {
+	case a.Endpoint != nil && kind != ServerEndpoint:
+		errs = append(errs, fmt.Errorf("endpoint: only server.kind endpoint takes a per-arm URL (kind is %q)", kind))
+	case a.Endpoint != nil:
+		if err := checkEndpointURL(a.Endpoint.URL); err != nil {
+			errs = append(errs, fmt.Errorf("endpoint.url: %w", err))
+		}
+	case kind == ServerEndpoint && (srv.Endpoint == nil || srv.Endpoint.URL == ""):
+		errs = append(errs, errors.New("endpoint.url: required when server.endpoint.url is not set (each arm needs a server to measure)"))
+	}
 	ops := make([]string, 0, len(a.SimOverrides))
 	for op := range a.SimOverrides {
 		ops = append(ops, op)
@@ -169,6 +191,9 @@ func (a ArmConfig) validate(kind, target string) error {
 		errs = append(errs, errors.New("sim_overrides: only the sim server takes them; use override for a launched server"))
 	case a.Override != nil && kind == ServerSim:
 		errs = append(errs, errors.New("override: the sim server takes sim_overrides, not a kernel override"))
+	case a.Override != nil && kind == ServerEndpoint:
+		errs = append(errs, errors.New("override: an endpoint is a server transferlab did not launch, so no hook can be put into it; "+
+			"measure the candidate's own deployment as another arm (arms[].endpoint.url), or let transferlab launch the server (server.kind command) to swap a kernel in"))
 	case a.Override != nil:
 		if err := a.Override.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("override: %w", err))

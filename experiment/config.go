@@ -119,6 +119,26 @@ type RequestConfig struct {
 	Endpoint string `yaml:"endpoint,omitempty"`
 	// Timeout bounds one request from send to its last event (default 120 s).
 	Timeout time.Duration `yaml:"timeout,omitempty"`
+	// Headers are sent with every request (and with the run's own probes of
+	// an endpoint: /v1/models, /version), e.g. Authorization: "Bearer
+	// ${OPENAI_API_KEY}". ${NAME} is replaced by the environment variable
+	// NAME when the run starts; an unset one is a config error naming it.
+	// Values are secrets: every file, log and report shows them as REDACTED.
+	Headers map[string]string `yaml:"headers,omitempty"`
+	// TLS configures https:// endpoints (default: the system roots).
+	TLS *TLSConfig `yaml:"tls,omitempty"`
+}
+
+// TLSConfig is the `request.tls` block for https:// endpoints.
+type TLSConfig struct {
+	// CAFile is a PEM file of CA certificates trusted in addition to the
+	// system roots (a private deployment's CA).
+	CAFile string `yaml:"ca_file,omitempty"`
+	// InsecureSkipVerify turns certificate verification OFF: anyone on the
+	// path can read and change the traffic, API key included. For a test
+	// deployment with a self-signed certificate only; the run warns loudly
+	// and the report says so.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty"`
 }
 
 // AmdahlConfig names the op the candidate replaces and, optionally, how the
@@ -322,6 +342,10 @@ func (c *Config) Validate() error {
 	if c.Request.Timeout < 0 {
 		bad("request.timeout", "must be ≥ 0, got %s", c.Request.Timeout)
 	}
+	errs = append(errs, c.Request.validateHeaders()...)
+	if t := c.Request.TLS; t != nil && t.CAFile != "" && t.InsecureSkipVerify {
+		bad("request.tls.insecure_skip_verify", "true contradicts ca_file (verification would be off, the CA unused)")
+	}
 	if len(c.Arms) == 0 {
 		bad("arms", "at least one arm (baseline) is required")
 	}
@@ -337,7 +361,7 @@ func (c *Config) Validate() error {
 			bad(f+".name", "duplicate arm name %q", a.Name)
 		}
 		seen[a.Name] = true
-		if err := a.validate(c.Server.Kind, c.Amdahl.TargetOp); err != nil {
+		if err := a.validate(c.Server, c.Amdahl.TargetOp); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
 		}
 		if a.IsCeiling() && i > 0 && slices.ContainsFunc(c.Arms[:i], ArmConfig.IsCeiling) {
@@ -349,6 +373,9 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Arms) > 0 && c.Arms[0].Role != "" {
 		bad("arms[0].role", "the first arm is the baseline; it takes no role")
+	}
+	for _, b := range c.Server.extraBlocks() {
+		bad("server."+b, "set, but server.kind is %q: remove the block or change the kind", c.Server.Kind)
 	}
 	if err := c.Server.validate(); err != nil {
 		// The sim's own checks name its keys (model.layers); they sit under
@@ -377,7 +404,7 @@ func (c *Config) Validate() error {
 		bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
 	}
 	if c.Amdahl.Profile != nil && c.Server.Kind != ServerReference {
-		bad("amdahl.profile", "profiling passes need a launched server (server.kind: reference); the simulator's profile is exact")
+		bad("amdahl.profile", "profiling passes need the reference server (server.kind: reference), which serves the profiler's endpoints; the simulator's profile is exact")
 	}
 	if c.Amdahl.Profile != nil {
 		if err := c.Amdahl.Profile.Validate(); err != nil {
@@ -476,6 +503,11 @@ func (c *Config) FileProblems() []FileProblem {
 	var out []FileProblem
 	if c.Trace.Path != "" {
 		if _, f := checkFile("trace.path", c.Trace.Path, c.baseDir, "."); f != nil {
+			out = append(out, *f)
+		}
+	}
+	if t := c.Request.TLS; t != nil && t.CAFile != "" {
+		if _, f := checkFile("request.tls.ca_file", t.CAFile, c.baseDir, "."); f != nil {
 			out = append(out, *f)
 		}
 	}

@@ -52,7 +52,7 @@ func (r *runner) writeResults() error {
 	if err := report.WriteJSON(&b, *r.res); err != nil {
 		return &FileError{File: ResultsFile, Err: err}
 	}
-	return r.opt.writeOut(ResultsFile, b.Bytes())
+	return r.opt.writeOut(ResultsFile, r.live.scrubber().Bytes(b.Bytes()))
 }
 
 // finish computes the cross-cell sections and writes results.json, report.md
@@ -66,13 +66,13 @@ func (r *runner) finish() error {
 	var md bytes.Buffer
 	if err := report.WriteMarkdown(&md, *r.res); err != nil {
 		errs = append(errs, &FileError{File: MarkdownFile, Err: err})
-	} else if err := r.opt.writeOut(MarkdownFile, md.Bytes()); err != nil {
+	} else if err := r.opt.writeOut(MarkdownFile, r.live.scrubber().Bytes(md.Bytes())); err != nil {
 		errs = append(errs, err)
 	}
 	var html bytes.Buffer
 	if err := report.WriteHTML(&html, *r.res); err != nil {
 		errs = append(errs, &FileError{File: HTMLFile, Err: err})
-	} else if err := r.opt.writeOut(HTMLFile, html.Bytes()); err != nil {
+	} else if err := r.opt.writeOut(HTMLFile, r.live.scrubber().Bytes(html.Bytes())); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -166,11 +166,12 @@ func (r *runner) replayOptions(arm string, rateRPS float64, rep int) []loadgen.O
 		loadgen.WithArm(arm),
 		loadgen.WithOfferedLoad(rateRPS),
 		loadgen.WithRepetition(rep),
-		loadgen.WithModel(r.cfg.Request.Model),
+		loadgen.WithModel(r.model),
 		loadgen.WithTimeout(r.cfg.Request.Timeout),
 		loadgen.WithWarmup(r.cfg.Load.Warmup),
 		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
 	}
+	opts = append(opts, r.live.options()...)
 	if r.cfg.Load.MaxInFlight > 0 {
 		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
 	}

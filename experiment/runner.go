@@ -119,6 +119,15 @@ type measured struct {
 func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error) {
 	log, warn := opt.Writers()
 	eff := cfg.Effective()
+	lv, err := resolveLive(&eff, os.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	// Every line of the run's log and warnings passes through the scrubber.
+	logW, warnW := lv.scrub.Writer(log), lv.scrub.Writer(warn)
+	defer logW.Close()
+	defer warnW.Close()
+	log, warn = logW, warnW
 	tracePath := eff.path(eff.Trace.Path)
 	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
 	if err != nil {
@@ -157,6 +166,14 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			}
 		}
 	}
+	// An endpoint that is unreachable, refuses the credentials or leaves
+	// the model unclear ends the run before anything is written.
+	var endpoints map[string]endpointTarget
+	if eff.Server.Kind == ServerEndpoint {
+		if endpoints, err = probeEndpoints(ctx, &eff, lv); err != nil {
+			return nil, lv.scrub.Error(err)
+		}
+	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -177,8 +194,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			Command:      opt.Command,
 			ConfigPath:   opt.ConfigPath,
 			ConfigSHA256: sha256Hex(opt.ConfigRaw),
-			Requested:    cfg,
-			Effective:    eff,
+			Requested:    cfg.redacted(),
+			Effective:    eff.redacted(),
 			Seed:         eff.Seed,
 			GoVersion:    runtime.Version(),
 			GitCommit:    gitCommit(),
@@ -208,18 +225,26 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
-	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile)}
+	// Records pass through the scrubber line by line on their way to the file.
+	recW := lv.scrub.Writer(recFile)
+	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recW)}
 
-	if w := coldStartWarning(eff); w != "" {
-		res.Warnings = append(res.Warnings, w)
-		fmt.Fprintf(warn, "warning: %s\n", w)
+	for _, w := range []string{serverNotice(&eff, endpoints), coldStartWarning(eff)} {
+		if w != "" {
+			res.Warnings = append(res.Warnings, w)
+			fmt.Fprintf(warn, "warning: %s\n", w)
+		}
 	}
-	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl}
+	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl,
+		live: lv, endpoints: endpoints, model: eff.Request.Model}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
 	r.stopExport(ctx)
 	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("records: %w", cerr)
+	}
+	if err := recW.Close(); err != nil && jsonl.err == nil {
+		jsonl.err = &FileError{File: RecordsFile, Records: jsonl.Lines(), Err: err}
 	}
 	cerr := recFile.Sync()
 	if err := recFile.Close(); cerr == nil {
@@ -231,6 +256,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if jsonl.err != nil {
 		runErr = errors.Join(runErr, jsonl.err)
 	}
+	runErr = lv.scrub.Error(runErr)
 	if runErr != nil {
 		res.Complete = false
 		res.IncompleteReason = runErr.Error()
@@ -238,7 +264,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		res.Complete = true
 	}
 	if werr := r.finish(); werr != nil {
-		return res, errors.Join(runErr, werr)
+		return res, errors.Join(runErr, lv.scrub.Error(werr))
 	}
 	return res, runErr
 }
@@ -269,10 +295,19 @@ type runner struct {
 	jsonl  loadgen.Sink
 	cells  []measured
 	otel   *telemetry.Exporter
-	// gpuIdle is the GPU memory in use before the first launched server (bytes).
-	gpuIdle *uint64
+	// gpuIdle is the GPU memory in use before the first launched server
+	// (bytes); gpuUnknown is set once reading it failed (warned once).
+	gpuIdle    *uint64
+	gpuUnknown bool
 	// progress is the whole run's progress (runAll sets it).
 	progress *runProgress
+	// live holds the run's expanded secrets, TLS settings and scrubber.
+	live *live
+	// endpoints are the endpoint arms as probed before the run.
+	endpoints map[string]endpointTarget
+	// model is the model id requests name on the server started last
+	// (request.model, or the one its /v1/models lists).
+	model string
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
@@ -438,7 +473,7 @@ func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) e
 // coldStartWarning is the run's warning when measured cells follow a fresh
 // launched server with no warm-up replay ("" otherwise).
 func coldStartWarning(c Config) string {
-	if c.Server.Kind != ServerReference || c.Load.WarmupReplay {
+	if (c.Server.Kind != ServerReference && c.Server.Kind != ServerCommand) || c.Load.WarmupReplay {
 		return ""
 	}
 	return "load.warmup_replay is off on a launched server: the first measured cell after each server start also pays for the server's lazy warm-up (CUDA graphs captured per new batch shape, allocator growth). On the H200 reference server that made first cells' TTFT p50 ~160 ms against ~25 ms on a server that had seen the schedule, whatever the arm (results/h200-2026-11-29/README.md); A/B differences between cells in different positions are then not the arms' alone. Set load.warmup_replay: true."

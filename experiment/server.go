@@ -17,9 +17,19 @@ import (
 const (
 	// ServerSim is the embedded simulated server (default; no GPU).
 	ServerSim = "sim"
-	// ServerReference is the pinned PyTorch/transformers reference server, launched by integrate.
+	// ServerReference is the pinned PyTorch/transformers reference server,
+	// launched by integrate: a preset of ServerCommand.
 	ServerReference = "reference"
+	// ServerCommand is any server launched by argv (server.command).
+	ServerCommand = "command"
+	// ServerEndpoint is an already-running OpenAI-compatible server
+	// (server.endpoint.url or arms[].endpoint.url), neither launched nor
+	// pinned by transferlab.
+	ServerEndpoint = "endpoint"
 )
+
+// serverKinds lists the kinds for error messages.
+const serverKinds = "sim, reference, command or endpoint"
 
 // armServer is one started server for one arm: the system under test plus
 // what the experiment reads from it.
@@ -77,11 +87,37 @@ func (s ServerConfig) validate() error {
 			return fmt.Errorf("reference: %w", err)
 		}
 		return nil
+	case ServerCommand:
+		if s.Command == nil {
+			return errors.New("command: required when kind is command (command.argv at least)")
+		}
+		return s.Command.Validate()
+	case ServerEndpoint:
+		if s.Endpoint != nil && s.Endpoint.URL != "" {
+			if err := checkEndpointURL(s.Endpoint.URL); err != nil {
+				return fmt.Errorf("endpoint.url: %w", err)
+			}
+		}
+		return nil
 	case "":
-		return errors.New("kind: required (sim or reference)")
+		return errors.New("kind: required (" + serverKinds + ")")
 	default:
-		return fmt.Errorf("kind %q: %w (want sim or reference)", s.Kind, errNoServerKind)
+		return fmt.Errorf("kind %q: %w (want %s)", s.Kind, errNoServerKind, serverKinds)
 	}
+}
+
+// extraBlocks names the server blocks set for another kind than s.Kind.
+func (s ServerConfig) extraBlocks() []string {
+	var out []string
+	for _, b := range []struct {
+		kind string
+		set  bool
+	}{{ServerSim, s.Sim != nil}, {ServerReference, s.Reference != nil}, {ServerCommand, s.Command != nil}, {ServerEndpoint, s.Endpoint != nil}} {
+		if b.set && b.kind != s.Kind {
+			out = append(out, b.kind)
+		}
+	}
+	return out
 }
 
 // startArm starts the server of one arm.
@@ -91,6 +127,10 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (armServer, error)
 		return r.startSim(ctx, arm)
 	case ServerReference:
 		return r.startReference(ctx, arm)
+	case ServerCommand:
+		return r.startCommand(ctx, arm)
+	case ServerEndpoint:
+		return r.startEndpoint(ctx, arm)
 	default:
 		return nil, fmt.Errorf("server kind %q: %w", r.cfg.Server.Kind, errNoServerKind)
 	}
@@ -124,11 +164,29 @@ func untilDied(ctx context.Context, died <-chan struct{}) (context.Context, cont
 
 // ServerConfig is the `server` block: which server is under test.
 type ServerConfig struct {
-	// Kind is sim (the embedded simulated server) or reference (the pinned
-	// PyTorch/transformers server launched on a GPU machine).
+	// Kind is sim (the embedded simulated server), reference (the pinned
+	// PyTorch/transformers server launched on a GPU machine), command (any
+	// server launched by argv) or endpoint (an already-running server).
 	Kind string `yaml:"kind"`
 	// Sim configures the simulated server (defaults: Llama-3-8B on an H200-like GPU).
 	Sim *SimSection `yaml:"sim,omitempty"`
 	// Reference configures the launched reference server.
 	Reference *integrate.ReferenceConfig `yaml:"reference,omitempty"`
+	// Command launches any server by argv; the config is then trusted
+	// input (it runs that program).
+	Command *integrate.CommandConfig `yaml:"command,omitempty"`
+	// Endpoint names a running server shared by all arms (arms[].endpoint
+	// overrides it per arm) and what the user declares about it.
+	Endpoint *EndpointConfig `yaml:"endpoint,omitempty"`
+}
+
+// EndpointConfig is the `server.endpoint` block.
+type EndpointConfig struct {
+	// URL is the OpenAI-compatible base URL (http:// or https://, without
+	// /v1) of a server every arm without its own endpoint is measured on.
+	URL string `yaml:"url,omitempty"`
+	// Pins are what the user declares about the deployment (image digest,
+	// engine version, GPU, flags), echoed verbatim into results.json and
+	// the report: transferlab cannot check them.
+	Pins map[string]any `yaml:"pins,omitempty"`
 }

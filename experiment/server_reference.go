@@ -39,10 +39,12 @@ type refArm struct {
 
 var _ armServer = (*refArm)(nil)
 
-// startReference launches the reference server for one arm. A candidate's
-// override must carry a passing, current validation report (integrate.CheckValidation),
-// else the run refuses it; a ceiling's is never validated. Between arms the GPU's memory must return to what
-// it was before the first server started.
+// startReference launches the reference server for one arm: the preset
+// integrate.ReferenceSpec of server.kind command, through the same launch
+// path (runner.launch). A candidate's override must carry a passing, current
+// validation report (integrate.CheckValidation), else the run refuses it; a
+// ceiling's is never validated. Between arms the GPU's memory must return to
+// what it was before the first server started.
 func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, error) {
 	cfg := *r.cfg.Server.Reference
 	var prof *ProfileConfig
@@ -63,29 +65,15 @@ func (r *runner) startReference(ctx context.Context, arm ArmConfig) (armServer, 
 		}
 		ov = &o
 	}
-	used := integrate.UsedMemoryFunc(energy.UsedMemory(r.cfg.Energy.Device))
-	if r.gpuIdle == nil {
-		if b, err := used(ctx); err == nil {
-			r.gpuIdle = &b
-		} else {
-			fmt.Fprintf(r.warn, "warning: GPU memory before the run unknown (%v): the between-arms idle check is off\n", err)
-		}
-	} else {
-		got, err := integrate.WaitGPUIdle(ctx, used, *r.gpuIdle)
-		if err != nil {
-			return nil, fmt.Errorf("GPU memory did not return to idle (%d bytes before the run) after the previous arm: %w", *r.gpuIdle, err)
-		}
-		fmt.Fprintf(r.log, "GPU memory back to idle before arm %s: %d bytes in use (%d before the run)\n", arm.Name, got, *r.gpuIdle)
-	}
 	spec, err := integrate.ReferenceSpec(cfg, ov, filepath.Join(r.opt.OutDir, ServersDir, arm.Name))
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(r.log, "launching the reference server for arm %s (log: %s)\n", arm.Name, spec.LogPath)
-	p, err := integrate.Launch(ctx, spec)
+	p, err := r.launch(ctx, arm, spec)
 	if err != nil {
 		return nil, err
 	}
+	r.model = r.cfg.Request.Model
 	return &refArm{Process: p, arm: arm, device: r.cfg.Energy.Device, timings: cfg.HookTimings,
 		prof: prof, baseline: arm.Name == r.cfg.Arms[0].Name, run: r, runCtx: ctx}, nil
 }

@@ -94,6 +94,9 @@ func (p *Process) call(ctx context.Context, method, path string, body, out any) 
 	if err != nil {
 		return err
 	}
+	for k, v := range p.spec.Headers {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := p.client.Do(req)
 	if err != nil {

@@ -73,6 +73,10 @@ type Spec struct {
 	// (ErrHookNotLoaded).
 	HookDir      string
 	HookOverride *Override
+	// Headers are sent with the readiness probes and the client calls
+	// (/manifest, /hook/stats): a server behind an API key
+	// (vLLM --api-key guards /v1/models) needs them.
+	Headers http.Header
 }
 
 func (s Spec) withDefaults() Spec {
@@ -303,6 +307,9 @@ func (p *Process) get200(ctx context.Context, path string) error {
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, p.baseURL+path, nil)
 	if err != nil {
 		return err
+	}
+	for k, v := range p.spec.Headers {
+		req.Header[k] = v
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
