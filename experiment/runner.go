@@ -14,6 +14,7 @@ import (
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/telemetry"
@@ -225,9 +226,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
-	// Records pass through the scrubber line by line on their way to the file.
-	recW := lv.scrub.Writer(recFile)
-	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recW)}
+	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile), scrub: lv.scrub}
 
 	for _, w := range []string{serverNotice(&eff, endpoints), coldStartWarning(eff)} {
 		if w != "" {
@@ -242,9 +241,6 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	r.stopExport(ctx)
 	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("records: %w", cerr)
-	}
-	if err := recW.Close(); err != nil && jsonl.err == nil {
-		jsonl.err = &FileError{File: RecordsFile, Records: jsonl.Lines(), Err: err}
 	}
 	cerr := recFile.Sync()
 	if err := recFile.Close(); cerr == nil {
@@ -270,13 +266,21 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 }
 
 // recordsSink is records.jsonl's sink: its first failure is kept as a
-// *FileError (how many whole records the file holds, and why no more).
+// *FileError (how many whole records the file holds, and why no more). It
+// is the run's first sink: the free text of each record (its error, as a
+// server or the network wrote it) passes through the scrubber there, so
+// the sinks after it (the cell's summary, OpenTelemetry export) get it
+// scrubbed too.
 type recordsSink struct {
 	*loadgen.JSONLSink
-	err *FileError
+	err   *FileError
+	scrub *secret.Scrubber
 }
 
 func (s *recordsSink) Add(r *loadgen.Record) error {
+	if r.Error != "" {
+		r.Error = s.scrub.String(r.Error)
+	}
 	err := s.JSONLSink.Add(r)
 	if err != nil && s.err == nil {
 		s.err = &FileError{File: RecordsFile, Records: s.Lines(), Err: err}

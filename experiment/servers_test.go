@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
@@ -549,5 +550,24 @@ arms: [{name: baseline}]
 	}
 	if res != nil && len(res.Cells) != 0 {
 		t.Errorf("cells measured: %d", len(res.Cells))
+	}
+}
+
+// TestRecordsSinkScrubs: a record's error text (a server's answer may echo
+// the key) is scrubbed before records.jsonl, and for the sinks after it.
+func TestRecordsSinkScrubs(t *testing.T) {
+	var sc secret.Scrubber
+	sc.Add("sk-echoed-SECRET-11")
+	var buf strings.Builder
+	s := &recordsSink{JSONLSink: loadgen.NewJSONLSink(&buf), scrub: &sc}
+	keep := &loadgen.SliceSink{}
+	rec := &loadgen.Record{RequestID: 1, State: loadgen.StateHTTPError, Error: `HTTP 401: {"error":"bad key sk-echoed-SECRET-11"} from http://u:pw@h/v1`}
+	if err := loadgen.MultiSink(s, keep).Add(rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []string{buf.String(), keep.Records[0].Error} {
+		if strings.Contains(got, "sk-echoed-SECRET-11") || strings.Contains(got, "u:pw") || !strings.Contains(got, "REDACTED") {
+			t.Errorf("not scrubbed: %s", got)
+		}
 	}
 }
