@@ -231,11 +231,12 @@ func declaredRole(path string) (role string, line int, err error) {
 
 // checkArmRoles checks, before any server starts, that every override arm's
 // kernel file declares the arm's role: a ceiling arm's file holds
-// CeilingDeclaration, a candidate's does not.
+// CeilingDeclaration, a candidate's does not. An override without a
+// candidate (mode off or capture on a candidate arm) has no file to check.
 func checkArmRoles(arms []ArmConfig) error {
 	var errs []error
 	for i, a := range arms {
-		if a.Override == nil {
+		if a.Override == nil || (a.Override.Candidate == "" && !a.IsCeiling()) {
 			continue
 		}
 		file, _, err := a.Override.CandidateFile()
