@@ -115,13 +115,16 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
-// interruptNotes says what a first interrupt does, per sub-command that
-// measures or serves; the others just stop.
-var interruptNotes = map[string]string{
-	"run":          "stopping and keeping what was measured",
-	"validate":     "stopping and keeping what was measured",
-	"bench-client": "stopping and keeping what was measured",
-	"serve-sim":    "stopping the server",
+// interruptNote says what a first interrupt does to the sub-command name,
+// for those that measure or serve; the others just stop.
+func interruptNote(name string) (string, bool) {
+	switch name {
+	case "run", "validate", "bench-client":
+		return "stopping and keeping what was measured", true
+	case "serve-sim":
+		return "stopping the server", true
+	}
+	return "", false
 }
 
 // onInterrupt is the note watchSignals prints on a first interrupt of the
@@ -129,7 +132,7 @@ var interruptNotes = map[string]string{
 func onInterrupt(root *cobra.Command, args []string) string {
 	if c, _, err := root.Find(args); err == nil {
 		for ; c != nil; c = c.Parent() {
-			if n, ok := interruptNotes[c.Name()]; ok {
+			if n, ok := interruptNote(c.Name()); ok {
 				return n
 			}
 		}
