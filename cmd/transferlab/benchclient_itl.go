@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
-	"github.com/transferlab/transferlab/stats"
 	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/stats"
 )
 
 // The ITL check's request shape: 32-token prompts, 16-token streams, as
