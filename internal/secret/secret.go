@@ -81,9 +81,6 @@ func Expand(s string, lookup func(string) (string, bool)) (string, []string, err
 	return out, used, errors.Join(errs...)
 }
 
-// HasRef reports whether s references an environment variable (${NAME}).
-func HasRef(s string) bool { return varRef.MatchString(s) }
-
 // minSecret is the shortest value a Scrubber replaces: shorter ones ("1",
 // "on") would deface ordinary text and are no credential.
 const minSecret = 4
