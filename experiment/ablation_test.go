@@ -304,3 +304,18 @@ func TestReferenceCeilingArm(t *testing.T) {
 		t.Errorf("no ablation from the ceiling's cells: %+v", res.Amdahl)
 	}
 }
+
+// TestBoundVerdictOverlapText: a measured speedup whose point lies outside
+// the bound's interval but whose interval overlaps it is "inside", and the
+// note says the intervals overlap instead of calling the point within the
+// bound's interval (the H200 study's 1.0827 [1.0326, 1.1388] against
+// 1.0973 [1.0942, 1.1039]).
+func TestBoundVerdictOverlapText(t *testing.T) {
+	t.Parallel()
+	m := report.Estimate{Value: 1.0827, Low: 1.0326, High: 1.1388, Reps: 3, Interval: true}
+	l := report.AmdahlLoad{OfferedLoadRPS: 1.5, Bound: 1.0973, BoundLow: 1.0942, BoundHigh: 1.1039}
+	v, note := boundVerdict(m, l, []float64{1.5})
+	if v != "inside" || !strings.Contains(note, "the two intervals overlap") || strings.Contains(note, "is within the bound's interval") {
+		t.Errorf("verdict %q, note %q", v, note)
+	}
+}

@@ -109,6 +109,9 @@ func boundVerdict(m report.Estimate, l report.AmdahlLoad, rates []float64) (stri
 	case amdahl.VerdictBelow:
 		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f is below the bound %.4f (%+.1f %%): part of the isolated gain did not reach the service (host-side overhead, launches, other work overlapping the op), or the difference is noise.%s", m.Value, l.Bound, float64(c.GapPct), noise)
 	case amdahl.VerdictInside:
+		if m.Interval {
+			return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f [%.4f, %.4f] and the bound %.4f [%.4f, %.4f]: the two intervals overlap.", m.Value, m.Low, m.High, l.Bound, l.BoundLow, l.BoundHigh)
+		}
 		return string(c.Verdict), fmt.Sprintf("mean E2E speedup %.4f is within the bound's interval [%.4f, %.4f].%s", m.Value, l.BoundLow, l.BoundHigh, noise)
 	}
 	return string(c.Verdict), "the measured or bound value is undefined"
