@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // ErrTooFewSamples is returned (wrapped) when a percentile claim needs more
@@ -35,9 +37,9 @@ func MinSamples(q, conf float64) (int, error) {
 	return int(n), nil
 }
 
-// BinomialCDF is P(X ≤ k) for X ~ Binomial(n, p), summed term by term in log
-// space from the log-gamma form of the probability mass function. It does not
-// use the incomplete beta function, so tests can check one against the other.
+// BinomialCDF is P(X ≤ k) for X ~ Binomial(n, p): gonum's distuv.Binomial
+// (the regularized incomplete beta function), with the edges (k < 0, k ≥ n,
+// p ≤ 0, p ≥ 1) answered exactly.
 func BinomialCDF(k, n int, p float64) float64 {
 	switch {
 	case k < 0:
@@ -49,28 +51,7 @@ func BinomialCDF(k, n int, p float64) float64 {
 	case p >= 1:
 		return 0
 	}
-	lgn, _ := math.Lgamma(float64(n) + 1)
-	lp, lq := math.Log(p), math.Log1p(-p)
-	// Sum from the largest term outward for accuracy: terms are unimodal in i.
-	logs := make([]float64, k+1)
-	maxLog := math.Inf(-1)
-	for i := 0; i <= k; i++ {
-		a, _ := math.Lgamma(float64(i) + 1)
-		b, _ := math.Lgamma(float64(n-i) + 1)
-		logs[i] = lgn - a - b + float64(i)*lp + float64(n-i)*lq
-		if logs[i] > maxLog {
-			maxLog = logs[i]
-		}
-	}
-	var s float64
-	for _, l := range logs {
-		s += math.Exp(l - maxLog)
-	}
-	v := math.Exp(maxLog) * s
-	if v > 1 {
-		v = 1
-	}
-	return v
+	return distuv.Binomial{N: float64(n), P: p}.CDF(float64(k))
 }
 
 // EarlyStop is the outcome of MLPerf LoadGen's early-stopping test for the
