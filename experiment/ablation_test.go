@@ -240,6 +240,7 @@ arms:
     override: {target: 'm:C.forward', candidate: 'ceil.py:f', mode: 'on'}
 amdahl: {target_op: rmsnorm}
 energy: {disabled: true}
+resolution: {aa_replicate: false}
 `
 
 // TestReferenceCeilingArm runs a ceiling arm on a launched server (the CPU

@@ -236,7 +236,11 @@ type endpointArm struct {
 var _ armServer = (*endpointArm)(nil)
 
 func (r *runner) startEndpoint(ctx context.Context, arm ArmConfig) (armServer, error) {
-	t, ok := r.endpoints[arm.Name]
+	name := arm.Name
+	if report.IsAAArm(name) {
+		name = r.cfg.Arms[0].Name // the A/A replicate measures the baseline's endpoint again
+	}
+	t, ok := r.endpoints[name]
 	if !ok {
 		return nil, fmt.Errorf("arm %s: no endpoint probed", arm.Name)
 	}

@@ -536,7 +536,11 @@ func capacity(st *Stats, r Results, arms []string, groups []group, bs bootstrapp
 		case atTop(perArm[arm], maxLoad) && atTop(perArm[baseline], maxLoad):
 			g = Estimate{Note: fmt.Sprintf("unknown: both arms met the SLOs at %s: each capacity is at least that, so the gain is unknown; %s", top, orText(onlyIf(len(above) > 0, "run the planned loads"), "sweep higher loads"))}
 		case atTop(perArm[arm], maxLoad):
-			g.Note = strings.TrimSpace(g.Note + fmt.Sprintf(" a lower bound: %s met the SLOs at %s, so its capacity may be higher", arm, top))
+			lower := fmt.Sprintf("a lower bound: %s met the SLOs at %s, so its capacity may be higher", arm, top)
+			if g.Note != "" {
+				lower = g.Note + "; " + lower
+			}
+			g.Note = lower
 		}
 		st.CapacityGain = append(st.CapacityGain, CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
 	}

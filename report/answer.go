@@ -110,7 +110,7 @@ func boundLine(r Results, cand string) string {
 		if l.Candidate != cand || !(l.Bound > 0) {
 			continue
 		}
-		s := fmt.Sprintf("%s at %s req/s (at best %s faster", num(l.Bound), num(l.OfferedLoadRPS), pctOf(1-1/l.Bound))
+		s := fmt.Sprintf("%.4f at %s req/s (at best %s faster", l.Bound, num(l.OfferedLoadRPS), pctOf(1-1/l.Bound))
 		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil {
 			if 1-1/l.Bound < *res {
 				s += ", below the resolution " + ResolutionText(res)
