@@ -93,3 +93,31 @@ func activeIntervals(start time.Time, recs []loadgen.Record) []amdahl.Interval {
 	}
 	return out
 }
+
+// replayOptions are loadgen's options for one replay of a cell's schedule
+// as the config asks (request shape, timeout, warm-up, in-flight cap),
+// labelled with arm, offered load (req/s) and repetition.
+func (r *runner) replayOptions(arm string, rateRPS float64, rep int) []loadgen.Option {
+	opts := []loadgen.Option{
+		loadgen.WithArm(arm),
+		loadgen.WithOfferedLoad(rateRPS),
+		loadgen.WithRepetition(rep),
+		loadgen.WithModel(r.model),
+		loadgen.WithTimeout(r.cfg.Request.Timeout),
+		loadgen.WithWarmup(r.cfg.Load.Warmup),
+		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
+	}
+	opts = append(opts, r.live.options()...)
+	if r.cfg.Load.MaxInFlight > 0 {
+		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
+	}
+	return opts
+}
+
+// clientActive is |∪ requests' [sent, end] ∩ [from, to]| from the replay's
+// records (offsets from start on the client's monotonic clock).
+func clientActive(start time.Time, recs []loadgen.Record, from, to time.Time) time.Duration {
+	ivs := activeIntervals(start, recs)
+	w := []amdahl.Interval{{Start: time.Duration(from.UnixNano()), End: time.Duration(to.UnixNano())}}
+	return amdahl.UnionLength(amdahl.Intersect(amdahl.Union(ivs), w))
+}

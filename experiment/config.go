@@ -150,7 +150,7 @@ type AmdahlConfig struct {
 	// each measured baseline cell an unmeasured profiling replay of the same
 	// schedule is profiled with the torch profiler for Profile.Window, and f is
 	// taken from that Chrome trace instead of the hook's CUDA-event timings
-	// (which miss CUDA-graph replays). See ProfileConfig (profile.go).
+	// (which miss CUDA-graph replays). See ProfileConfig (profileconfig.go).
 	Profile *ProfileConfig `yaml:"profile,omitempty"`
 }
 

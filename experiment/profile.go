@@ -2,16 +2,12 @@ package experiment
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,123 +19,6 @@ import (
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
 )
-
-// Defaults of ProfileConfig.
-const (
-	// DefaultProfileWindow keeps a Chrome trace small: the H200 reference
-	// server writes ~58 MB per 1.3 s of torch-profiler window
-	// (results/h200-2026-11-29/README.md).
-	DefaultProfileWindow = 2 * time.Second
-	// MaxProfileWindow caps the window (a 30 s trace would be ~1.3 GB).
-	MaxProfileWindow = 30 * time.Second
-)
-
-// s timings: which isolated speedup of the validation report the bound pairs with f.
-const (
-	// STimingGraph is ValidationReport.Speedup.S measured with one call
-	// captured in a CUDA graph and replayed: what a CUDA-graph server runs, no
-	// launch gaps, but the gaps between the original's kernels inside a replay
-	// are in it.
-	STimingGraph = "graph"
-	// STimingEager is Speedup.SEager: each Python call timed eagerly with CUDA
-	// events, launch gaps included (what an eager server runs).
-	STimingEager = "eager"
-)
-
-// ProfileConfig is `amdahl.profile`: in-run measurement of f from a torch
-// profiler window on the baseline arm (reference server only).
-//
-// Pairing f with s: f is kernel time (the attributed kernels' CUPTI
-// durations) over the server's active wall time, whichever s is chosen. s
-// from a graph-timed validation report (s_timing: graph, the default) is
-// the CUDA-graph replay span of one call, which also removes the idle gaps
-// between the original's kernels inside a replay; s_timing: eager times the
-// Python call, launch gaps included, and suits an eager server. Neither is a
-// pure kernel-time ratio: the bound with graph-timed s on a CUDA-graph server
-// is the closest pair the run can make (results/h200-2026-11-29/README.md,
-// "Addressable fraction, offline").
-type ProfileConfig struct {
-	// Window is the torch-profiler window per profiled cell (default
-	// DefaultProfileWindow, at most MaxProfileWindow). It opens after the
-	// cell's load.warmup.
-	Window time.Duration `yaml:"window,omitempty"`
-	// KernelSequence attributes runs of consecutive kernels matching these
-	// regular expressions in order (amdahl.KernelSequence): how an op made of
-	// generic kernels is found in CUDA-graph replays.
-	KernelSequence []string `yaml:"kernel_sequence,omitempty"`
-	// KernelPattern attributes kernels by name (amdahl.KernelPattern).
-	KernelPattern string `yaml:"kernel_pattern,omitempty"`
-	// Annotation is the record_function range name around the target's calls
-	// (default amdahl.DefaultTargetAnnotation, "transferlab::target").
-	Annotation string `yaml:"annotation,omitempty"`
-	// STiming picks s from the validation report: graph (default,
-	// Speedup.S, CUDA-graph timed) or eager (Speedup.SEager).
-	STiming string `yaml:"s_timing,omitempty"`
-}
-
-// Validate reports every problem at once, each naming its field.
-func (p *ProfileConfig) Validate() error {
-	var errs []error
-	if p.Window < 0 || p.Window > MaxProfileWindow {
-		errs = append(errs, fmt.Errorf("amdahl.profile.window: %s, want in (0, %s] (0 or unset: %s)", p.Window, MaxProfileWindow, DefaultProfileWindow))
-	}
-	for i, s := range p.KernelSequence {
-		if s == "" {
-			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: empty", i))
-		} else if _, err := regexp.Compile(s); err != nil {
-			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: %w", i, err))
-		}
-	}
-	if p.KernelPattern != "" {
-		if _, err := regexp.Compile(p.KernelPattern); err != nil {
-			errs = append(errs, fmt.Errorf("amdahl.profile.kernel_pattern: %w", err))
-		}
-	}
-	switch p.STiming {
-	case "", STimingGraph, STimingEager:
-	default:
-		errs = append(errs, fmt.Errorf("amdahl.profile.s_timing: %q, want graph or eager", p.STiming))
-	}
-	return errors.Join(errs...)
-}
-
-// effective returns a copy with the defaults filled in.
-func (p ProfileConfig) effective() ProfileConfig {
-	if p.Window == 0 {
-		p.Window = DefaultProfileWindow
-	}
-	if p.Annotation == "" {
-		p.Annotation = amdahl.DefaultTargetAnnotation
-	}
-	if p.STiming == "" {
-		p.STiming = STimingGraph
-	}
-	return p
-}
-
-// options are the attribution options of amdahl's Chrome reader.
-func (p ProfileConfig) options() ([]amdahl.Option, error) {
-	opts := []amdahl.Option{amdahl.TargetAnnotation(p.Annotation)}
-	if len(p.KernelSequence) > 0 {
-		steps := make([]*regexp.Regexp, len(p.KernelSequence))
-		for i, s := range p.KernelSequence {
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return nil, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: %w", i, err)
-			}
-			steps[i] = re
-		}
-		opts = append(opts, amdahl.KernelSequence(steps))
-	}
-	if p.KernelPattern != "" {
-		re, err := regexp.Compile(p.KernelPattern)
-		if err != nil {
-			return nil, fmt.Errorf("amdahl.profile.kernel_pattern: %w", err)
-		}
-		opts = append(opts, amdahl.KernelPattern(re))
-	}
-	return opts, nil
-}
 
 // stopPacer releases requests as its inner pacer says until stop is called,
 // then releases no more: the requests it never released end not_sent, and
@@ -157,26 +36,6 @@ func (p *stopPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, boo
 }
 
 func (p *stopPacer) stop() { p.stopped.Store(true) }
-
-// replayOptions are loadgen's options for one replay of a cell's schedule
-// as the config asks (request shape, timeout, warm-up, in-flight cap),
-// labelled with arm, offered load (req/s) and repetition.
-func (r *runner) replayOptions(arm string, rateRPS float64, rep int) []loadgen.Option {
-	opts := []loadgen.Option{
-		loadgen.WithArm(arm),
-		loadgen.WithOfferedLoad(rateRPS),
-		loadgen.WithRepetition(rep),
-		loadgen.WithModel(r.model),
-		loadgen.WithTimeout(r.cfg.Request.Timeout),
-		loadgen.WithWarmup(r.cfg.Load.Warmup),
-		loadgen.WithEndpoint(loadgen.Endpoint(r.cfg.Request.Endpoint)),
-	}
-	opts = append(opts, r.live.options()...)
-	if r.cfg.Load.MaxInFlight > 0 {
-		opts = append(opts, loadgen.WithMaxInFlight(r.cfg.Load.MaxInFlight))
-	}
-	return opts
-}
 
 // activeSlackS is how far (s) a profile window's active_s may exceed its
 // window_s before the server's answer is refused (it is then clamped).
@@ -467,23 +326,6 @@ func (a *refArm) addProfileRecord(rec ProfileRecord) {
 	appendServerRecord(a.run, a.arm.Name, profilesKey, rec)
 }
 
-// appendServerRecord appends rec to the list under
-// manifest.server.<arm>.<key> in the results.
-func appendServerRecord[T any](r *runner, arm, key string, rec T) {
-	m := r.res.Manifest.Server
-	if m == nil {
-		m = map[string]any{}
-		r.res.Manifest.Server = m
-	}
-	info, _ := m[arm].(map[string]any)
-	if info == nil {
-		info = map[string]any{}
-		m[arm] = info
-	}
-	recs, _ := info[key].([]T)
-	info[key] = append(recs, rec)
-}
-
 // baselineProfiles are the profiling passes' records kept so far under the
 // baseline arm's server (manifest.server.<baseline>.amdahl_profiles).
 func (r *runner) baselineProfiles() []ProfileRecord {
@@ -540,77 +382,10 @@ func (r *runner) hookCheck(rateRPS float64) (fWall, spanPct, kernelPct *float64)
 	return &f, &ds, &dk
 }
 
-// clientActive is |∪ requests' [sent, end] ∩ [from, to]| from the replay's
-// records (offsets from start on the client's monotonic clock).
-func clientActive(start time.Time, recs []loadgen.Record, from, to time.Time) time.Duration {
-	ivs := activeIntervals(start, recs)
-	w := []amdahl.Interval{{Start: time.Duration(from.UnixNano()), End: time.Duration(to.UnixNano())}}
-	return amdahl.UnionLength(amdahl.Intersect(amdahl.Union(ivs), w))
-}
-
 func replayStates(recs []loadgen.Record) map[string]int {
 	out := map[string]int{}
 	for i := range recs {
 		out[string(recs[i].State)]++
 	}
 	return out
-}
-
-// writeSummary writes stem.summary.json and stem.summary.txt.
-func writeSummary(stem string, sum amdahl.Summary) error {
-	b, err := json.MarshalIndent(sum, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(stem+".summary.json", append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	f, err := os.Create(stem + ".summary.txt")
-	if err != nil {
-		return err
-	}
-	if err := sum.WriteText(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// gzipFile compresses path to path.gz and removes path (a Chrome trace
-// shrinks ~10×; amdahl reads either). It returns the new path.
-func gzipFile(path string) (string, error) {
-	in, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer in.Close()
-	out, err := os.Create(path + ".gz")
-	if err != nil {
-		return "", err
-	}
-	zw := gzip.NewWriter(out)
-	_, err = io.Copy(zw, in)
-	err = errors.Join(err, zw.Close(), out.Close())
-	if err != nil {
-		os.Remove(path + ".gz")
-		return "", fmt.Errorf("compressing %s: %w", path, err)
-	}
-	in.Close()
-	if err := os.Remove(path); err != nil {
-		return "", err
-	}
-	return path + ".gz", nil
-}
-
-// relTo is p relative to dir when it can be expressed so, else p.
-func relTo(dir, p string) string {
-	ad, err1 := filepath.Abs(dir)
-	ap, err2 := filepath.Abs(p)
-	if err1 != nil || err2 != nil {
-		return p
-	}
-	if rel, err := filepath.Rel(ad, ap); err == nil {
-		return rel
-	}
-	return p
 }

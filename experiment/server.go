@@ -190,3 +190,20 @@ type EndpointConfig struct {
 	// the report: transferlab cannot check them.
 	Pins map[string]any `yaml:"pins,omitempty"`
 }
+
+// appendServerRecord appends rec to the list under
+// manifest.server.<arm>.<key> in the results.
+func appendServerRecord[T any](r *runner, arm, key string, rec T) {
+	m := r.res.Manifest.Server
+	if m == nil {
+		m = map[string]any{}
+		r.res.Manifest.Server = m
+	}
+	info, _ := m[arm].(map[string]any)
+	if info == nil {
+		info = map[string]any{}
+		m[arm] = info
+	}
+	recs, _ := info[key].([]T)
+	info[key] = append(recs, rec)
+}
