@@ -2,12 +2,15 @@
 # H200 evidence for server.kind command and server.kind endpoint (prepared, NOT RUN yet).
 # Run from the repository root on the device machine, with $OUT the folder to bring back:
 #   sh configs/h200-evidence.sh "$OUT"
+# It uses bin/transferlab when present (built beforehand with
+# `CGO_ENABLED=1 go build -tags nvml -o bin/transferlab ./cmd/transferlab` and carried),
+# else builds it there.
 # Expected device time: ~5-6 min (three server starts of ~60-90 s, three 20 s cells).
 set -eu
 out=${1:?usage: h200-evidence.sh OUT}
 mkdir -p "$out"
-CGO_ENABLED=1 go build -tags nvml -o bin/transferlab ./cmd/transferlab
-git rev-parse HEAD >"$out/commit.txt"
+[ -x bin/transferlab ] || CGO_ENABLED=1 go build -tags nvml -o bin/transferlab ./cmd/transferlab
+git rev-parse HEAD >"$out/commit.txt" 2>&1 || echo "not a git checkout" >"$out/commit.txt"
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv >"$out/gpu.txt" 2>&1 || true
 
 # 1. The reference server started by hand, measured as an endpoint.
@@ -16,7 +19,7 @@ python3 integrate/python/refserver.py --config configs/refserver-llama3-8b.json 
 srv=$!
 trap 'kill $srv 2>/dev/null || true' EXIT
 i=0
-until curl -sf http://127.0.0.1:8765/health >/dev/null; do
+until python3 -c 'import urllib.request as u; u.urlopen("http://127.0.0.1:8765/health", timeout=2)' 2>/dev/null; do
 	i=$((i + 1))
 	if [ $i -gt 900 ] || ! kill -0 $srv 2>/dev/null; then
 		echo "hand-started server not ready; its log:" >&2
