@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -584,5 +587,45 @@ func TestRecordsSinkScrubs(t *testing.T) {
 		if strings.Contains(got, "sk-echoed-SECRET-11") || strings.Contains(got, "u:pw") || !strings.Contains(got, "REDACTED") {
 			t.Errorf("not scrubbed: %s", got)
 		}
+	}
+}
+
+// TestEndpointTLS: an https endpoint with a private CA is refused on the
+// system roots alone and reached with request.tls.ca_file; insecure_skip_verify
+// reaches it too and the run's first line says verification was off.
+func TestEndpointTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"data":[{"id":"m1"}]}`)
+	}))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	probe := func(tlsBlock string) (map[string]endpointTarget, *Config, error) {
+		text := fmt.Sprintf("trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: %q}}\nrequest: {tls: %s}\narms: [{name: baseline}]\n", srv.URL, tlsBlock)
+		cfg, err := Parse(strings.NewReader(text), "tls.yaml", ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := resolveLive(cfg, os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := probeEndpoints(context.Background(), cfg, l)
+		return got, cfg, err
+	}
+	if _, err := probeEndpoints(context.Background(), &Config{Server: ServerConfig{Kind: ServerEndpoint, Endpoint: &EndpointConfig{URL: srv.URL}}, Arms: []ArmConfig{{Name: "baseline"}}}, &live{scrub: &secret.Scrubber{}}); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("system roots only: %v, want a certificate error", err)
+	}
+	if got, _, err := probe(fmt.Sprintf("{ca_file: %q}", ca)); err != nil || got["baseline"].model != "m1" {
+		t.Errorf("with ca_file: %v, %v", got, err)
+	}
+	got, cfg, err := probe("{insecure_skip_verify: true}")
+	if err != nil || got["baseline"].model != "m1" {
+		t.Errorf("insecure: %v, %v", got, err)
+	}
+	if n := serverNotice(cfg, got); !strings.Contains(n, "NOT verified") {
+		t.Errorf("notice %q does not say verification was off", n)
 	}
 }
