@@ -307,7 +307,8 @@ type runner struct {
 	progress *runProgress
 	// live holds the run's expanded secrets, TLS settings and scrubber.
 	live *live
-	// endpoints are the endpoint arms as probed before the run.
+	// endpoints are the endpoint arms' servers as probed before the run,
+	// keyed by URL (Config.armURL).
 	endpoints map[string]endpointTarget
 	// model is the model id requests name on the server started last
 	// (request.model, or the one its /v1/models lists).

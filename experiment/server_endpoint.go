@@ -175,7 +175,9 @@ func (c *Config) armURL(a ArmConfig) string {
 
 // probeEndpoints asks every endpoint arm's server about itself and picks
 // its model, before anything is measured or written: an unreachable
-// server, refused credentials or an unclear model ends the run here.
+// server, refused credentials or an unclear model ends the run here. The
+// targets are keyed by URL (Config.armURL), so an arm added at run time
+// (the baseline's A/A replicate) finds its server.
 func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]endpointTarget, error) {
 	p := newProber(l)
 	defer p.client.CloseIdleConnections()
@@ -183,13 +185,16 @@ func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]endpoin
 	var errs []error
 	for _, a := range c.Arms {
 		u := c.armURL(a)
+		if _, done := out[u]; done {
+			continue
+		}
 		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		d, err := p.describe(pctx, u)
 		cancel()
 		if err == nil {
 			var m string
 			if m, err = pickModel(c.Request.Model, d, secret.URL(u)); err == nil {
-				out[a.Name] = endpointTarget{url: strings.TrimRight(u, "/"), model: m, desc: d}
+				out[u] = endpointTarget{url: strings.TrimRight(u, "/"), model: m, desc: d}
 				continue
 			}
 		}
@@ -202,7 +207,7 @@ func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]endpoin
 func endpointNotice(c *Config, targets map[string]endpointTarget) string {
 	var parts []string
 	for _, a := range c.Arms {
-		t := targets[a.Name]
+		t := targets[c.armURL(a)]
 		s := fmt.Sprintf("arm %s: %s, model %s", a.Name, secret.URL(t.url), t.model)
 		if t.desc.ServerHeader != "" {
 			s += ", Server: " + t.desc.ServerHeader
@@ -236,11 +241,7 @@ type endpointArm struct {
 var _ armServer = (*endpointArm)(nil)
 
 func (r *runner) startEndpoint(ctx context.Context, arm ArmConfig) (armServer, error) {
-	name := arm.Name
-	if report.IsAAArm(name) {
-		name = r.cfg.Arms[0].Name // the A/A replicate measures the baseline's endpoint again
-	}
-	t, ok := r.endpoints[name]
+	t, ok := r.endpoints[r.cfg.armURL(arm)]
 	if !ok {
 		return nil, fmt.Errorf("arm %s: no endpoint probed", arm.Name)
 	}
