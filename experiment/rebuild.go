@@ -54,11 +54,19 @@ type RebuildCell struct {
 // validation) come from the cells' profiles and energy windows. head carries
 // what the run's results hold apart from the cells (manifest, trace, SLO, run
 // order, completeness, hook, warnings that are not about one cell); its
-// cells and their warnings are rebuilt. cells are in run order. The output
-// folder is locked as Run locks it.
+// cells and their warnings are rebuilt. cells are in run order. It reads the
+// config's trace to rebuild the unsplit schedules (an unreadable trace is an
+// error before anything is written). The output folder is locked as Run
+// locks it.
 func Rebuild(cfg *Config, opt Options, head report.Results, cells []RebuildCell) (*report.Results, error) {
 	log, warn := opt.Writers()
 	eff := cfg.Effective()
+	// The unsplit schedules, as Run builds them (sections such as the
+	// simulator's truth replay them).
+	_, scheds, err := eff.schedules()
+	if err != nil {
+		return nil, fmt.Errorf("rebuilding the schedules: %w", err)
+	}
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -81,7 +89,7 @@ func Rebuild(cfg *Config, opt Options, head report.Results, cells []RebuildCell)
 		return nil, fmt.Errorf("records: %w", err)
 	}
 	jsonl := loadgen.NewJSONLSink(recFile)
-	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, res: &res}
+	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, res: &res, scheds: scheds}
 	var errs []error
 	for _, c := range cells {
 		for i := range c.Records {

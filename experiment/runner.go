@@ -129,24 +129,13 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	defer logW.Close()
 	defer warnW.Close()
 	log, warn = logW, warnW
-	tracePath := eff.path(eff.Trace.Path)
-	base, err := traces.ReadFile(tracePath, traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
+	base, scheds, err := eff.schedules()
 	if err != nil {
 		return nil, err
 	}
-	if eff.Trace.First > 0 {
-		base = traces.First(base, eff.Trace.First)
-	}
-	if eff.Trace.ClampContext > 0 {
-		base = traces.ClampContext(base, eff.Trace.ClampContext)
-	}
 	fmt.Fprintf(log, "trace %s: %s\n", base.Source, base.RowsText())
-	scheds := make([]traces.Schedule, len(eff.Load.RatesRPS))
-	for i, r := range eff.Load.RatesRPS {
-		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {
-			return nil, err
-		}
-		if opt.Slice != nil {
+	if opt.Slice != nil {
+		for i := range scheds {
 			if scheds[i], err = opt.Slice(i, scheds[i]); err != nil {
 				return nil, err
 			}
@@ -286,6 +275,28 @@ func (s *recordsSink) Add(r *loadgen.Record) error {
 		s.err = &FileError{File: RecordsFile, Records: s.Lines(), Err: err}
 	}
 	return err
+}
+
+// schedules reads the config's trace (trace.first and trace.clamp_context
+// applied) and builds each offered load's schedule (cellSchedule).
+func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, err error) {
+	base, err = traces.ReadFile(eff.path(eff.Trace.Path), traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
+	if err != nil {
+		return base, nil, err
+	}
+	if eff.Trace.First > 0 {
+		base = traces.First(base, eff.Trace.First)
+	}
+	if eff.Trace.ClampContext > 0 {
+		base = traces.ClampContext(base, eff.Trace.ClampContext)
+	}
+	scheds = make([]traces.Schedule, len(eff.Load.RatesRPS))
+	for i, r := range eff.Load.RatesRPS {
+		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {
+			return base, nil, err
+		}
+	}
+	return base, scheds, nil
 }
 
 // runner carries one run's state.

@@ -120,8 +120,9 @@ func TestMergeMechanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Complete || len(res.Cells) != 2 {
-		t.Fatalf("merged: complete %v, %d cells; want complete, 2", res.Complete, len(res.Cells))
+	// Two arms and the baseline's A/A replicate: three cells.
+	if !res.Complete || len(res.Cells) != 3 || len(res.RunOrder) != 3 {
+		t.Fatalf("merged: complete %v, %d cells of %d; want complete, 3 of 3", res.Complete, len(res.Cells), len(res.RunOrder))
 	}
 	var shifts []MergedShard
 	b, err := os.ReadFile(filepath.Join(merged, ShardsFile))

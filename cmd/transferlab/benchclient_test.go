@@ -25,9 +25,10 @@ const failingChild = "fail-child"
 
 // TestMain lets this test binary stand in for transferlab when bench-client
 // starts its fast-server or simulator (serve-sim) child from
-// os.Executable() (the default mode).
+// os.Executable() (the default mode), and for the shard processes of
+// TestShardedRunAgainstOneSimulator (run, merge).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "bench-client" || os.Args[1] == "serve-sim") {
+	if len(os.Args) > 1 && slices.Contains([]string{"bench-client", "serve-sim", "run", "merge"}, os.Args[1]) {
 		os.Exit(run(os.Args[1:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == failingChild {
