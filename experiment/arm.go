@@ -122,18 +122,6 @@ func (a ArmConfig) isCandidate() bool { return len(a.SimOverrides) > 0 || a.Over
 // IsCeiling reports whether the arm is a ceiling (RoleCeiling).
 func (a ArmConfig) IsCeiling() bool { return a.Role == RoleCeiling }
 
-// EffectiveRole is the arm's role with the default filled in: "baseline" for
-// the first arm (first true), else Role or RoleCandidate.
-func (a ArmConfig) EffectiveRole(first bool) string {
-	switch {
-	case first:
-		return "baseline"
-	case a.Role == "":
-		return RoleCandidate
-	}
-	return a.Role
-}
-
 // validate checks one arm of a config whose server block is srv; target is
 // amdahl.target_op.
 func (a ArmConfig) validate(srv ServerConfig, target string) error {
