@@ -53,6 +53,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		r.opt.AfterCell(m.export())
 	}
 	r.addCell(m)
+	r.saveCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
 		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",
 			key.arm, rate, c.DispatchLagFlagText(), loadgen.DefaultLagBudget)

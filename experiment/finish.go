@@ -29,6 +29,10 @@ func (r *runner) addCell(m measured) {
 		RecordsFile:    RecordsFile,
 		SLO:            r.res.SLO,
 	})
+	if !m.summary.Start.IsZero() {
+		at := m.summary.Start.UTC()
+		c.StartedAt = &at
+	}
 	if !m.summary.Complete {
 		c.Incomplete = m.summary.IncompleteReason
 		if c.Incomplete == "" {

@@ -55,6 +55,12 @@ type Options struct {
 	// AfterCell, when set, receives what each cell measured beyond its
 	// records, as soon as the cell ends.
 	AfterCell func(CellMeasured)
+	// Resume, when set, continues the interrupted run in OutDir (`run
+	// --resume`): it is refused when the config, trace or code differs from
+	// that run's (the error says which); its cells that ran to their end
+	// with all their records are kept, the others run (again) in the
+	// recorded order, and the results are marked resumed.
+	Resume bool
 	// wrap, when set, puts a stand-in around every output file the run
 	// creates (tests: a file system that fills up); nil writes to the OS's.
 	wrap func(*os.File) outFile
@@ -88,7 +94,7 @@ const (
 // written atomically): anything else in the folder is not the run's.
 func IsRunOutput(name string) bool {
 	switch strings.TrimSuffix(name, ".tmp") {
-	case RecordsFile, ResultsFile, MarkdownFile, HTMLFile, ServersDir, LockFile:
+	case RecordsFile, ResultsFile, MarkdownFile, HTMLFile, ServersDir, LockFile, CellsFile:
 		return true
 	}
 	return false
@@ -108,7 +114,10 @@ type measured struct {
 	summary loadgen.Summary
 	profile *amdahl.Fractions
 	energy  *energy.Window
-	eerr    error
+	// energyTrimmed: energy is already the window the report uses
+	// (cellEnergy), as a cell kept by --resume holds it.
+	energyTrimmed bool
+	eerr          error
 }
 
 // Run executes the experiment and writes its outputs. It returns the results
@@ -211,11 +220,35 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		res.Ceiling = c.Name
 	}
 
+	var prior *kept
+	if opt.Resume {
+		var notes []string
+		prior, notes, err = readResume(opt.OutDir, res.Manifest.ConfigSHA256, res.Trace.SHA256, res.Manifest.GitCommit, eff, scheds)
+		if err != nil {
+			return nil, err
+		}
+		res.Resumed = true
+		res.ResumedFrom = &report.ResumedFrom{CreatedAt: prior.prior.CreatedAt, IncompleteReason: prior.prior.IncompleteReason, Server: prior.prior.Manifest.Server}
+		// Hook counters are per server launch and summed over an arm's
+		// launches (addHook): the interrupted run's launches count too.
+		res.Hook = prior.prior.Hook
+		for _, n := range notes {
+			w := "resume: " + n
+			res.Warnings = append(res.Warnings, w)
+			fmt.Fprintf(warn, "warning: %s\n", w)
+		}
+		fmt.Fprintf(log, "resuming the run in %s: %d complete cells kept\n", opt.OutDir, len(prior.cells))
+	}
 	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
 	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile), scrub: lv.scrub}
+	cellsOut, err := opt.createOut(filepath.Join(opt.OutDir, CellsFile))
+	if err != nil {
+		recFile.Close()
+		return nil, fmt.Errorf("%s: %w", CellsFile, err)
+	}
 
 	for _, w := range []string{serverNotice(&eff, endpoints), coldStartWarning(eff)} {
 		if w != "" {
@@ -224,10 +257,16 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		}
 	}
 	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl,
-		live: lv, endpoints: endpoints, model: eff.Request.Model}
+		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
 	r.stopExport(ctx)
+	r.keepRest()
+	if r.cellsOut != nil {
+		if err := r.cellsOut.Close(); err != nil {
+			fmt.Fprintf(warn, "warning: %s: %v\n", CellsFile, err)
+		}
+	}
 	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("records: %w", cerr)
 	}
@@ -324,6 +363,10 @@ type runner struct {
 	// model is the model id requests name on the server started last
 	// (request.model, or the one its /v1/models lists).
 	model string
+	// kept holds the interrupted run's cells that Options.Resume keeps (nil
+	// without it); cellsOut is CellsFile (nil when not written).
+	kept     *kept
+	cellsOut outFile
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
@@ -352,7 +395,17 @@ func (r *runner) runAll(ctx context.Context) error {
 		return err
 	}
 	r.res.RunOrder = order
-	stopProgress := r.startProgress(order)
+	toRun := order
+	if r.kept != nil {
+		toRun = nil
+		for _, k := range order {
+			if _, ok := r.kept.cells[cellKey{arm: k.Arm, load: loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS), rep: k.Repetition}]; !ok {
+				toRun = append(toRun, k)
+			}
+		}
+		r.res.ResumedFrom.RerunCells = len(toRun)
+	}
+	stopProgress := r.startProgress(toRun)
 	defer stopProgress()
 	var (
 		srv    armServer
@@ -376,6 +429,14 @@ func (r *runner) runAll(ctx context.Context) error {
 	defer closeSrv()
 	for i, k := range order {
 		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
+		if r.kept != nil {
+			if kc, ok := r.kept.cells[cellKey{arm: k.Arm, load: li, rep: k.Repetition}]; ok {
+				if err := r.keepCell(kc); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("run stopped before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
 		}

@@ -247,6 +247,22 @@ func pooledOf(frs []amdahl.Fractions, get func(amdahl.Fractions) (amdahl.Num, ti
 	return &m
 }
 
+// cellEnergy is m's energy window as the energy section uses it: trimmed to
+// the cell's measured window, or with a warning saying why not. m.energy
+// must be set.
+func cellEnergy(m measured) energy.Window {
+	w := *m.energy
+	if m.energyTrimmed || m.summary.WindowEnd <= m.summary.WindowStart {
+		return w
+	}
+	tw, err := w.Trim(m.summary.Start.Add(m.summary.WindowStart), m.summary.Start.Add(m.summary.WindowEnd))
+	if err != nil {
+		w.Warnings = append(slices.Clone(w.Warnings), "not trimmed to the measured window: "+err.Error())
+		return w
+	}
+	return tw
+}
+
 // energyCostSections converts each cell's energy window (trimmed to the
 // cell's measured window) and cost inputs into the report's sections.
 func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSection) {
@@ -266,14 +282,7 @@ func (r *runner) energyCostSections() (*report.EnergySection, *report.CostSectio
 		windowTokens := int(math.Round(c.WindowOutputTokens))
 		var energyJ *float64
 		if m.energy != nil {
-			w := *m.energy
-			if m.summary.WindowEnd > m.summary.WindowStart {
-				if tw, err := w.Trim(m.summary.Start.Add(m.summary.WindowStart), m.summary.Start.Add(m.summary.WindowEnd)); err == nil {
-					w = tw
-				} else {
-					w.Warnings = append(w.Warnings, "not trimmed to the measured window: "+err.Error())
-				}
-			}
+			w := cellEnergy(m)
 			ec := report.EnergyCell{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition, Available: w.Available, UnavailableReason: w.UnavailableReason, Source: w.Label}
 			if m.eerr != nil && !errors.Is(m.eerr, energy.ErrUnavailable) && ec.UnavailableReason == "" {
 				ec.UnavailableReason = m.eerr.Error()

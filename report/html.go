@@ -31,10 +31,13 @@ func WriteHTML(w io.Writer, r Results) error {
 
 // htmlPage is what the template renders.
 type htmlPage struct {
-	Title        string
-	Simulated    bool
-	Results      Results
-	Incomplete   string
+	Title      string
+	Simulated  bool
+	Results    Results
+	Incomplete string
+	// Resumed is ResumedText ("" unless resumed); CellStarts its table's rows.
+	Resumed      string
+	CellStarts   [][]string
 	SLO          string
 	Verdicts     []Verdict
 	Capacity     []capacityRow
@@ -90,6 +93,9 @@ func buildPage(r Results) (htmlPage, error) {
 	}
 	if !r.Complete {
 		p.Incomplete = orText(r.IncompleteReason, "no reason recorded")
+	}
+	if p.Resumed = ResumedText(r); p.Resumed != "" {
+		p.CellStarts = CellStartRows(r)
 	}
 	for _, in := range r.Inputs {
 		p.Inputs = append(p.Inputs, in.Label+": "+in.text())
@@ -412,6 +418,10 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{if .Simulated}}<p class="banner">Simulated: every figure and chart in this report comes from the embedded simulator (sim), not from a GPU.</p>{{end}}
 {{if .Incomplete}}<p class="banner">Incomplete run: {{.Incomplete}}</p>{{end}}
 {{range .Results.Warnings}}<p class="banner">Warning: {{.}}</p>{{end}}
+{{with .Resumed}}<p class="banner">Resumed run: {{.}}</p>
+<table><tr><th>order</th><th>arm</th><th>load (req/s)</th><th>repetition</th><th>started at (UTC)</th><th>measured by</th></tr>
+{{range $.CellStarts}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>{{end}}
 {{if .Answer}}<h2 id="answer">Answer</h2>
 {{range .Answer}}<h3>{{.Candidate}}</h3>
 <ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>

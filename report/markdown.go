@@ -61,6 +61,9 @@ func (m mdWriter) header(r Results) {
 	if !r.Complete {
 		m.p("> **Incomplete run:** %s\n\n", orText(r.IncompleteReason, "no reason recorded"))
 	}
+	if t := ResumedText(r); t != "" {
+		m.p("> **Resumed run:** %s\n\n", t)
+	}
 	for _, w := range r.Warnings {
 		m.p("> **Warning:** %s\n\n", w)
 	}
@@ -95,6 +98,13 @@ func (m mdWriter) header(r Results) {
 	}
 	m.p("| SLO | %s |\n", sloText(r.SLO))
 	m.p("\n**Headline: %s.**\n\n", Headline(r))
+	if r.Resumed {
+		m.p("### Cell start times (resumed run)\n\n| order | arm | load (req/s) | repetition | started at (UTC) | measured by |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, row := range CellStartRows(r) {
+			m.p("|%s|\n", mdRow(row))
+		}
+		m.p("\n")
+	}
 	if nr := CellsNotRun(r); len(nr) > 0 {
 		m.p("### Cells not run\n\n%s\n\n| order | arm | load (req/s) | repetition |\n| --- | --- | --- | --- |\n", notRunNote(r, nr))
 		for _, row := range notRunRows(r, nr) {

@@ -17,6 +17,11 @@ type Results struct {
 	// death); IncompleteReason then says why.
 	Complete         bool   `json:"complete"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// Resumed is true when `run --resume` kept complete cells of an
+	// interrupted run in this folder (Cell.Kept) and ran the others again;
+	// ResumedFrom says which run it resumed.
+	Resumed     bool         `json:"resumed,omitempty"`
+	ResumedFrom *ResumedFrom `json:"resumed_from,omitempty"`
 	// Warnings are problems of method the run detected that do not make it
 	// incomplete but change how its figures read (e.g. measured cells right
 	// after a server start with no warm-up replay). Rendered under the title.
@@ -71,6 +76,23 @@ type TruthRatio struct {
 	Stat           string  `json:"stat"`
 	Value          float64 `json:"value"`
 	Requests       int     `json:"requests"`
+}
+
+// ResumedFrom describes the interrupted run that `run --resume` continued.
+type ResumedFrom struct {
+	// CreatedAt is the interrupted run's created_at.
+	CreatedAt time.Time `json:"created_at"`
+	// IncompleteReason is why the interrupted run stopped.
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	// KeptCells and RerunCells count the cells kept and those run (again) by
+	// the resumed run.
+	KeptCells  int `json:"kept_cells"`
+	RerunCells int `json:"rerun_cells"`
+	// Server is the interrupted run's manifest.server (per arm: the server's
+	// self-description and its per-cell records, such as sim truth and
+	// warm-up replays, of the kept cells); the manifest's server block
+	// describes the servers the resumed run started.
+	Server map[string]any `json:"server,omitempty"`
 }
 
 // Input is one results file a comparison read.
@@ -155,7 +177,13 @@ type Cell struct {
 	OfferedLoadRPS float64 `json:"offered_load_rps"`
 	Repetition     int     `json:"repetition"`
 	// Order is the cell's position in the interleaved run order (0-based).
-	Order       int            `json:"order"`
+	Order int `json:"order"`
+	// StartedAt is when the cell's measured replay started (its time zero,
+	// UTC); nil when not known.
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// Kept is true for a cell measured by an interrupted run and kept by
+	// `run --resume` (Results.Resumed); StartedAt is then that run's.
+	Kept        bool           `json:"kept,omitempty"`
 	RecordsFile string         `json:"records_file"`
 	States      map[string]int `json:"states"`
 	// FirstError describes the measured request with the earliest scheduled

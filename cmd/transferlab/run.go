@@ -26,6 +26,7 @@ func newRunCmd() *cobra.Command {
 		asJSON    bool
 		otel      string
 		overwrite bool
+		resume    string
 		deadline  time.Duration
 		sharding  shardFlags
 	)
@@ -40,7 +41,10 @@ baseline and every candidate arm, and writes into the output folder:
 then prints a summary table. When the run did not complete (deadline, a
 server that died: exit status 2; SIGINT, SIGTERM: 130, 143) what was
 measured is kept and marked incomplete; bad input found before anything was
-measured: 1 ("transferlab --help" lists every status).`,
+measured: 1 ("transferlab --help" lists every status). An interrupted run
+continues with --resume DIR (the same config, trace and code): its complete
+cells are kept (cells.jsonl holds what each needs beyond its records), the
+others run again, and the reports say which cell was measured when.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
@@ -60,6 +64,12 @@ measured: 1 ("transferlab --help" lists every status).`,
 			if cmd.Flags().Changed("out") && out == "" {
 				return errors.New("--out: empty folder name")
 			}
+			if resume != "" {
+				if out != "" || overwrite || sharding.spec != "" {
+					return errors.New("--resume: the resumed run writes into the folder it resumes: not with --out, --overwrite or --shard")
+				}
+				out = resume
+			}
 			if out == "" {
 				out = cfg.Out
 			}
@@ -67,7 +77,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))+"-"+time.Now().UTC().Format("20060102-150405"))
 			}
 			for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
-				if _, err := os.Lstat(filepath.Join(out, f)); err == nil && !overwrite {
+				if _, err := os.Lstat(filepath.Join(out, f)); err == nil && !overwrite && resume == "" {
 					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
 				}
 			}
@@ -102,6 +112,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 				Log:        log,
 				Warn:       warn,
 				Progress:   progress,
+				Resume:     resume != "",
 			})
 			if res != nil {
 				if asJSON {
@@ -126,6 +137,7 @@ measured: 1 ("transferlab --help" lists every status).`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "output folder (default: the config's out, else runs/<config name>-<UTC time>); relative to the working folder")
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "replace a run already in the output folder, or write into a folder that holds other files")
+	cmd.Flags().StringVar(&resume, "resume", "", "continue the interrupted run in this folder: keep its cells that ran to their end (same config, trace and code, else refused naming the difference), run the others in the recorded order, and mark the report resumed")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors (on stderr): no progress, no summary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
