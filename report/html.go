@@ -421,7 +421,7 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{with .Resumed}}<p class="banner">Resumed run: {{.}}</p>
 <table><tr><th>order</th><th>arm</th><th>load (req/s)</th><th>repetition</th><th>started at (UTC)</th><th>measured by</th></tr>
 {{range $.CellStarts}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end -}}
 {{if .Answer}}<h2 id="answer">Answer</h2>
 {{range .Answer}}<h3>{{.Candidate}}</h3>
 <ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul>
