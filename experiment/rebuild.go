@@ -41,6 +41,18 @@ func (m measured) export() CellMeasured {
 	return c
 }
 
+// measured is c with its records, as the run held it (export's inverse).
+func (c CellMeasured) measured(records []loadgen.Record) measured {
+	m := measured{key: cellKey{arm: c.Arm, load: c.Load, rep: c.Repetition}, records: records, summary: c.Summary, profile: c.Profile, energy: c.Energy}
+	if c.EnergyError != "" {
+		m.eerr = errors.New(c.EnergyError)
+		if c.EnergyError == energy.ErrUnavailable.Error() {
+			m.eerr = energy.ErrUnavailable
+		}
+	}
+	return m
+}
+
 // RebuildCell is one cell to rebuild: what was measured and its records.
 type RebuildCell struct {
 	CellMeasured
@@ -101,13 +113,7 @@ func Rebuild(cfg *Config, opt Options, head report.Results, cells []RebuildCell)
 		if c.Load < 0 || c.Load >= len(eff.Load.RatesRPS) {
 			return nil, fmt.Errorf("cell %s, load index %d: the config has %d offered loads", c.Arm, c.Load, len(eff.Load.RatesRPS))
 		}
-		m := measured{key: cellKey{arm: c.Arm, load: c.Load, rep: c.Repetition}, records: c.Records, summary: c.Summary, profile: c.Profile, energy: c.Energy}
-		if c.EnergyError != "" {
-			m.eerr = errors.New(c.EnergyError)
-			if c.EnergyError == energy.ErrUnavailable.Error() {
-				m.eerr = energy.ErrUnavailable
-			}
-		}
+		m := c.measured(c.Records)
 		r.cells = append(r.cells, m)
 		r.addCell(m)
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
@@ -114,13 +113,8 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 				c.Arm, cfg.Load.RatesRPS[c.Load], c.Repetition, len(rs), len(scheds[c.Load].Requests), RecordsFile))
 			continue
 		}
-		m := measured{key: key, records: rs, summary: c.Summary, profile: c.Profile, energy: c.Energy, energyTrimmed: true}
-		if c.EnergyError != "" {
-			m.eerr = errors.New(c.EnergyError)
-			if c.EnergyError == energy.ErrUnavailable.Error() {
-				m.eerr = energy.ErrUnavailable
-			}
-		}
+		m := c.measured(rs)
+		m.energyTrimmed = true
 		k.cells[key] = keptCell{m: m, records: rs}
 	}
 	return k, notes, nil

@@ -236,3 +236,25 @@ func TestRunRefusesForeignFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestRunResumeFlags: --resume writes into the folder it resumes, so it is
+// refused beside --out, --overwrite or --shard (exit 1), and a folder with
+// no run to resume is refused before anything is written.
+func TestRunResumeFlags(t *testing.T) {
+	t.Parallel()
+	cfg := filepath.Join("..", "..", "configs", "quickstart.yaml")
+	dir := t.TempDir()
+	for _, extra := range [][]string{{"--out", dir}, {"--overwrite"}, {"--shard", "0/2"}} {
+		_, _, code, err := runCLI(t, append([]string{"run", cfg, "--resume", dir, "--quiet"}, extra...)...)
+		if err == nil || code != 1 || !strings.Contains(err.Error(), "--resume") {
+			t.Errorf("%v: exit %d: %v, want a refusal naming --resume", extra, code, err)
+		}
+	}
+	_, _, code, err := runCLI(t, "run", cfg, "--resume", dir, "--quiet")
+	if err == nil || code != 1 || !strings.Contains(err.Error(), "no run to resume") {
+		t.Fatalf("empty folder: exit %d: %v, want 'no run to resume'", code, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the refused resume left %d entries in the folder", len(entries))
+	}
+}
