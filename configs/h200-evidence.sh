@@ -14,7 +14,7 @@ git rev-parse HEAD >"$out/commit.txt" 2>&1 || echo "not a git checkout" >"$out/c
 nvidia-smi --query-gpu=name,driver_version,memory.used --format=csv >"$out/gpu.txt" 2>&1 || true
 
 # 1. The reference server started by hand, measured as an endpoint.
-python3 integrate/python/refserver.py --config configs/refserver-llama3-8b.json \
+PYTHONPATH=integrate/python/shim${PYTHONPATH:+:$PYTHONPATH} python3 integrate/python/refserver.py --config configs/refserver-llama3-8b.json \
 	--host 127.0.0.1 --port 8765 >"$out/hand-started-server.log" 2>&1 &
 srv=$!
 trap 'kill $srv 2>/dev/null || true' EXIT
