@@ -1,5 +1,5 @@
 #!/bin/sh
-# H200 evidence for server.kind command and server.kind endpoint (prepared, NOT RUN yet).
+# H200 evidence for server.kind command and server.kind endpoint (run on the H200 on 2026-12-01: results/h200-2026-12-01/command/ and endpoint/).
 # Run from the repository root on the device machine, with $OUT the folder to bring back:
 #   sh configs/h200-evidence.sh "$OUT"
 # It uses bin/transferlab when present (built beforehand with
