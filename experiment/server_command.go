@@ -95,6 +95,7 @@ func (r *runner) launch(ctx context.Context, arm ArmConfig, spec integrate.Spec)
 	}
 	if r.live != nil {
 		spec.Headers = r.live.headers
+		spec.LogScrub = r.live.scrubber()
 	}
 	fmt.Fprintf(r.log, "launching the %s server for arm %s (log: %s)\n", r.cfg.Server.Kind, arm.Name, spec.LogPath)
 	return integrate.Launch(ctx, spec)

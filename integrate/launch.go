@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 )
 
@@ -77,6 +78,13 @@ type Spec struct {
 	// (/manifest, /hook/stats): a server behind an API key
 	// (vLLM --api-key guards /v1/models) needs them.
 	Headers http.Header
+	// LogScrub, when set, rewrites every line the process prints before it
+	// reaches LogPath (header values, values expanded from the environment,
+	// URL userinfo become REDACTED): a server that echoes its arguments or
+	// environment (vLLM logs --api-key among its non-default args) must not
+	// put a secret on disk. The output then passes through a pipe that a
+	// goroutine drains line by line.
+	LogScrub *secret.Scrubber
 }
 
 func (s Spec) withDefaults() Spec {
@@ -133,7 +141,8 @@ func FreePort() (int, error) {
 type Process struct {
 	spec    Spec
 	cmd     *exec.Cmd
-	log     *os.File
+	log     *os.File        // closed by wait when drained is nil
+	drained <-chan struct{} // the scrubbing goroutine closed the log
 	baseURL string
 	client  *http.Client
 	done    chan struct{}
@@ -166,18 +175,32 @@ func Launch(ctx context.Context, spec Spec) (*Process, error) {
 	cmd := exec.Command(spec.Argv[0], spec.Argv[1:]...)
 	cmd.Dir = spec.Dir
 	cmd.Env = mergeEnv(os.Environ(), spec.Env)
-	cmd.Stdout = logf
-	cmd.Stderr = logf
+	out, drained, err := logSink(logf, spec.LogScrub)
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("integrate: launch: log: %w", err)
+	}
+	cmd.Stdout = out
+	cmd.Stderr = out
 	cmd.Stdin = nil
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		logf.Close()
+	err = cmd.Start()
+	if out != logf {
+		out.Close() // the child holds its own copy of the pipe's write end
+	}
+	if err != nil {
+		if drained != nil {
+			<-drained
+		} else {
+			logf.Close()
+		}
 		return nil, fmt.Errorf("integrate: launch %s: %w", spec.Argv[0], err)
 	}
 	p := &Process{
 		spec:    spec,
 		cmd:     cmd,
 		log:     logf,
+		drained: drained,
 		baseURL: "http://" + net.JoinHostPort(spec.Host, strconv.Itoa(spec.Port)),
 		client:  &http.Client{Timeout: 30 * time.Second},
 		done:    make(chan struct{}),
@@ -226,8 +249,45 @@ func (p *Process) wait() {
 	p.mu.Lock()
 	p.waitErr = err
 	p.mu.Unlock()
-	p.log.Close()
+	// The log is whole before anyone reads its tail; a worker that outlived
+	// the leader and still holds the pipe gets drainWait, then the group's
+	// SIGKILL in Close ends it and the drain closes the log itself.
+	if p.drained == nil {
+		p.log.Close()
+	} else {
+		select {
+		case <-p.drained:
+		case <-time.After(drainWait):
+		}
+	}
 	close(p.done)
+}
+
+// drainWait bounds how long an exited server's last lines are waited for.
+const drainWait = 2 * time.Second
+
+// logSink returns what the process's stdout and stderr are given: logf
+// itself without a scrubber, else the write end of a pipe whose lines a
+// goroutine scrubs into logf. drained (nil without a scrubber) is closed
+// once the goroutine has closed logf (every writer gone).
+func logSink(logf *os.File, scrub *secret.Scrubber) (*os.File, <-chan struct{}, error) {
+	if scrub == nil {
+		return logf, nil, nil
+	}
+	drained := make(chan struct{})
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		defer close(drained)
+		w := scrub.Writer(logf)
+		_, _ = io.Copy(w, pr)
+		_ = w.Close()
+		pr.Close()
+		logf.Close()
+	}()
+	return pw, drained, nil
 }
 
 func (p *Process) waitReady(ctx context.Context) error {

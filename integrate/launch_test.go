@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/transferlab/transferlab/internal/secret"
 )
 
 // The test binary doubles as the fake server: with INTEGRATE_FAKE_SERVER set,
@@ -49,6 +51,10 @@ func fakeServer(mode string) {
 			os.Exit(1)
 		}
 		_ = os.WriteFile(os.Getenv("FAKE_CHILD_PID_FILE"), []byte(strconv.Itoa(c.Process.Pid)), 0o644)
+	case "echo-secret":
+		// A server that logs its environment, as some print their arguments.
+		fmt.Println("starting with api key", os.Getenv("FAKE_SECRET"), "at https://user:"+os.Getenv("FAKE_SECRET")+"@host/")
+		fmt.Fprint(os.Stderr, "partial line without newline: "+os.Getenv("FAKE_SECRET"))
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 	}
@@ -301,5 +307,35 @@ func TestMergeEnv(t *testing.T) {
 	want := []string{"A=1", "B=3", "C=4"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("mergeEnv = %v, want %v", got, want)
+	}
+}
+
+// A server's own log passes through the run's scrubber: what it prints of a
+// secret never reaches server.log, also on stderr and in a last line with no
+// newline.
+func TestLaunchLogIsScrubbed(t *testing.T) {
+	t.Parallel()
+	const key = "sk-LOGSECRET-4242"
+	spec := fakeSpec(t, "echo-secret", "FAKE_SECRET="+key)
+	spec.LogScrub = &secret.Scrubber{}
+	spec.LogScrub.Add(key)
+	p, err := Launch(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(spec.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "LOGSECRET") {
+		t.Fatalf("server.log holds the secret:\n%s", b)
+	}
+	for _, want := range []string{"starting with api key " + secret.Redacted, "partial line without newline: " + secret.Redacted, "fake server starting"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("server.log lacks %q:\n%s", want, b)
+		}
 	}
 }
