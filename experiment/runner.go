@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -133,8 +134,12 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err != nil {
 		return nil, err
 	}
-	// Every line of the run's log and warnings passes through the scrubber.
-	logW, warnW := lv.scrub.Writer(log), lv.scrub.Writer(warn)
+	// Every line of the run's log and warnings passes through the scrubber;
+	// one lock serialises both, which may be one writer (the progress
+	// goroutine writes beside the run's own goroutine).
+	var outMu sync.Mutex
+	logW := lv.scrub.Writer(lockedWriter{mu: &outMu, w: log})
+	warnW := lv.scrub.Writer(lockedWriter{mu: &outMu, w: warn})
 	defer logW.Close()
 	defer warnW.Close()
 	log, warn = logW, warnW
@@ -554,4 +559,17 @@ func coldStartWarning(c Config) string {
 		return ""
 	}
 	return "load.warmup_replay is off on a launched server: the first measured cell after each server start also pays for the server's lazy warm-up (CUDA graphs captured per new batch shape, allocator growth). On the H200 reference server that made first cells' TTFT p50 ~160 ms against ~25 ms on a server that had seen the schedule, whatever the arm (results/h200-2026-11-29/README.md); A/B differences between cells in different positions are then not the arms' alone. Set load.warmup_replay: true."
+}
+
+// lockedWriter serialises writes to w under mu, shared by every writer
+// that may reach the same destination.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
