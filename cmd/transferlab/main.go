@@ -33,7 +33,7 @@ const (
 
 // exitStatusHelp is the scheme as the root help and README print it.
 const exitStatusHelp = `Exit status (every sub-command):
-  0        done (compare --exit-code: verdict pass)
+  0        done (compare --exit-code: verdict pass, or no difference detectable at A's resolution)
   1        error: bad input, missing software; nothing was measured
   2        incomplete: --deadline, a server that died, a failed stage; what was measured is kept
   3        a check failed: compare --exit-code verdict fail; validate verdicts not as expected
