@@ -110,7 +110,7 @@ func boundLine(r Results, cand string) string {
 		if l.Candidate != cand || !(l.Bound > 0) {
 			continue
 		}
-		s := fmt.Sprintf("%.4f at %s req/s (at best %s faster", l.Bound, num(l.OfferedLoadRPS), pctOf(1-1/l.Bound))
+		s := fmt.Sprintf("%.4f at %s req/s (%s faster in service time", l.Bound, num(l.OfferedLoadRPS), pctOf(1-1/l.Bound))
 		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil {
 			if 1-1/l.Bound < *res {
 				s += ", below the resolution " + ResolutionText(res)
@@ -123,10 +123,15 @@ func boundLine(r Results, cand string) string {
 		return "Amdahl bound: not measured for " + cand + " (the profiled target op is not the one it changes, or no baseline profile)"
 	}
 	s := "Amdahl bound (speedup): " + strings.Join(parts, "; ")
-	if below > 0 {
-		s += ": the most this kernel can give is smaller than what this run can detect"
+	switch {
+	case below == len(parts):
+		s += ": the most this kernel can give in service time is smaller than what this run can detect"
+	case below > 0:
+		s += fmt.Sprintf(": below this run's resolution at %d of %d loads", below, len(parts))
 	}
-	return s
+	// The bound holds for service time; queueing at load can amplify a
+	// service-time gain past it (the Amdahl section compares the two).
+	return s + "; a bound on service time: under load, queueing can amplify the gain past it"
 }
 
 // resolutionAt is the decision metric's resolution at load, or nil.
