@@ -49,6 +49,19 @@ func processGone(pid int) bool {
 	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
 }
 
+// claimOutDir makes dir, refuses it when a symbolic link stands below it
+// (checkNoSymlinks) and locks it (lockOutDir): what every writer of a run's
+// folder does before writing.
+func claimOutDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("output folder: %w", err)
+	}
+	if err := checkNoSymlinks(dir); err != nil {
+		return nil, err
+	}
+	return lockOutDir(dir)
+}
+
 // lockOutDir takes the output folder for this run, or says which run holds
 // it. A lock left by a process that is gone on this host is stale: it is
 // removed (and said so in the returned note) and the folder taken.

@@ -3,7 +3,6 @@ package experiment
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -79,13 +78,7 @@ func Rebuild(cfg *Config, opt Options, head report.Results, cells []RebuildCell)
 	if err != nil {
 		return nil, fmt.Errorf("rebuilding the schedules: %w", err)
 	}
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output folder: %w", err)
-	}
-	if err := checkNoSymlinks(opt.OutDir); err != nil {
-		return nil, err
-	}
-	unlock, err := lockOutDir(opt.OutDir)
+	unlock, err := claimOutDir(opt.OutDir)
 	if err != nil {
 		return nil, err
 	}

@@ -178,13 +178,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			return nil, lv.scrub.Error(err)
 		}
 	}
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("output folder: %w", err)
-	}
-	if err := checkNoSymlinks(opt.OutDir); err != nil {
-		return nil, err
-	}
-	unlock, err := lockOutDir(opt.OutDir)
+	unlock, err := claimOutDir(opt.OutDir)
 	if err != nil {
 		return nil, err
 	}
