@@ -47,17 +47,24 @@ decision:
 // TPOT, E2E; request by request, widened by the A/A offset) contains the
 // simulator's true ratio (report.TruthRatio, from a virtual-time replay of
 // the same schedule). It fails below 85 %. TRANSFERLAB_COVERAGE_OUT names a
-// file that receives the table. results/coverage-2026-12-01 holds a run.
+// file that receives the table; TRANSFERLAB_COVERAGE_FIRST offsets the run
+// indexes (seeds 100+i) so that slices can run side by side. results/coverage-2026-12-01 holds a run.
 func TestIntervalCoverage(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("TRANSFERLAB_COVERAGE_RUNS"))
 	if runs <= 0 {
 		t.Skip("set TRANSFERLAB_COVERAGE_RUNS=N (≥ 20 for the committed check) to run N simulated experiments of ~30 s each")
 	}
+	// TRANSFERLAB_COVERAGE_FIRST (default 0) is the first run's index, so
+	// several processes can each run a slice of the seeds 100+i in parallel.
+	first, err := strconv.Atoi(os.Getenv("TRANSFERLAB_COVERAGE_FIRST"))
+	if err != nil && os.Getenv("TRANSFERLAB_COVERAGE_FIRST") != "" {
+		t.Fatalf("TRANSFERLAB_COVERAGE_FIRST: %v", err)
+	}
 	var tbl strings.Builder
 	fmt.Fprintf(&tbl, "| run (seed) | candidate | metric | truth | measured | 95 %% interval | resolution | covered | excluded |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	total, covered, totalKept, coveredKept := 0, 0, 0, 0
 	began := time.Now()
-	for i := range runs {
+	for i := first; i < first+runs; i++ {
 		cfg, err := Parse(strings.NewReader(fmt.Sprintf(coverageConfig, 100+i)), "coverage.yaml", ".")
 		if err != nil {
 			t.Fatal(err)
