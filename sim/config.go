@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"reflect"
 	"sort"
 
@@ -180,6 +181,20 @@ func DecodeConfig(r io.Reader, name string) (Config, error) {
 		return Config{}, fmt.Errorf("sim config %s: %w", name, errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// LoadConfig is DecodeConfig of the YAML file at path, or DefaultConfig
+// when path is "".
+func LoadConfig(path string) (Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("sim config: %w", err)
+	}
+	defer f.Close()
+	return DecodeConfig(f, path)
 }
 
 // Validate reports every problem at once (errors.Join), each naming its YAML field.

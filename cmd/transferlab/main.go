@@ -147,6 +147,9 @@ type interruptedError struct{ sig os.Signal }
 
 func (e interruptedError) Error() string { return "interrupted by " + signalName(e.sig) }
 
+// Signal is the signal that stopped the run (clientbench reads it for its exit status).
+func (e interruptedError) Signal() os.Signal { return e.sig }
+
 // signalName is the conventional name of the signals the CLI handles.
 func signalName(s os.Signal) string {
 	switch s {

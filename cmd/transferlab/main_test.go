@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +13,16 @@ import (
 
 	"github.com/spf13/cobra"
 )
+
+// TestMain lets this test binary stand in for transferlab when a test starts
+// it as a child: the shard processes of TestShardedRunAgainstOneSimulator
+// (run, merge), bench-client's server children and serve-sim --child.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && slices.Contains([]string{"bench-client", "serve-sim", "run", "merge"}, os.Args[1]) {
+		os.Exit(run(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
 
 // TestUnknownSubcommandFails walks the whole command tree: every command that
 // groups sub-commands (the root included) must refuse an unknown one with a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -25,8 +24,6 @@ func newServeSimCmd() *cobra.Command {
 		overrides  []string
 		capacity   string
 		child      bool
-		pinCPUs    []int
-		benchFast  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve-sim",
@@ -43,17 +40,9 @@ func newServeSimCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if benchFast {
-				applyBenchFast(&cfg)
-			}
 			out := cmd.OutOrStdout()
 			if capacity != "" {
 				return printSimCapacity(cmd, cfg, capacity)
-			}
-			if len(pinCPUs) > 0 {
-				if _, err := pinProcess(pinCPUs); err != nil {
-					return fmt.Errorf("serve-sim: flag --pin-cpu %s: %w", intList(pinCPUs), err)
-				}
 			}
 			srv, err := sim.New(cfg)
 			if err != nil {
@@ -85,21 +74,22 @@ func newServeSimCmd() *cobra.Command {
 	f.StringVar(&configPath, "config", "", "YAML sim config (sim.Config keys; keys left out keep the Llama-3-8B/H200 defaults; unknown keys rejected)")
 	f.StringArrayVar(&overrides, "override", nil, "kernel override OP=FACTOR: divide op OP's time by FACTOR (repeatable; ops: "+strings.Join(sim.OpNames(), ", ")+")")
 	f.StringVar(&capacity, "capacity", "", "print the saturation throughput for requests of IN:OUT tokens (e.g. 1020:130) and exit instead of serving")
-	f.BoolVar(&child, "child", false, "print only the base URL and stop when stdin closes (used by bench-client)")
-	f.IntSliceVar(&pinCPUs, "pin-cpu", nil, "pin every thread of this process to these CPUs before serving (e.g. 5 or 2,3,4,5; empty: no pinning; used by bench-client)")
+	f.BoolVar(&child, "child", false, "print only the base URL and stop when stdin closes (for scripts that start serve-sim as a child)")
 	_ = f.MarkHidden("child")
-	_ = f.MarkHidden("pin-cpu")
-	f.BoolVar(&benchFast, "bench-fast", false, "raise the batch limits for client benchmarks (max_num_seqs 8192, max_batch_tokens 16384, truth_capacity 65536; used by bench-client)")
-	_ = f.MarkHidden("bench-fast")
 	return cmd
 }
 
-// serveSimChild is serve-sim's child mode (bench-client's ITL check): print
+// serveSimChild is serve-sim's child mode (a script holds its stdin): print
 // the base URL on the first line, serve until in closes (the parent is done)
 // or ctx ends, then close the simulator.
 func serveSimChild(ctx context.Context, srv *sim.Server, out io.Writer, in io.Reader) error {
 	fmt.Fprintln(out, srv.BaseURL())
-	untilClosed(ctx, in)
+	closed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, in); close(closed) }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Close(sctx)
@@ -107,16 +97,9 @@ func serveSimChild(ctx context.Context, srv *sim.Server, out io.Writer, in io.Re
 
 // loadSimConfig reads path (or the defaults) and applies OP=FACTOR overrides.
 func loadSimConfig(path string, overrides []string) (sim.Config, error) {
-	cfg := sim.DefaultConfig()
-	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return cfg, fmt.Errorf("serve-sim: %w", err)
-		}
-		defer f.Close()
-		if cfg, err = sim.DecodeConfig(f, path); err != nil {
-			return cfg, err
-		}
+	cfg, err := sim.LoadConfig(path)
+	if err != nil {
+		return cfg, err
 	}
 	for _, o := range overrides {
 		op, val, ok := strings.Cut(o, "=")
@@ -150,15 +133,4 @@ func printSimCapacity(cmd *cobra.Command, cfg sim.Config, spec string) error {
 	fmt.Fprintf(cmd.OutOrStdout(), "saturation (simulated, %d in / %d out): %.0f output tok/s, %.2f req/s, mean step %v, mean running seqs %.0f\n",
 		in, out, c.OutputTokPerS, c.RequestsPerS, c.MeanStep.Round(time.Microsecond), c.MeanRunningSeqs)
 	return nil
-}
-
-// applyBenchFast raises cfg's batch limits and truth capacity so that, with
-// every op 16× faster (bench-client --sim-speedup 16), 2,000 req/s of
-// 32-token prompts and 128-token streams stay below saturation (the default
-// limits saturate at ~156 req/s for that shape) and a 10 s run's truth is
-// kept whole.
-func applyBenchFast(cfg *sim.Config) {
-	cfg.Scheduler.MaxNumSeqs = 8192
-	cfg.Scheduler.MaxBatchTokens = 16384
-	cfg.TruthCapacity = 65536
 }

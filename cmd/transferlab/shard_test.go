@@ -108,7 +108,7 @@ func serverSide(t *testing.T, truth map[string]sim.TruthLine) (ttft, e2e []float
 }
 
 // TestShardedRunAgainstOneSimulator is the split run without a cluster: an
-// unsplit run against one serve-sim child, then three `run --shard i/3`
+// unsplit run against one simulator, then three `run --shard i/3`
 // processes against another, merged by `merge`; the merged run must hold
 // the same scheduled requests (ids and offsets), each once, with the same
 // token counts, and distributions the simulators' own truth cannot tell
@@ -117,27 +117,33 @@ func serverSide(t *testing.T, truth map[string]sim.TruthLine) (ttft, e2e []float
 // with a message naming them.
 func TestShardedRunAgainstOneSimulator(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs four load processes against two simulator children (about 30 s)")
+		t.Skip("runs four load processes against two simulators (about 30 s)")
 	}
 	dir := t.TempDir()
 	trace, err := filepath.Abs(filepath.Join("..", "..", "configs", "traces", "AzureLLMInferenceTrace_conv-head2000.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	startSim := func() *fastServer {
-		srv, err := startChild(context.Background(), exe, []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"})
+	// The simulators run in this test process; the load processes are
+	// children (TestMain), so each simulator sees requests from outside.
+	startSim := func() *sim.Server {
+		srv, err := sim.New(sim.DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			var cerr error
-			closeServer(srv, &cerr)
-		})
+		if err := srv.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close(context.Background()) })
 		return srv
+	}
+	// truthOf is srv's ground truth by request id, as GET /v1/truth serves it.
+	truthOf := func(srv *sim.Server) map[string]sim.TruthLine {
+		m := map[string]sim.TruthLine{}
+		for _, l := range srv.TruthLines() {
+			m[l.ID] = l
+		}
+		return m
 	}
 	config := func(name string, seed int, url string) string {
 		p := filepath.Join(dir, name)
@@ -155,15 +161,12 @@ func TestShardedRunAgainstOneSimulator(t *testing.T) {
 
 	// The unsplit run, against its own simulator.
 	one := startSim()
-	run(cli(t, "run", config("single.yaml", 11, one.url), "--out", filepath.Join(dir, "single"), "--quiet"))
-	truthOne, err := fetchTruth(context.Background(), one.url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	run(cli(t, "run", config("single.yaml", 11, one.BaseURL()), "--out", filepath.Join(dir, "single"), "--quiet"))
+	truthOne := truthOf(one)
 
 	// Three shards, separate processes, one simulator.
 	three := startSim()
-	cfg := config("sharded.yaml", 11, three.url)
+	cfg := config("sharded.yaml", 11, three.BaseURL())
 	start := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
 	shardDir := func(i int) string { return filepath.Join(dir, fmt.Sprintf("shard-%d", i)) }
 	var wg sync.WaitGroup
@@ -181,10 +184,7 @@ func TestShardedRunAgainstOneSimulator(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	truthThree, err := fetchTruth(context.Background(), three.url)
-	if err != nil {
-		t.Fatal(err)
-	}
+	truthThree := truthOf(three)
 	merged := filepath.Join(dir, "merged")
 	run(cli(t, "merge", merged, shardDir(2), shardDir(0), shardDir(1), "--quiet"))
 
@@ -247,7 +247,7 @@ func TestShardedRunAgainstOneSimulator(t *testing.T) {
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
-	foreign := cli(t, "run", config("foreign.yaml", 12, three.url), "--shard", "2/3", "--start-at", start, "--cell-gap", "1s", "--out", foreignDir, "--quiet")
+	foreign := cli(t, "run", config("foreign.yaml", 12, three.BaseURL()), "--shard", "2/3", "--start-at", start, "--cell-gap", "1s", "--out", foreignDir, "--quiet")
 	if err := foreign.Start(); err != nil {
 		t.Fatal(err)
 	}

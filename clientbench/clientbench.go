@@ -1,4 +1,4 @@
-package main
+package clientbench
 
 import (
 	"bufio"
@@ -21,7 +21,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/transferlab/transferlab/loadgen"
@@ -29,8 +29,8 @@ import (
 	"github.com/transferlab/transferlab/traces"
 )
 
-// benchClientOpts are bench-client's flags.
-type benchClientOpts struct {
+// Options are bench-client's flags.
+type Options struct {
 	json        bool
 	jsonOut     string
 	rates       []int
@@ -54,6 +54,10 @@ type benchClientOpts struct {
 	// first (1: one write, one TCP segment, per event).
 	eventsPerWrite int
 	replayChild    string // hidden: run only the long replay with this client (child mode)
+	serveSim       string // hidden: run only a simulator on this address (child mode)
+	// serveSimSweep makes the simulator child use the sweep's config
+	// (--sim-config or benchFastConfig, every op --sim-speedup × faster).
+	serveSimSweep bool
 	// serverCPUs pins the server children (fake server and serve-sim) to
 	// these CPUs (Linux; empty: not pinned).
 	serverCPUs []int
@@ -99,63 +103,15 @@ func clientOptions(name string) ([]loadgen.Option, error) {
 	return nil, fmt.Errorf("bench-client: flag --clients: unknown client %q (want %q or %q)", name, clientReactor, clientNetHTTP)
 }
 
-// newBenchClientCmd measures the instrument itself (issue 5, item 5).
-func newBenchClientCmd() *cobra.Command {
-	var o benchClientOpts
-	cmd := &cobra.Command{
-		Use:   "bench-client",
-		Short: "Measure the load generator's own limits against a fast fake server (not a lab result)",
-		Long: `bench-client runs transferlab's client against a minimal fast OpenAI-compatible
-SSE server (loadgen/loadgentest; by default a child process of this binary, so
-the client's CPU and memory are measured alone; --in-process to share the
-process) and reports:
-  - per offered load: achieved send rate, SSE token events/s, schedule lag p99,
-    client CPU time per 1,000 events, and whether lag p99 stayed ≤ 1 ms;
-  - the highest rate sustained with lag p99 ≤ 1 ms and every request ok;
-  - memory per in-flight streaming request (heap+stack, and RSS);
-  - pacing at the vegeta comparison rate: send-rate error and sends per 10 ms bin;
-  - vegeta's own attacker vs our client on the same non-streaming endpoint,
-    with the ratios;
-  - optionally a long non-streaming replay's peak RSS (--replay-requests);
-  - ITL accuracy (--itl-rate, default 500 req/s; 0 skips): per client, a fresh
-    simulator (transferlab serve-sim as a child process; --in-process: in this
-    process) streams 32-token prompts / 16-token answers at the rate, and each
-    measured ITL is compared with the simulator's true gap between the same
-    two token events' flushes (GET /v1/truth): error p50/p99/max in µs, the
-    TTFT error likewise, and event-count mismatches counted; --pin pins the
-    child to the last CPU and this process to the others;
-  - against serve-sim (stage sim, --sim-rates): per offered load, a fresh
-    simulator child (ops --sim-speedup × faster, raised batch limits or
-    --sim-config) streams 32-token prompts / 128-token answers; schedule and
-    dispatch lag p99, the share of sends > 1 ms late, cores used, ITL and TTFT
-    error vs the simulator's truth, and the highest rate at lag p99 ≤ 1 ms
-    beside the fake server's;
-  - head-of-line isolation (stage hol): every --hol-every-th stream carries a
-    --hol-bytes SSE line; the other streams' token-gap error against the
-    server's 20 ms.
---stages picks stages; --server-cpus pins the server children (run bench-client
-itself under taskset for its own CPUs).
-Figures describe this machine's client, never a server under test.
+// Command is the sub-command the server children are started with: this
+// process's binary (os.Executable) run as `Command` followed by the hidden
+// child flags AddFlags registers (--serve-fast, --serve-sim, --replay-child);
+// that binary's Command must parse AddFlags' flags and call Run.
+const Command = "bench-client"
 
-Every flag is checked before anything runs (exit 1 naming the flag), --json-out
-included (the file must be writable). An interrupt (exit 130 on SIGINT, 143 on
-SIGTERM: 128 + the signal's number) or a stage that fails (exit 2: run
-incomplete) still prints the table, and writes --json-out,
-with every stage finished before it and the whole units of the one cut short,
-marked INCOMPLETE with each stage's status; figures of stages that did not run
-read "not measured" (null in JSON), and no target is called met without a
-measurement. The table (or --json) is printed before --json-out is written.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.serve != "" {
-				return serveFast(cmd.Context(), o, cmd.OutOrStdout(), cmd.InOrStdin())
-			}
-			if o.replayChild != "" {
-				return replayChild(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			}
-			return runBenchClient(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
-	f := cmd.Flags()
+// AddFlags registers bench-client's flags on f, bound to o, with their
+// defaults; the hidden ones start the child modes.
+func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.BoolVar(&o.json, "json", false, "print JSON instead of a table")
 	f.StringVar(&o.jsonOut, "json-out", "", "also write the JSON report to this file (the table still goes to stdout)")
 	f.IntSliceVar(&o.rates, "rates", []int{250, 500, 1000, 2000, 3000}, "offered loads to sweep for streaming (req/s)")
@@ -196,11 +152,42 @@ measurement. The table (or --json) is printed before --json-out is written.`,
 	_ = f.MarkHidden("serve-long-bytes")
 	f.IntVar(&o.gcPercent, "gc-percent", 0, "set this process's GC percent (debug.SetGCPercent; -1: off), not its children's; 0 leaves GOGC")
 	_ = f.MarkHidden("gc-percent")
-	return cmd
+	f.StringVar(&o.serveSim, "serve-sim", "", "run only a simulator on this address (used by bench-client itself)")
+	f.BoolVar(&o.serveSimSweep, "serve-sim-sweep", false, "with --serve-sim: the sweep's config (--sim-config or the raised batch limits, ops --sim-speedup × faster)")
+	_ = f.MarkHidden("serve-sim")
+	_ = f.MarkHidden("serve-sim-sweep")
 }
 
+// Run runs what o asks: a child mode (a fast server, a simulator or the long
+// replay, each started by a parent bench-client) or the whole self-benchmark
+// (runBenchClient). Errors that must end the process with a status other
+// than 1 are *ExitError.
+func Run(ctx context.Context, o Options, in io.Reader, out, log io.Writer) error {
+	if o.serve != "" {
+		return serveFast(ctx, o, out, in)
+	}
+	if o.serveSim != "" {
+		return serveSim(ctx, o, out, in)
+	}
+	if o.replayChild != "" {
+		return replayChild(ctx, o, out, log)
+	}
+	return runBenchClient(ctx, o, out, log)
+}
+
+// ExitError is an error whose process exit status is Code: 2 when a stage
+// failed (run incomplete), 128 + the signal's number when an interrupt
+// stopped the run. The stages finished before it are reported either way.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
 // serveFast is the child mode: serve, print the base URL, stop when stdin closes.
-func serveFast(ctx context.Context, o benchClientOpts, out io.Writer, in io.Reader) error {
+func serveFast(ctx context.Context, o Options, out io.Writer, in io.Reader) error {
 	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
 	if len(o.serverCPUs) > 0 {
 		if _, err := pinProcess(o.serverCPUs); err != nil {
@@ -267,7 +254,7 @@ func (f *fastServer) Ready(ctx context.Context) error {
 	}
 }
 
-func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bool) (*fastServer, error) {
+func startFastServer(ctx context.Context, o Options, tokens int, hold bool) (*fastServer, error) {
 	if o.inProcess {
 		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
 		ch := make(chan struct{})
@@ -289,7 +276,7 @@ func startFastServer(ctx context.Context, o benchClientOpts, tokens int, hold bo
 	if err != nil {
 		return nil, fmt.Errorf("bench-client: finding this binary for the server child: %w", err)
 	}
-	args := []string{"bench-client", "--serve-fast", "127.0.0.1:0", "--tokens", fmt.Sprint(tokens), "--itl", o.itl.String(),
+	args := []string{Command, "--serve-fast", "127.0.0.1:0", "--tokens", fmt.Sprint(tokens), "--itl", o.itl.String(),
 		"--server-events-per-write", fmt.Sprint(o.eventsPerWrite)}
 	if hold {
 		args = append(args, "--serve-hold", "1")
@@ -615,7 +602,7 @@ const (
 // the file for writing without truncating it; a file it had to create is
 // removed again) and that --pin has 2 CPUs to split, so neither fails only
 // after minutes of measuring.
-func validateBenchClient(o benchClientOpts) error {
+func validateBenchClient(o Options) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("bench-client: "+format, a...)) }
 	requests := func(rate int, d time.Duration) int { return int(float64(rate) * d.Seconds()) }
@@ -749,11 +736,11 @@ type benchStage struct {
 // stageFunc runs one stage, recording into rep only whole units (one client
 // at one rate, one client's memory figures, …). It returns an error when it
 // stopped early: ctx ended or something failed.
-type stageFunc func(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error
+type stageFunc func(ctx context.Context, o Options, rep *benchReport, log io.Writer) error
 
 // benchStageList is the run's stages in order; --pin's CPU mask change makes
 // the ITL check last.
-func benchStageList(o benchClientOpts) (names []string, run []stageFunc) {
+func benchStageList(o Options) (names []string, run []stageFunc) {
 	add := func(key, name string, f stageFunc) {
 		if o.stages == nil || slices.Contains(o.stages, key) {
 			names, run = append(names, name), append(run, f)
@@ -784,7 +771,7 @@ var stageKeys = []string{"streams", "memory", "vegeta", "replay", "sim", "hol", 
 // rep.Stages. It stops at the first stage that does not finish: when ctx
 // ended that stage is interrupted, otherwise failed (its error is returned);
 // the stages after it are not run.
-func runStages(ctx context.Context, o benchClientOpts, rep *benchReport, names []string, run []stageFunc, log io.Writer) error {
+func runStages(ctx context.Context, o Options, rep *benchReport, names []string, run []stageFunc, log io.Writer) error {
 	rep.Complete = true
 	rep.Stages = make([]benchStage, len(names))
 	for i, name := range names {
@@ -814,7 +801,7 @@ func runStages(ctx context.Context, o benchClientOpts, rep *benchReport, names [
 	return nil
 }
 
-func newBenchReport(o benchClientOpts) benchReport {
+func newBenchReport(o Options) benchReport {
 	rep := benchReport{
 		Note:           "instrument self-test against a fake server; not a lab result",
 		Server:         "child process (client measured alone)",
@@ -848,7 +835,7 @@ func newClientSummary(name string) clientSummary {
 // interrupt or a failing stage still reports every stage finished before it,
 // marked incomplete; the exit status is then 130 (SIGINT), 143 (SIGTERM) or
 // 2 (run incomplete).
-func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) error {
+func runBenchClient(ctx context.Context, o Options, out, log io.Writer) error {
 	if err := validateBenchClient(o); err != nil {
 		return err
 	}
@@ -872,19 +859,20 @@ func runBenchClient(ctx context.Context, o benchClientOpts, out, log io.Writer) 
 	werr := writeBenchReport(o, &rep, out)
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{code: interruptStatus(ctx), err: errors.Join(fmt.Errorf("bench-client %s: kept the stages finished before it (%s)", context.Cause(ctx), stagesLine(rep.Stages)), werr)}
+		return &ExitError{Code: interruptStatus(ctx), Err: errors.Join(fmt.Errorf("bench-client %s: kept the stages finished before it (%s)", context.Cause(ctx), stagesLine(rep.Stages)), werr)}
 	case runErr != nil:
-		return &exitError{code: 2, err: errors.Join(fmt.Errorf("bench-client incomplete (the stages finished before it are reported): %w", runErr), werr)}
+		return &ExitError{Code: 2, Err: errors.Join(fmt.Errorf("bench-client incomplete (the stages finished before it are reported): %w", runErr), werr)}
 	}
 	return werr
 }
 
 // interruptStatus is the exit status of a run stopped by ctx: 128 + the
 // signal's number, the shell's convention: 143 for SIGTERM, else 130
-// (SIGINT, and any other cancellation).
+// (SIGINT, and any other cancellation). A cancellation cause that names its
+// signal has a Signal method (cmd/transferlab's interrupt does).
 func interruptStatus(ctx context.Context) int {
-	var ie interruptedError
-	if errors.As(context.Cause(ctx), &ie) && ie.sig == syscall.SIGTERM {
+	var ie interface{ Signal() os.Signal }
+	if errors.As(context.Cause(ctx), &ie) && ie.Signal() == syscall.SIGTERM {
 		return 128 + int(syscall.SIGTERM)
 	}
 	return 128 + int(syscall.SIGINT)
@@ -892,7 +880,7 @@ func interruptStatus(ctx context.Context) int {
 
 // writeBenchReport prints rep on out (the table, or JSON with --json) and
 // then writes --json-out. Non-finite figures encode as null (reportFloat).
-func writeBenchReport(o benchClientOpts, rep *benchReport, out io.Writer) error {
+func writeBenchReport(o Options, rep *benchReport, out io.Writer) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return fmt.Errorf("bench-client: encoding the report: %w", err)
@@ -924,7 +912,7 @@ func stagesLine(st []benchStage) string {
 
 // benchStreams sweeps the offered loads, each client in turn at each load
 // (interleaved, so a change in the machine's load hits both alike).
-func benchStreams(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) (err error) {
+func benchStreams(ctx context.Context, o Options, rep *benchReport, log io.Writer) (err error) {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
 		return err
@@ -995,7 +983,7 @@ func sendRate(sends []time.Duration) float64 {
 // token and waits) and measures this process's growth per stream: heap in
 // use, goroutine stacks, RSS and goroutines. Memory is returned to the OS
 // before each client's baseline so the RSS deltas compare.
-func benchMemory(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchMemory(ctx context.Context, o Options, rep *benchReport, log io.Writer) error {
 	for _, name := range o.clients {
 		if err := benchMemoryOne(ctx, o, name, rep.client(name), log); err != nil {
 			return err
@@ -1004,7 +992,7 @@ func benchMemory(ctx context.Context, o benchClientOpts, rep *benchReport, log i
 	return nil
 }
 
-func benchMemoryOne(ctx context.Context, o benchClientOpts, name string, cs *clientSummary, log io.Writer) error {
+func benchMemoryOne(ctx context.Context, o Options, name string, cs *clientSummary, log io.Writer) error {
 	srv, err := startFastServer(ctx, o, 2, true)
 	if err != nil {
 		return err
@@ -1091,7 +1079,7 @@ func openStreams(url string) int {
 
 // benchVegeta runs each client, then vegeta's attacker, non-streaming at
 // o.vegetaRate against the same endpoint.
-func benchVegeta(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) (err error) {
+func benchVegeta(ctx context.Context, o Options, rep *benchReport, log io.Writer) (err error) {
 	srv, err := startFastServer(ctx, o, o.tokens, false)
 	if err != nil {
 		return err
@@ -1214,7 +1202,7 @@ func (*firstError) Close() error { return nil }
 
 // replayChild is the child mode of the long replay: one client in a fresh
 // process, so its peak RSS is that client's alone.
-func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) (err error) {
+func replayChild(ctx context.Context, o Options, out, log io.Writer) (err error) {
 	copts, err := clientOptions(o.replayChild)
 	if err != nil {
 		return err
@@ -1242,14 +1230,14 @@ func replayChild(ctx context.Context, o benchClientOpts, out, log io.Writer) (er
 
 // benchLongReplay runs the long replay once per client, each in a child
 // process of this binary (peak RSS is per process).
-func benchLongReplay(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchLongReplay(ctx context.Context, o Options, rep *benchReport, log io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("bench-client: finding this binary for the replay child: %w", err)
 	}
 	rep.ReplayRequests, rep.ReplayRate = o.replayN, o.replayRate
 	for _, name := range o.clients {
-		args := []string{"bench-client", "--replay-child", name, "--replay-requests", fmt.Sprint(o.replayN), "--replay-rate", fmt.Sprint(o.replayRate)}
+		args := []string{Command, "--replay-child", name, "--replay-requests", fmt.Sprint(o.replayN), "--replay-rate", fmt.Sprint(o.replayRate)}
 		if o.inProcess {
 			args = append(args, "--in-process")
 		}

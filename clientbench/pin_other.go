@@ -1,13 +1,13 @@
 //go:build !linux
 
-package main
+package clientbench
 
 import "errors"
 
-// allowedCPUs: see benchclient_pin_linux.go.
+// allowedCPUs: see pin_linux.go.
 func allowedCPUs() ([]int, error) { return nil, errors.New("pinning needs Linux (sched_getaffinity)") }
 
-// pinProcess: see benchclient_pin_linux.go.
+// pinProcess: see pin_linux.go.
 func pinProcess([]int) (func() error, error) {
 	return nil, errors.New("pinning needs Linux (sched_setaffinity)")
 }

@@ -1,4 +1,4 @@
-package main
+package clientbench
 
 import (
 	"bufio"
@@ -162,7 +162,7 @@ func itlPinning() (child int, self []int, err error) {
 // per client (so no client sees another's load), a uniform schedule of
 // o.itlRate req/s for o.itlDuration, then the simulator's truth export
 // compared per request and per token gap.
-func benchITL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) (err error) {
+func benchITL(ctx context.Context, o Options, rep *benchReport, log io.Writer) (err error) {
 	sec := &itlSection{RateRPS: o.itlRate, DurationS: o.itlDuration.Seconds(), InputTokens: itlInputTokens, OutputTokens: itlOutputTokens,
 		Server: "serve-sim child process per client (default simulator config)", Pinned: "not pinned", TargetP99Us: float64(itlTargetP99) / 1e3}
 	if o.inProcess {
@@ -205,9 +205,9 @@ func benchITL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.W
 }
 
 // startSim starts a fresh simulator for one client: in-process with
-// --in-process, else a `serve-sim --child` child of this binary (pinned to
-// childCPU when ≥ 0).
-func startSim(ctx context.Context, o benchClientOpts, childCPU int) (*fastServer, error) {
+// --in-process, else a simulator child of this binary (`bench-client
+// --serve-sim`, the default config; pinned to childCPU when ≥ 0).
+func startSim(ctx context.Context, o Options, childCPU int) (*fastServer, error) {
 	if o.inProcess {
 		s, err := sim.New(sim.DefaultConfig())
 		if err != nil {
@@ -227,14 +227,14 @@ func startSim(ctx context.Context, o benchClientOpts, childCPU int) (*fastServer
 	if err != nil {
 		return nil, fmt.Errorf("bench-client: finding this binary for the simulator child: %w", err)
 	}
-	args := []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"}
+	args := []string{Command, "--serve-sim", "127.0.0.1:0"}
 	if childCPU >= 0 {
-		args = append(args, "--pin-cpu", strconv.Itoa(childCPU))
+		args = append(args, "--server-cpus", strconv.Itoa(childCPU))
 	}
 	return startChild(ctx, exe, args)
 }
 
-func benchITLOne(ctx context.Context, o benchClientOpts, name string, childCPU int) (row itlClientRow, err error) {
+func benchITLOne(ctx context.Context, o Options, name string, childCPU int) (row itlClientRow, err error) {
 	row.Client = name
 	copts, err := clientOptions(name)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package clientbench
 
 import (
 	"context"
@@ -89,29 +89,91 @@ type holSection struct {
 
 // startSimChild starts a serve-sim child with the sweep's config, pinned to
 // o.serverCPUs when given.
-func startSimChild(ctx context.Context, o benchClientOpts) (*fastServer, error) {
+func startSimChild(ctx context.Context, o Options) (*fastServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench-client: finding this binary for the simulator child: %w", err)
 	}
-	args := []string{"serve-sim", "--addr", "127.0.0.1:0", "--child"}
+	args := []string{Command, "--serve-sim", "127.0.0.1:0", "--serve-sim-sweep", "--sim-speedup", fmt.Sprint(o.simSpeedup)}
 	if o.simConfig != "" {
-		args = append(args, "--config", o.simConfig)
-	} else {
-		args = append(args, "--bench-fast")
-	}
-	for _, ov := range simOverrides(o) {
-		args = append(args, "--override", ov)
+		args = append(args, "--sim-config", o.simConfig)
 	}
 	if len(o.serverCPUs) > 0 {
-		args = append(args, "--pin-cpu", intList(o.serverCPUs))
+		args = append(args, "--server-cpus", intList(o.serverCPUs))
 	}
 	return startChild(ctx, exe, args)
 }
 
+// serveSim is the simulator child mode: the sweep's config with
+// --serve-sim-sweep, else the default one; pinned to --server-cpus when
+// given; print the base URL, serve until in closes (the parent is done) or
+// ctx ends, then close the simulator.
+func serveSim(ctx context.Context, o Options, out io.Writer, in io.Reader) error {
+	cfg := sim.DefaultConfig()
+	if o.serveSimSweep {
+		var err error
+		if cfg, err = sweepSimConfig(o); err != nil {
+			return err
+		}
+	}
+	if len(o.serverCPUs) > 0 {
+		if _, err := pinProcess(o.serverCPUs); err != nil {
+			return fmt.Errorf("bench-client: flag --server-cpus %s: %w", intList(o.serverCPUs), err)
+		}
+	}
+	srv, err := sim.New(cfg)
+	if err != nil {
+		return fmt.Errorf("bench-client: simulator: %w", err)
+	}
+	if err := srv.Start(o.serveSim); err != nil {
+		_ = srv.Close(context.Background())
+		return fmt.Errorf("bench-client: simulator: %w", err)
+	}
+	fmt.Fprintln(out, srv.BaseURL())
+	untilClosed(ctx, in)
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Close(sctx)
+}
+
+// sweepSimConfig is the sweep's simulator config: --sim-config (sim.LoadConfig),
+// else the default one with benchFastConfig's limits; every op --sim-speedup ×
+// faster.
+func sweepSimConfig(o Options) (sim.Config, error) {
+	cfg, err := sim.LoadConfig(o.simConfig)
+	if err != nil {
+		return cfg, fmt.Errorf("bench-client: flag --sim-config: %w", err)
+	}
+	if o.simConfig == "" {
+		benchFastConfig(&cfg)
+	}
+	if o.simSpeedup != 1 {
+		if cfg.Overrides == nil {
+			cfg.Overrides = map[string]float64{}
+		}
+		for _, op := range sim.OpNames() {
+			cfg.Overrides[op] = o.simSpeedup
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("bench-client: simulator config: %w", err)
+	}
+	return cfg, nil
+}
+
+// benchFastConfig raises cfg's batch limits and truth capacity so that, with
+// every op 16× faster (--sim-speedup 16), 2,000 req/s of 32-token prompts and
+// 128-token streams stay below saturation (the default limits saturate at
+// ~156 req/s for that shape) and a 10 s run's truth is kept whole.
+func benchFastConfig(cfg *sim.Config) {
+	cfg.Scheduler.MaxNumSeqs = 8192
+	cfg.Scheduler.MaxBatchTokens = 16384
+	cfg.TruthCapacity = 65536
+}
+
 // simOverrides is --override OP=speedup for every simulator op (none when
 // the speed-up is 1).
-func simOverrides(o benchClientOpts) []string {
+func simOverrides(o Options) []string {
 	if o.simSpeedup == 1 {
 		return nil
 	}
@@ -134,7 +196,7 @@ func intList(v []int) string {
 // benchSim sweeps o.simRates against serve-sim, each client in turn at each
 // load, a fresh simulator per run (its truth export then holds that run
 // only).
-func benchSim(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchSim(ctx context.Context, o Options, rep *benchReport, log io.Writer) error {
 	sec := &simSection{Server: "serve-sim child process per run", Config: o.simConfig, Overrides: simOverrides(o),
 		InputTokens: simInputTokens, OutputTokens: simOutputTokens, DurationS: o.simDuration.Seconds(), SustainedRPS: map[string]int{}}
 	if sec.Config == "" {
@@ -164,7 +226,7 @@ func benchSim(ctx context.Context, o benchClientOpts, rep *benchReport, log io.W
 	return nil
 }
 
-func benchSimOne(ctx context.Context, o benchClientOpts, name string, rate int) (row simRow, err error) {
+func benchSimOne(ctx context.Context, o Options, name string, rate int) (row simRow, err error) {
 	row = simRow{Client: name, OfferedRPS: rate}
 	copts, err := clientOptions(name)
 	if err != nil {
@@ -222,7 +284,7 @@ func benchSimOne(ctx context.Context, o benchClientOpts, name string, rate int) 
 // fixed token gap, every o.holEvery-th request's stream carrying a
 // o.holBytes comment line after its first token; the other streams' gaps
 // are compared with the server's.
-func benchHOL(ctx context.Context, o benchClientOpts, rep *benchReport, log io.Writer) error {
+func benchHOL(ctx context.Context, o Options, rep *benchReport, log io.Writer) error {
 	sec := &holSection{RateRPS: o.holRate, DurationS: o.holDuration.Seconds(), Tokens: holTokens, ITLMs: float64(holITL) / 1e6,
 		LongEvery: o.holEvery, LongBytes: o.holBytes}
 	rep.HOL = sec
@@ -247,7 +309,7 @@ const (
 	holITL    = 20 * time.Millisecond
 )
 
-func benchHOLOne(ctx context.Context, o benchClientOpts, name string) (row holRow, err error) {
+func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err error) {
 	row.Client = name
 	copts, err := clientOptions(name)
 	if err != nil {

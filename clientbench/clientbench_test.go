@@ -1,4 +1,4 @@
-package main
+package clientbench
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // failingChild is the first argument that makes this test binary act as a
@@ -24,12 +27,18 @@ import (
 const failingChild = "fail-child"
 
 // TestMain lets this test binary stand in for transferlab when bench-client
-// starts its fast-server or simulator (serve-sim) child from
-// os.Executable() (the default mode), and for the shard processes of
-// TestShardedRunAgainstOneSimulator (run, merge).
+// starts its fast-server, simulator or replay child from os.Executable()
+// (the default mode): `bench-client FLAGS` runs Run as the transferlab
+// binary's bench-client does.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && slices.Contains([]string{"bench-client", "serve-sim", "run", "merge"}, os.Args[1]) {
-		os.Exit(run(os.Args[1:]))
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code, err := execute(ctx, os.Stdin, os.Stdout, os.Stderr, os.Args[1:]...)
+		stop()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "transferlab: %v\n", err)
+		}
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == failingChild {
 		// A fast-server child that serves nothing and fails when told to
@@ -41,6 +50,50 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// runCLI runs `bench-client FLAGS` (args, Command first) as the transferlab
+// binary does, capturing stdout and stderr; code is the exit status.
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int, err error) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code, err = execute(context.Background(), strings.NewReader(""), &out, &errOut, args...)
+	return out.String(), errOut.String(), code, err
+}
+
+// execute parses args (Command, then AddFlags' flags) and calls Run; code
+// is the exit status (1 for a bad flag or any error that is no ExitError).
+func execute(ctx context.Context, in io.Reader, out, log io.Writer, args ...string) (int, error) {
+	if len(args) == 0 || args[0] != Command {
+		return 1, fmt.Errorf("want %s first, got %q", Command, args)
+	}
+	var o Options
+	fs := pflag.NewFlagSet(Command, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.AddFlags(fs)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 1, err
+	}
+	if err := Run(ctx, o, in, out, log); err != nil {
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return ee.Code, err
+		}
+		return 1, err
+	}
+	return 0, nil
+}
+
+// interrupted is a cancellation cause naming its signal, as
+// cmd/transferlab's interrupt does.
+type interrupted struct{ sig os.Signal }
+
+func (e interrupted) Error() string {
+	if e.sig == syscall.SIGTERM {
+		return "interrupted by SIGTERM"
+	}
+	return "interrupted by SIGINT"
+}
+func (e interrupted) Signal() os.Signal { return e.sig }
 
 // smallBench are bench-client's smallest useful settings: one 20 req/s
 // streaming run of 0.2 s (4 requests of 2 tokens), 8 streams held open, a
@@ -234,7 +287,7 @@ func TestBenchTableNoRateQualified(t *testing.T) {
 // which the child printed on the parent's stderr while the parent exited 0).
 func TestServeFastExpectedShutdown(t *testing.T) {
 	t.Parallel()
-	o := benchClientOpts{serve: "127.0.0.1:0", tokens: 2, itl: time.Hour, shutdownGrace: 50 * time.Millisecond}
+	o := Options{serve: "127.0.0.1:0", tokens: 2, itl: time.Hour, shutdownGrace: 50 * time.Millisecond}
 	stdinR, stdinW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -385,7 +438,7 @@ func TestProbeWritable(t *testing.T) {
 // and null decodes back to "not measured".
 func TestReportFloatJSON(t *testing.T) {
 	t.Parallel()
-	rep := newBenchReport(benchClientOpts{clients: []string{clientReactor}, inFlight: 1})
+	rep := newBenchReport(Options{clients: []string{clientReactor}, inFlight: 1})
 	rep.Clients[0].HeapPerInFlight = reportFloat(math.Inf(1))
 	rep.Clients[0].RSSPerInFlight = reportFloat(math.Inf(-1))
 	rep.Stream = []streamRow{{Client: clientReactor, EventsPerS: reportFloat(math.NaN()), LagP99Ms: 0.25}}
@@ -413,7 +466,7 @@ func TestReportFloatJSON(t *testing.T) {
 // a zero, and no target says met without a measurement.
 func TestBenchTableMissingStages(t *testing.T) {
 	t.Parallel()
-	o := benchClientOpts{clients: []string{clientReactor, clientNetHTTP}, inFlight: 4000, tokens: 128, duration: time.Second}
+	o := Options{clients: []string{clientReactor, clientNetHTTP}, inFlight: 4000, tokens: 128, duration: time.Second}
 	rep := newBenchReport(o)
 	rep.Stages = []benchStage{{Name: stageStreams, Status: stageInterrupted}, {Name: "memory per in-flight stream", Status: stageNotRun}}
 	rep.IncompleteReason = "interrupted by SIGINT"
@@ -485,7 +538,7 @@ func TestThroughputVerdict(t *testing.T) {
 }
 
 // TestInterruptStatus: bench-client exits 128 + the signal's number: 130 on
-// SIGINT, 143 on SIGTERM, 130 for any other cancellation; its help says so.
+// SIGINT, 143 on SIGTERM, 130 for any other cancellation.
 func TestInterruptStatus(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -493,8 +546,8 @@ func TestInterruptStatus(t *testing.T) {
 		cause error
 		want  int
 	}{
-		{"SIGINT", interruptedError{os.Interrupt}, 130},
-		{"SIGTERM", interruptedError{syscall.SIGTERM}, 143},
+		{"SIGINT", interrupted{os.Interrupt}, 130},
+		{"SIGTERM", interrupted{syscall.SIGTERM}, 143},
 		{"plain cancel", nil, 130},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -505,9 +558,6 @@ func TestInterruptStatus(t *testing.T) {
 				t.Errorf("interruptStatus = %d, want %d", got, tc.want)
 			}
 		})
-	}
-	if long := newBenchClientCmd().Long; !strings.Contains(long, "exit 130 on SIGINT, 143 on\nSIGTERM") {
-		t.Errorf("bench-client help does not give the exit statuses of SIGINT and SIGTERM:\n%s", long)
 	}
 }
 
@@ -545,8 +595,8 @@ func TestMemoryVerdict(t *testing.T) {
 // returned), and marks the rest not run.
 func TestRunStages(t *testing.T) {
 	t.Parallel()
-	ok := func(context.Context, benchClientOpts, *benchReport, io.Writer) error { return nil }
-	mustNotRun := func(context.Context, benchClientOpts, *benchReport, io.Writer) error {
+	ok := func(context.Context, Options, *benchReport, io.Writer) error { return nil }
+	mustNotRun := func(context.Context, Options, *benchReport, io.Writer) error {
 		t.Error("a stage ran after the run stopped")
 		return nil
 	}
@@ -554,12 +604,12 @@ func TestRunStages(t *testing.T) {
 	t.Run("interrupted", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		stop := func(ctx context.Context, _ benchClientOpts, _ *benchReport, _ io.Writer) error {
-			cancel(interruptedError{os.Interrupt})
+		stop := func(ctx context.Context, _ Options, _ *benchReport, _ io.Writer) error {
+			cancel(interrupted{os.Interrupt})
 			return context.Cause(ctx)
 		}
 		var rep benchReport
-		if err := runStages(ctx, benchClientOpts{}, &rep, names, []stageFunc{ok, stop, mustNotRun}, io.Discard); err != nil {
+		if err := runStages(ctx, Options{}, &rep, names, []stageFunc{ok, stop, mustNotRun}, io.Discard); err != nil {
 			t.Errorf("err = %v: an interrupt is not a failure", err)
 		}
 		if got := stagesLine(rep.Stages); got != "a: done; b: interrupted; c: not run" || rep.Complete || rep.IncompleteReason != "interrupted by SIGINT" {
@@ -567,11 +617,11 @@ func TestRunStages(t *testing.T) {
 		}
 	})
 	t.Run("failed", func(t *testing.T) {
-		boom := func(context.Context, benchClientOpts, *benchReport, io.Writer) error {
+		boom := func(context.Context, Options, *benchReport, io.Writer) error {
 			return errors.New("child broke")
 		}
 		var rep benchReport
-		err := runStages(context.Background(), benchClientOpts{}, &rep, names, []stageFunc{ok, boom, mustNotRun}, io.Discard)
+		err := runStages(context.Background(), Options{}, &rep, names, []stageFunc{ok, boom, mustNotRun}, io.Discard)
 		if err == nil || err.Error() != "child broke" {
 			t.Errorf("err = %v, want the stage's error", err)
 		}
@@ -581,7 +631,7 @@ func TestRunStages(t *testing.T) {
 	})
 	t.Run("complete", func(t *testing.T) {
 		var rep benchReport
-		if err := runStages(context.Background(), benchClientOpts{}, &rep, names, []stageFunc{ok, ok, ok}, io.Discard); err != nil || !rep.Complete ||
+		if err := runStages(context.Background(), Options{}, &rep, names, []stageFunc{ok, ok, ok}, io.Discard); err != nil || !rep.Complete ||
 			stagesLine(rep.Stages) != "a: done; b: done; c: done" {
 			t.Errorf("err %v complete %t stages %q", err, rep.Complete, stagesLine(rep.Stages))
 		}
@@ -602,7 +652,7 @@ func (c *cancelOnLine) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.b.Write(p)
 	if strings.Contains(c.b.String(), c.match) {
-		c.cancel(interruptedError{os.Interrupt})
+		c.cancel(interrupted{os.Interrupt})
 	}
 	return len(p), nil
 }
@@ -621,12 +671,12 @@ func TestBenchClientInterrupted(t *testing.T) {
 	defer cancel(nil)
 	log := &cancelOnLine{match: "net/http streaming 40 req/s", cancel: cancel}
 	jsonOut := filepath.Join(t.TempDir(), "bench.json")
-	o := benchClientOpts{rates: []int{20, 40}, duration: 200 * time.Millisecond, tokens: 2, inFlight: 8, vegetaRate: 20, inProcess: true,
+	o := Options{rates: []int{20, 40}, duration: 200 * time.Millisecond, tokens: 2, inFlight: 8, vegetaRate: 20, inProcess: true,
 		clients: []string{clientReactor, clientNetHTTP}, itlRate: 50, itlDuration: 200 * time.Millisecond, eventsPerWrite: 1, jsonOut: jsonOut}
 	var out strings.Builder
 	err := runBenchClient(ctx, o, &out, log)
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT") {
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 130 || !strings.Contains(err.Error(), "interrupted by SIGINT") {
 		t.Fatalf("err = %v, want exit 130 naming the interrupt", err)
 	}
 	table := out.String()
@@ -657,7 +707,7 @@ func TestBenchClientInterrupted(t *testing.T) {
 // stdout and the error names the flag.
 func TestWriteBenchReportTableFirst(t *testing.T) {
 	t.Parallel()
-	o := benchClientOpts{clients: []string{clientNetHTTP}, inFlight: 8, jsonOut: filepath.Join(t.TempDir(), "gone", "bench.json")}
+	o := Options{clients: []string{clientNetHTTP}, inFlight: 8, jsonOut: filepath.Join(t.TempDir(), "gone", "bench.json")}
 	rep := newBenchReport(o)
 	rep.Complete = true
 	var out strings.Builder

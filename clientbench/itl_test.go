@@ -1,4 +1,4 @@
-package main
+package clientbench
 
 import (
 	"encoding/json"
