@@ -29,7 +29,7 @@ func Answer(r Results) []AnswerBlock {
 				b.Lines = append(b.Lines, s)
 			}
 		}
-		add(fmt.Sprintf("verdict: %s (%s)", strings.ToUpper(v.Outcome), outcomeMeaning(v, *r.Rule)))
+		add("verdict: " + orText(v.Summary, strings.ToUpper(v.Outcome)+" ("+v.Reason+")"))
 		for _, l := range gainLines(r, v.Candidate) {
 			add(l)
 		}
@@ -41,23 +41,6 @@ func Answer(r Results) []AnswerBlock {
 		out = append(out, b)
 	}
 	return out
-}
-
-// outcomeMeaning says in a few words what the verdict's outcome means.
-func outcomeMeaning(v Verdict, rule DecisionRule) string {
-	metric := rule.Metric + " " + rule.stat()
-	switch v.Outcome {
-	case verdictPass:
-		return metric + " differs from the baseline beyond this run's resolution, with no regression beyond the " + pctOf(rule.RegressionMargin) + " margin"
-	case verdictNoDifference:
-		return "no difference in " + metric + " detectable at this run's resolution"
-	case verdictFail:
-		return decidedBy(v) + " failed"
-	}
-	if v.DecidingClause == clauseLatency && strings.Contains(v.Reason, "every load was excluded") {
-		return "every load had a client-bound cell, so none feeds the verdict"
-	}
-	return "decided by " + decidedBy(v) + "; the verdicts section says why"
 }
 
 // gainLines are the decision metric's candidate/baseline ratios, one per

@@ -114,7 +114,7 @@ func TestResolutionFromAA(t *testing.T) {
 				t.Errorf("20 %% gain: %s", line)
 			}
 		case "small":
-			if v.Outcome != "no difference" || !strings.Contains(line, "no difference detectable at this run's resolution") {
+			if v.Outcome != "no difference" || !strings.Contains(line, "NO DIFFERENCE: no change in mean E2E this run can detect") || !strings.Contains(line, "resolution ±") {
 				t.Errorf("0.3 %% gain: %s", line)
 			}
 		}

@@ -84,9 +84,13 @@ type Verdict struct {
 	// beyond the margin is possible).
 	Outcome string `json:"outcome"`
 	// DecidingClause is "a", "b", "c" or "d" (DESIGN.md's clauses); Reason says why.
-	DecidingClause string         `json:"deciding_clause"`
-	Reason         string         `json:"reason"`
-	Clauses        []ClauseResult `json:"clauses"`
+	DecidingClause string `json:"deciding_clause"`
+	Reason         string `json:"reason"`
+	// Summary is the verdict in one sentence a buyer reads (VerdictLine):
+	// the outcome, the change on the decision metric with its interval at
+	// the loads that decided it, the run's resolution, and the loads left out.
+	Summary string         `json:"summary,omitempty"`
+	Clauses []ClauseResult `json:"clauses"`
 	// ClientBound is "N of M cells client-bound: their figures are suspect"
 	// when any cell of the run is flagged Cell.ClientBound (ClientBoundNote);
 	// "" when none is. VerdictLine and both reports print it with the verdict.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -28,16 +29,19 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 		clauseC(r, rule, cand),
 		clauseD(r, rule),
 	}
+	loads := classifyLoads(r, rule, cand)
 	for _, outcome := range []string{verdictFail, verdictInconclusive, verdictNoDifference} {
 		for _, c := range v.Clauses {
 			if c.Outcome == outcome {
 				v.Outcome, v.DecidingClause = outcome, c.Clause
 				v.Reason = c.Name + ": " + c.Detail
+				v.Summary = verdictSummary(v, c, rule, loads)
 				return v
 			}
 		}
 	}
 	v.Outcome, v.DecidingClause = verdictPass, clauseLatency
+	v.Summary = verdictSummary(v, v.Clauses[1], rule, loads)
 	var declared []string
 	for _, c := range v.Clauses {
 		if c.Outcome != clauseNotDeclared {
@@ -48,15 +52,20 @@ func decide(r Results, rule DecisionRule, cand string) Verdict {
 	return v
 }
 
-// VerdictLine is a verdict in one line, each thing said once: "cand vs base:
-// OUTCOME (clause b: <clause name>: <detail>)". Verdict.Reason names the
-// deciding clause's test and detail but not its letter, which is
-// DecidingClause; renderers and the console summary print this line.
+// VerdictLine is a verdict in one line a buyer reads: "cand vs base: " and
+// Verdict.Summary (one sentence: outcome, the change on the decision metric
+// with its interval and load, the run's resolution). A results file written
+// before Summary existed gets "OUTCOME (clause b: <clause name>: <detail>)".
+// Renderers and the console summary print this line; the clause table keeps
+// the full detail.
 //
 // When cells were client-bound the line ends with "; warning: N of M cells
 // client-bound: their figures are suspect".
 func VerdictLine(v Verdict) string {
-	s := fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	s := fmt.Sprintf("%s vs %s: %s", v.Candidate, v.Baseline, v.Summary)
+	if v.Summary == "" {
+		s = fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	}
 	if v.ClientBound != "" {
 		s += "; warning: " + v.ClientBound
 	}
@@ -163,52 +172,40 @@ func sectionNote(v *ValidationSection) string {
 // nothing. Over the loads: any fail fails; else any inconclusive load makes
 // the clause inconclusive; else any pass passes; else no difference.
 func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
-	stat := rule.stat()
-	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: a difference beyond the run's resolution, no regression beyond the margin", rule.Metric, stat)}
+	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: a difference beyond the run's resolution, no regression beyond the margin", rule.Metric, rule.stat())}
 	thr := 1 + rule.RegressionMargin
 	var fails, incs, passes, same, excluded []string
 	// Loads without an interval share a reason (often "1 repetition: …"):
 	// it is said once per reason, with the loads and their ratios.
 	var notes []string
 	noInterval := map[string][]string{}
-	if r.Stats != nil {
-		for _, q := range r.Stats.Ratios {
-			if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
-				continue
+	for _, l := range classifyLoads(r, rule, cand) {
+		q, e := l.ratio, l.ratio.Value
+		desc := fmt.Sprintf("at %s req/s ratio %s", num(q.OfferedLoadRPS), estimateText(e, ""))
+		if q.Resolution != nil {
+			desc += ", resolution " + ResolutionText(q.Resolution)
+		}
+		switch l.class {
+		case loadExcluded:
+			excluded = append(excluded, fmt.Sprintf("%s req/s (%s)", num(q.OfferedLoadRPS), q.Excluded))
+		case loadNoInterval:
+			// "no interval (why): ratio 0.98 at 3.00 req/s, …" or, with no value, "no ratio (why) at …".
+			note, at := "no interval ("+orText(e.Note, "no reason recorded")+"): ratio ", num(e.Value)+" at "+num(q.OfferedLoadRPS)+" req/s"
+			if e.Reps == 0 { // no value: printing "ratio 0" would contradict the note
+				note, at = "no ratio ("+undefinedText(e)+") at ", num(q.OfferedLoadRPS)+" req/s"
 			}
-			e := q.Value
-			desc := fmt.Sprintf("at %s req/s ratio %s", num(q.OfferedLoadRPS), estimateText(e, ""))
-			if q.Resolution != nil {
-				desc += ", resolution " + ResolutionText(q.Resolution)
+			if _, ok := noInterval[note]; !ok {
+				notes = append(notes, note)
 			}
-			within := q.Resolution != nil && math.Abs(e.Value-1) <= *q.Resolution
-			// A regression is one beyond both the margin and the resolution.
-			lim := thr
-			if q.Resolution != nil {
-				lim = max(thr, 1+*q.Resolution)
-			}
-			switch {
-			case q.Excluded != "" && e.Interval: // with no ratio, why there is none comes first
-				excluded = append(excluded, fmt.Sprintf("%s req/s (%s)", num(q.OfferedLoadRPS), q.Excluded))
-			case !e.Interval:
-				// "no interval (why): ratio 0.98 at 3.00 req/s, …" or, with no value, "no ratio (why) at …".
-				note, at := "no interval ("+orText(e.Note, "no reason recorded")+"): ratio ", num(e.Value)+" at "+num(q.OfferedLoadRPS)+" req/s"
-				if e.Reps == 0 && e.Requests == 0 {
-					note, at = "no ratio ("+undefinedText(e)+") at ", num(q.OfferedLoadRPS)+" req/s"
-				}
-				if _, ok := noInterval[note]; !ok {
-					notes = append(notes, note)
-				}
-				noInterval[note] = append(noInterval[note], at)
-			case e.Low > lim:
-				fails = append(fails, desc)
-			case e.High < lim && ((e.Low <= 1 && 1 <= e.High) || within):
-				same = append(same, desc)
-			case e.High < lim:
-				passes = append(passes, desc)
-			default:
-				incs = append(incs, desc+" straddles "+num(lim))
-			}
+			noInterval[note] = append(noInterval[note], at)
+		case loadFail:
+			fails = append(fails, desc)
+		case loadSame:
+			same = append(same, desc)
+		case loadPass:
+			passes = append(passes, desc)
+		default:
+			incs = append(incs, desc+" straddles "+num(l.limit))
 		}
 	}
 	for _, n := range notes {
@@ -241,6 +238,169 @@ func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 		c.Outcome, c.Detail = verdictInconclusive, "no offered load measured both arms"
 	}
 	return c
+}
+
+// How clause b classes one load's ratio (classifyLoads).
+const (
+	loadExcluded   = "excluded"    // a client-bound cell: shown, decides nothing
+	loadNoInterval = "no interval" // no interval (or no ratio): inconclusive
+	loadFail       = "fail"        // the whole interval above the limit
+	loadSame       = "same"        // within the resolution, or an interval containing 1
+	loadPass       = "pass"        // a detectable difference below the limit
+	loadStraddle   = "straddle"    // the interval straddles the limit
+)
+
+// classedLoad is one load's decision-metric ratio, its class and the limit
+// L = max(1 + margin, 1 + resolution) it was held against.
+type classedLoad struct {
+	ratio Ratio
+	class string
+	limit float64
+}
+
+// classifyLoads classes the rule metric's ratio of cand at every load, as
+// clauseB's doc says; clauseB and verdictSummary read the one classing.
+func classifyLoads(r Results, rule DecisionRule, cand string) []classedLoad {
+	if r.Stats == nil {
+		return nil
+	}
+	stat := rule.stat()
+	thr := 1 + rule.RegressionMargin
+	var out []classedLoad
+	for _, q := range r.Stats.Ratios {
+		if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
+			continue
+		}
+		e := q.Value
+		within := q.Resolution != nil && math.Abs(e.Value-1) <= *q.Resolution
+		// A regression is one beyond both the margin and the resolution.
+		lim := thr
+		if q.Resolution != nil {
+			lim = max(thr, 1+*q.Resolution)
+		}
+		l := classedLoad{ratio: q, limit: lim}
+		switch {
+		case q.Excluded != "":
+			l.class = loadExcluded
+		case !e.Interval:
+			l.class = loadNoInterval
+		case e.Low > lim:
+			l.class = loadFail
+		case e.High < lim && ((e.Low <= 1 && 1 <= e.High) || within):
+			l.class = loadSame
+		case e.High < lim:
+			l.class = loadPass
+		default:
+			l.class = loadStraddle
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// verdictSummary is the verdict in one sentence (Verdict.Summary): decided
+// by clause b, the change on the decision metric at the loads of the
+// deciding class ("mean E2E vs the baseline: 14.7 % lower at 3.00 req/s (ratio
+// 0.853, 95 % interval [0.842, 0.863]; resolution ±0.08 %)"), then the loads
+// left out; decided by another clause, that clause's name and detail.
+func verdictSummary(v Verdict, decider ClauseResult, rule DecisionRule, loads []classedLoad) string {
+	out := strings.ToUpper(v.Outcome)
+	if v.DecidingClause != clauseLatency {
+		return out + ": " + decider.Name + ": " + decider.Detail
+	}
+	metric := metricLabel(rule)
+	pick := func(class string) []string {
+		var s []string
+		for _, l := range loads {
+			if l.class == class {
+				s = append(s, changeAt(l, rule))
+			}
+		}
+		return s
+	}
+	n, left := 0, 0
+	for _, l := range loads {
+		n++
+		if l.class == loadExcluded {
+			left++
+		}
+	}
+	var s string
+	switch v.Outcome {
+	case verdictPass:
+		beyond := "beyond this run's resolution"
+		if slices.ContainsFunc(loads, func(l classedLoad) bool { return l.class == loadPass && l.ratio.Resolution == nil }) {
+			beyond = "its interval excludes no change (this run's resolution was not measured: no A/A replicate)"
+		}
+		s = fmt.Sprintf("%s: %s vs the baseline: %s; %s, with no regression beyond the %s margin", out, metric, strings.Join(pick(loadPass), "; "), beyond, pctOf(rule.RegressionMargin))
+	case verdictFail:
+		s = fmt.Sprintf("%s: %s vs the baseline: %s: a regression beyond the %s margin", out, metric, strings.Join(pick(loadFail), "; "), pctOf(rule.RegressionMargin))
+	case verdictNoDifference:
+		s = fmt.Sprintf("%s: no change in %s this run can detect: %s", out, metric, strings.Join(pick(loadSame), "; "))
+	default:
+		switch {
+		case n == 0:
+			return out + ": no offered load measured both arms"
+		case left == n:
+			return fmt.Sprintf("%s: every load (%d) had a client-bound cell, so none decides; a less loaded client machine measures them", out, n)
+		}
+		// Loads without an interval share a reason: said once, with the loads.
+		var why, reasons []string
+		byReason := map[string][]string{}
+		for _, l := range loads {
+			e := l.ratio.Value
+			switch l.class {
+			case loadStraddle:
+				why = append(why, fmt.Sprintf("%s ratio %s at %s req/s straddles the limit %s, so the run cannot tell a gain from a regression", metric, estimateText(e, ""), num(l.ratio.OfferedLoadRPS), num(l.limit)))
+			case loadNoInterval:
+				reason := orText(e.Note, "no reason recorded")
+				if e.Reps == 0 {
+					reason = undefinedText(e)
+				}
+				if _, ok := byReason[reason]; !ok {
+					reasons = append(reasons, reason)
+				}
+				byReason[reason] = append(byReason[reason], num(l.ratio.OfferedLoadRPS))
+			}
+		}
+		for _, reason := range reasons {
+			why = append(why, fmt.Sprintf("no interval for %s at %s req/s: %s", metric, strings.Join(byReason[reason], ", "), reason))
+		}
+		s = out + ": " + strings.Join(why, "; ")
+	}
+	if left > 0 {
+		s += fmt.Sprintf("; %d of %d loads left out (client-bound)", left, n)
+	}
+	return s
+}
+
+// metricLabel is the rule's decision metric as a reader says it: "mean E2E", "TTFT p99".
+func metricLabel(rule DecisionRule) string {
+	m := strings.ToUpper(rule.Metric)
+	if rule.UseMean {
+		return "mean " + m
+	}
+	return m + " " + rule.stat()
+}
+
+// changeAt says one load's ratio as a change: "14.7 % lower at 3.00 req/s (ratio 0.853, 95 % interval [0.842, 0.863],
+// resolution ±0.08 %)".
+func changeAt(l classedLoad, rule DecisionRule) string {
+	e := l.ratio.Value
+	dir := "lower"
+	if e.Value > 1 {
+		dir = "higher"
+	}
+	d := math.Abs(e.Value - 1)
+	ds := pctOf(d)
+	if d >= 0.01 {
+		ds = fmt.Sprintf("%.1f %%", 100*d)
+	}
+	s := fmt.Sprintf("%s %s at %s req/s (ratio %s, %s %% interval [%s, %s]", ds, dir, num(l.ratio.OfferedLoadRPS), num(e.Value), strconv.FormatFloat(100*rule.IntervalLevel, 'f', -1, 64), num(e.Low), num(e.High))
+	if l.ratio.Resolution != nil {
+		s += ", resolution " + ResolutionText(l.ratio.Resolution)
+	}
+	return s + ")"
 }
 
 func clauseC(r Results, rule DecisionRule, cand string) ClauseResult {

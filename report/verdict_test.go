@@ -312,3 +312,54 @@ func TestCapacityGainCensoredAtTopLoad(t *testing.T) {
 		t.Errorf("candidate at the top: gain %+v, want 2 marked a lower bound", g)
 	}
 }
+
+// ratioResults is a result holding only the decision metric's ratios of
+// "candidate" (e2e mean), as Analyze leaves them.
+func ratioResults(qs ...Ratio) Results {
+	for i := range qs {
+		qs[i].Candidate, qs[i].Baseline, qs[i].Metric, qs[i].Stat = "candidate", "baseline", "e2e", "mean"
+	}
+	return Results{Complete: true, Stats: &Stats{Ratios: qs}}
+}
+
+// TestVerdictSummaryIsOneSentence: a pass reads as the change a buyer gets,
+// with its interval, load and resolution, and the loads left out, with no
+// clause letters or test names.
+func TestVerdictSummaryIsOneSentence(t *testing.T) {
+	t.Parallel()
+	res := 0.0008
+	r := ratioResults(
+		Ratio{OfferedLoadRPS: 3, Resolution: &res, Value: Estimate{Value: 0.853, Low: 0.842, High: 0.863, Reps: 1, Requests: 30, Interval: true}},
+		Ratio{OfferedLoadRPS: 10, Resolution: &res, Excluded: "client-bound: candidate rep 0", Value: Estimate{Value: 0.842, Low: 0.831, High: 0.852, Reps: 1, Requests: 91, Interval: true}},
+	)
+	rule := DecisionRule{Baseline: "baseline", Metric: "e2e", UseMean: true, RegressionMargin: 0.02}.WithDefaults()
+	v := decide(r, rule, "candidate")
+	want := "candidate vs baseline: PASS: mean E2E vs the baseline: 14.7 % lower at 3.00 req/s (ratio 0.853, 95 % interval [0.842, 0.863], resolution ±0.08 %); beyond this run's resolution, with no regression beyond the 2.0 % margin; 1 of 2 loads left out (client-bound)"
+	if got := VerdictLine(v); got != want {
+		t.Errorf("verdict line\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestClauseBNoRatioSaysNoRatio: a ratio the sample size refused (no value,
+// though per-request pairs exist) is said as "no ratio (why)", never
+// "ratio 0", and a client-bound load without an interval is excluded, not
+// made inconclusive.
+func TestClauseBNoRatioSaysNoRatio(t *testing.T) {
+	t.Parallel()
+	r := ratioResults(
+		Ratio{OfferedLoadRPS: 10, Value: Estimate{Requests: 91, Note: "not measured (91 paired requests are too few for p99 (n ≥ 459 at 99.00 % confidence))"}},
+		Ratio{OfferedLoadRPS: 24, Excluded: "client-bound: baseline rep 0", Value: Estimate{Value: 0.98, Reps: 1, Note: "1 repetition: an interval over repetitions needs ≥ 2"}},
+	)
+	rule := DecisionRule{Baseline: "baseline", Metric: "e2e", UseMean: true, RegressionMargin: 0.02}.WithDefaults()
+	v := decide(r, rule, "candidate")
+	b := v.Clauses[1]
+	if strings.Contains(b.Detail, "ratio 0 ") || !strings.Contains(b.Detail, "no ratio (not measured (91 paired requests") {
+		t.Errorf("clause b detail: %q", b.Detail)
+	}
+	if !strings.Contains(b.Detail, "excluded from the verdict: 24.00 req/s (client-bound") {
+		t.Errorf("a client-bound load without an interval is not excluded: %q", b.Detail)
+	}
+	if strings.Contains(v.Summary, "ratio 0 ") || !strings.Contains(v.Summary, "INCONCLUSIVE: no interval for mean E2E at 10.00 req/s: not measured (91 paired") {
+		t.Errorf("summary: %q", v.Summary)
+	}
+}
