@@ -120,6 +120,35 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 	return k, notes, nil
 }
 
+// ResumeConfigPath is the config path the interrupted run in dir was started
+// with (its results.json's manifest.config_path, as given on that command
+// line, so a relative path resolves against the working folder), for `run
+// --resume DIR` given no config. A folder without a run, or a recorded path
+// that no longer names a file from here, is an error saying to give the
+// config. The resumed run still refuses a config whose sha256 differs.
+func ResumeConfigPath(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return "", fmt.Errorf("--resume %s: no run to resume: %w", dir, err)
+	}
+	var prior struct {
+		Manifest struct {
+			ConfigPath string `json:"config_path"`
+		} `json:"manifest"`
+	}
+	if err := json.Unmarshal(b, &prior); err != nil {
+		return "", fmt.Errorf("--resume %s: %s: %w", dir, ResultsFile, err)
+	}
+	p := prior.Manifest.ConfigPath
+	if p == "" {
+		return "", fmt.Errorf("--resume %s: %s names no config: give it (transferlab run CONFIG --resume %s)", dir, ResultsFile, dir)
+	}
+	if st, err := os.Stat(p); err != nil || st.IsDir() {
+		return "", fmt.Errorf("--resume %s: the interrupted run's config %s (%s's manifest.config_path) is not a file from this folder: give it (transferlab run CONFIG --resume %s)", dir, p, ResultsFile, dir)
+	}
+	return p, nil
+}
+
 // readCellsFile reads CellsFile; a damaged last line (a killed run) ends it.
 func readCellsFile(path string) ([]resumeCell, error) {
 	f, err := os.Open(path)

@@ -31,7 +31,7 @@ func newRunCmd() *cobra.Command {
 		sharding  shardFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "run CONFIG.yaml",
+		Use:   "run CONFIG.yaml | run --resume DIR [CONFIG.yaml]",
 		Short: "Run an experiment: replay a trace at each offered load against every arm and write records, results.json and reports",
 		Long: `run replays the config's trace open-loop at each offered load against the
 baseline and every candidate arm, and writes into the output folder:
@@ -42,11 +42,25 @@ then prints a summary table. When the run did not complete (deadline, a
 server that died: exit status 2; SIGINT, SIGTERM: 130, 143) what was
 measured is kept and marked incomplete; bad input found before anything was
 measured: 1 ("transferlab --help" lists every status). An interrupted run
-continues with --resume DIR (the same config, trace and code): its complete
+continues with --resume DIR (the same config, trace and code; without
+CONFIG.yaml, the config path DIR's results.json recorded): its complete
 cells are kept (cells.jsonl holds what each needs beyond its records), the
 others run again, and the reports say which cell was measured when.`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && cmd.Flags().Changed("resume") {
+				return nil
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				p, err := experiment.ResumeConfigPath(resume)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "resuming %s with the config it was started with: %s\n", resume, p)
+				args = []string{p}
+			}
 			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
 			if err != nil {
 				return err

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/report"
 )
 
 // preflightConfig is a reference-server experiment whose interpreter is %s.
@@ -256,5 +258,86 @@ func TestRunResumeFlags(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the refused resume left %d entries in the folder", len(entries))
+	}
+	_, _, code, err = runCLI(t, "run", "--resume", dir, "--quiet")
+	if err == nil || code != 1 || !strings.Contains(err.Error(), "no run to resume") {
+		t.Fatalf("empty folder, no config: exit %d: %v, want 'no run to resume'", code, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "results.json"), []byte(`{"manifest":{"config_path":"gone.yaml"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, code, err = runCLI(t, "run", "--resume", dir, "--quiet")
+	if err == nil || code != 1 || !strings.Contains(err.Error(), "gone.yaml") || !strings.Contains(err.Error(), "transferlab run CONFIG --resume") {
+		t.Fatalf("recorded config missing: exit %d: %v, want its path and how to give the config", code, err)
+	}
+	if _, _, code, err = runCLI(t, "run", "--quiet"); err == nil || code != 1 || !strings.Contains(err.Error(), "accepts 1 arg") {
+		t.Fatalf("no config, no --resume: exit %d: %v, want the config asked for", code, err)
+	}
+}
+
+// resumeConfig is a three-cell run on the simulator: 2 s of arrivals per
+// cell, 4,000-token prompts with 8-token answers (each ends within ~0.2 s).
+const resumeConfig = `
+name: resume-cli
+seed: 3
+trace: {path: %s}
+load: {mode: poisson, rates_rps: [4, 6, 8], duration: 2s}
+server: {kind: sim}
+request: {timeout: 20s}
+arms: [{name: baseline}]
+resolution: {aa_replicate: false}
+energy: {disabled: true}
+`
+
+// TestRunResumeWithoutConfig: `run --resume DIR` alone resumes with the config
+// the interrupted run recorded. A run stopped by its deadline after its first
+// cell is resumed without naming the config: the complete cells are kept,
+// the others measured, and results.json says resumed.
+func TestRunResumeWithoutConfig(t *testing.T) {
+	t.Parallel()
+	trace, err := filepath.Abs(filepath.Join("..", "..", "configs", "traces", "prefill-heavy-4000in-8out.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "resume.yaml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(resumeConfig, trace)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	// The first cell ends ~2.3 s in, the last ~7 s in: a deadline at 4 s
+	// leaves a complete first cell and an incomplete run.
+	if _, _, code, err := runCLI(t, "run", cfg, "--out", out, "--deadline", "4s", "--quiet"); code != 2 {
+		t.Fatalf("first run: exit %d: %v, want 2 (stopped by its deadline)", code, err)
+	}
+	first, err := report.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Complete || len(first.Cells) == 0 {
+		t.Fatalf("first run: complete %v with %d cells; want it cut short after a kept cell", first.Complete, len(first.Cells))
+	}
+	_, stderr, code, err := runCLI(t, "run", "--resume", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("run --resume %s: exit %d: %v\n%s", out, code, err, stderr)
+	}
+	if !strings.Contains(stderr, "resuming "+out+" with the config it was started with: "+cfg) {
+		t.Errorf("stderr %q does not say which config was taken", stderr)
+	}
+	res, err := report.ReadResults(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Resumed || !res.Complete || len(res.Cells) != 3 {
+		t.Fatalf("resumed %v, complete %v, %d cells; want a resumed complete run of 3 cells", res.Resumed, res.Complete, len(res.Cells))
+	}
+	kept := 0
+	for _, c := range res.Cells {
+		if c.Kept {
+			kept++
+		}
+	}
+	if kept == 0 || kept == len(res.Cells) {
+		t.Errorf("%d of %d cells kept; want the interrupted run's complete ones kept and the rest measured", kept, len(res.Cells))
 	}
 }
