@@ -67,6 +67,11 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 		readyErr = fmt.Errorf("loadgen: server %s not ready: %w", srv.BaseURL(), err)
 		stop(readyErr)
 	}
+	// Every connection this run can hold (twice: an in-process server, such
+	// as transferlab's simulator, accepts each into the same table) gets its
+	// descriptor without growing the table mid-run (growFDTable says why).
+	// Best effort: a table that cannot grow now grows as before.
+	_ = growFDTable(2*maxConns(&cfg, len(s.Requests)) + fdSpare)
 	r.start = time.Now()
 	r.sum.s.Start = r.start
 	cl, err := newClient(runCtx, &cfg, srv.BaseURL(), r.since)
@@ -104,6 +109,23 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 		return sum, errors.Join(readyErr, r.sinkErr, cerr)
 	}
 	return sum, nil
+}
+
+// fdSpare is the descriptors a run needs besides its connections' (the
+// event loop's, a records file, logs, a server's listener, ...).
+const fdSpare = 256
+
+// maxConns is the most connections a replay of n requests can hold at once:
+// one per request in flight, at most the in-flight cap or the closed loop's
+// workers.
+func maxConns(cfg *config, n int) int {
+	switch {
+	case cfg.closedLoop > 0:
+		return min(n, cfg.closedLoop)
+	case cfg.maxInFlight > 0:
+		return min(n, cfg.maxInFlight)
+	}
+	return n
 }
 
 // validateSchedule checks what Replay relies on, naming the request and field.
