@@ -32,7 +32,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tgoodput req/s\t")
+	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tarrival req/s\tgoodput req/s\t")
 	var notMeasured []string
 	for _, c := range byArmAndLoad(res.Cells) {
 		n := 0
@@ -43,10 +43,10 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		if c.Incomplete != "" {
 			arm += " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
 			ms(c.TTFT.P50Ms), ms(c.TTFT.P90Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P90Ms), ms(c.E2E.P99Ms),
-			rate(c.ThroughputTokPerS, "%.0f"), rate(c.GoodputRPS, "%.2f"))
+			rate(c.ThroughputTokPerS, "%.0f"), rate(c.ArrivalRateRPS, "%.2f"), rate(c.GoodputRPS, "%.2f"))
 		if c.NotMeasured != "" {
 			notMeasured = append(notMeasured, fmt.Sprintf("%s at %g req/s rep %d: %s", c.Arm, c.OfferedLoadRPS, c.Repetition, c.NotMeasured))
 		}

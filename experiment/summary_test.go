@@ -12,9 +12,9 @@ import (
 // cell with no measured request sent, and says why below the table.
 func TestPrintSummaryNotMeasured(t *testing.T) {
 	t.Parallel()
-	w, tp, gp := 10.0, 1234.0, 2.5
+	w, tp, ar, gp := 10.0, 1234.0, 2.6, 2.5
 	res := &report.Results{Complete: false, IncompleteReason: "run stopped: deadline", Cells: []report.Cell{
-		{Arm: "baseline", OfferedLoadRPS: 1, States: map[string]int{"ok": 20}, WindowS: &w, ThroughputTokPerS: &tp, GoodputRPS: &gp},
+		{Arm: "baseline", OfferedLoadRPS: 1, States: map[string]int{"ok": 20}, WindowS: &w, ThroughputTokPerS: &tp, ArrivalRateRPS: &ar, GoodputRPS: &gp},
 		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: report.NoMeasuredRequestSent, Incomplete: "run stopped: deadline"},
 	}}
 	var b bytes.Buffer
@@ -30,18 +30,18 @@ func TestPrintSummaryNotMeasured(t *testing.T) {
 			measured = l
 		}
 	}
-	last2 := func(l string) string {
+	last3 := func(l string) string {
 		f := strings.Fields(l)
-		if len(f) < 2 {
+		if len(f) < 3 {
 			return l
 		}
-		return strings.Join(f[len(f)-2:], " ")
+		return strings.Join(f[len(f)-3:], " ")
 	}
-	if last2(empty) != "n/m n/m" {
-		t.Errorf("not-measured cell's row %q: want throughput and goodput n/m", empty)
+	if last3(empty) != "n/m n/m n/m" {
+		t.Errorf("not-measured cell's row %q: want throughput, arrival rate and goodput n/m", empty)
 	}
-	if last2(measured) != "1234 2.50" {
-		t.Errorf("measured cell's row %q: want 1234 tok/s and 2.50 req/s", measured)
+	if last3(measured) != "1234 2.60 2.50" {
+		t.Errorf("measured cell's row %q: want 1234 tok/s, arrival 2.60 req/s beside goodput 2.50 req/s", measured)
 	}
 	if !strings.Contains(out, "baseline at 3 req/s rep 0: no measured request was sent") {
 		t.Errorf("summary does not say why the cell was not measured:\n%s", out)

@@ -75,9 +75,11 @@ func (o CellOptions) withDefaults() CellOptions {
 //   - when no measured request was sent, NotMeasured is
 //     NoMeasuredRequestSent and WindowS, ThroughputTokPerS, GoodputRPS and
 //     ArrivalRateRPS are nil (not 0: nothing was measured);
-//   - GoodputRPS = ok requests ending inside the window that meet every
-//     declared SLO / WindowS (a TPOT target does not apply to a one-token
-//     output, which has no TPOT);
+//   - GoodputRPS = ArrivalRateRPS × GoodRequests / measured requests, where
+//     GoodRequests are the ok requests ending inside the window that meet
+//     every declared SLO (a TPOT target does not apply to a one-token
+//     output, which has no TPOT): the arrival rate when every request met
+//     the SLOs, never above it; nil with no arrival rate;
 //   - OutputTokens, output-token source counts, usage mismatches and
 //     MissingUsage are over ok requests; QueuedByCap and PromptMismatches over
 //     sent ones;
@@ -184,12 +186,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) Cell {
 			good++
 		}
 	}
-	if windowS > 0 {
-		c.GoodputRPS = ptr(float64(good) / windowS)
-	}
 	c.GoodRequests = good
 	if win.Measured {
 		c.ArrivalRateRPS = arrivalRate(measured)
+	}
+	if c.ArrivalRateRPS != nil && len(measured) > 0 {
+		c.GoodputRPS = ptr(*c.ArrivalRateRPS * float64(good) / float64(len(measured)))
 	}
 
 	conf := opts.Confidence

@@ -66,7 +66,12 @@ func TestBuildCell(t *testing.T) {
 		}
 		near(t, "ThroughputTokPerS", val(c.ThroughputTokPerS), 5/windowS, 1e-9)
 		// SLO TTFT ≤ 30 ms: request 1 (10 ms) meets, request 2 (50 ms) does not.
-		near(t, "GoodputRPS", val(c.GoodputRPS), 1/windowS, 1e-9)
+		// Goodput is the measured arrival rate (4 requests scheduled over
+		// 0.3 s: 3 / 0.3 s = 10 req/s) × the 1 of 4 measured requests that
+		// met every SLO, not 1 / the window (whose drain would put it below
+		// the arrival rate with every request good).
+		near(t, "ArrivalRateRPS", val(c.ArrivalRateRPS), 10, 1e-9)
+		near(t, "GoodputRPS", val(c.GoodputRPS), 2.5, 1e-9)
 		if c.MultiTokenEvents != 1 || c.UsageMismatches != 1 {
 			t.Errorf("MultiTokenEvents, UsageMismatches = %d, %d; want 1, 1", c.MultiTokenEvents, c.UsageMismatches)
 		}

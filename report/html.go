@@ -58,7 +58,7 @@ type htmlPage struct {
 	// VerdictLines are VerdictLine of each verdict, in order.
 	VerdictLines []string
 	// The window figures' definitions, printed under the summary table.
-	TokensDefinition, WindowDefinition, GoodputDenominator string
+	TokensDefinition, WindowDefinition, GoodputDefinition string
 }
 
 type htmlSection struct {
@@ -87,7 +87,7 @@ func buildPage(r Results) (htmlPage, error) {
 		return unit
 	}
 	p := htmlPage{Title: "transferlab report", Simulated: sim, Results: r, SLO: sloText(r.SLO), Verdicts: r.Verdicts, Unit: u, Headline: Headline(r), Tables: tableSections(r), Answer: Answer(r),
-		TokensDefinition: windowTokensDefinition, WindowDefinition: windowDefinition, GoodputDenominator: goodputDenominator}
+		TokensDefinition: windowTokensDefinition, WindowDefinition: windowDefinition, GoodputDefinition: goodputDefinition}
 	if sim {
 		p.Title += " (simulated)"
 	}
@@ -129,7 +129,7 @@ func buildPage(r Results) (htmlPage, error) {
 		if c.NotMeasured != "" {
 			windowTokens = "not measured"
 		}
-		row.Cells = append(row.Cells, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), cellRate(c, c.GoodputRPS)+" ("+goodCount(c)+")")
+		row.Cells = append(row.Cells, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), goodputText(c)+" ("+goodCount(c)+")")
 		p.Summary = append(p.Summary, row)
 	}
 
@@ -476,7 +476,7 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{end}}</table>
 <p>Latencies in {{call .Unit "ms"}}; percentiles are exact nearest-rank over raw records and refused when the sample is too small for them.
 Throughput = output tokens in the window / window, where output tokens in the window are {{.TokensDefinition}} (also the numerator of J per output token and cost per output token) and the window is {{.WindowDefinition}}.
-Goodput = requests that met every SLO / window: {{.GoodputDenominator}}.</p>
+Goodput = arrival rate of the measured requests × share that met every SLO: {{.GoodputDefinition}}.</p>
 </body>
 </html>
 `))

@@ -328,9 +328,9 @@ func (m mdWriter) cells(r Results) {
 				m.p("- throughput: %s\n", notMeasuredText(zeroWindow))
 			}
 			if c.GoodputRPS != nil {
-				m.p("- goodput: %s %s = %s / window %s s (%s)\n", num(*c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), optWindowText(c.WindowS), goodputDenominator)
+				m.p("- goodput: %s %s = arrival rate of the measured requests × %s (%s)\n", num(*c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), goodputDefinition)
 			} else {
-				m.p("- goodput: %s (%s)\n", notMeasuredText(zeroWindow), goodText(c, r.SLO))
+				m.p("- goodput: %s (%s)\n", notMeasuredText("no arrival rate"), goodText(c, r.SLO))
 			}
 		}
 		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
@@ -370,7 +370,7 @@ func (m mdWriter) cells(r Results) {
 const (
 	windowDefinition       = "the measured window: first measured send to the last event of any measured request, drain included"
 	windowTokensDefinition = "token events between the first measured send and the last measured end, warm-up requests' late tokens included"
-	goodputDenominator     = "the denominator is the measured window, drain included, so goodput reads below the arrival rate even when every request met the SLOs"
+	goodputDefinition      = "the rate of requests that met every SLO: the measured arrival rate when all did, never above it; the offered load is a mean over warm-up and measured span, so a bursty trace's measured part, and goodput with it, can exceed it"
 )
 
 // windowText formats a window length in s with ms resolution, so that
@@ -398,6 +398,14 @@ func cellRate(c Cell, v *float64) string {
 		return num(*v)
 	}
 	return notMeasuredText(orText(c.NotMeasured, zeroWindow))
+}
+
+// goodputText is c's goodput, or "not measured: why".
+func goodputText(c Cell) string {
+	if c.GoodputRPS != nil {
+		return num(*c.GoodputRPS)
+	}
+	return notMeasuredText(orText(c.NotMeasured, "no arrival rate (fewer than two measured requests)"))
 }
 
 // tokensText formats a token count that may be fractional (usage/events weighting).

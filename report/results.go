@@ -209,8 +209,11 @@ type Cell struct {
 	// (loadgen.WindowFigures; may be fractional). OutputTokens is different:
 	// the per-request output_tokens of ok measured requests.
 	WindowOutputTokens float64 `json:"window_output_tokens"`
-	// GoodputRPS is GoodRequests / WindowS (req/s); nil when NotMeasured or
-	// the window has zero length.
+	// GoodputRPS is ArrivalRateRPS × GoodRequests / measured requests
+	// (req/s): the rate of requests that met every declared SLO, equal to the
+	// arrival rate when all did, never above it (DESIGN.md, "Goodput"). Not
+	// GoodRequests / WindowS: the window's drain would put it below the
+	// arrival rate with every request good. nil with no arrival rate.
 	GoodputRPS        *float64       `json:"goodput_rps"`
 	MultiTokenEvents  int            `json:"multi_token_events"`
 	OutputTokens      int            `json:"output_tokens"`
