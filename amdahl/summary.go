@@ -91,16 +91,7 @@ func Summarize(ctx context.Context, path string, format Format, c SummaryConfig)
 	if format == FormatHook {
 		return summarizeHook(path, c, s)
 	}
-	var p *Profile
-	var err error
-	switch format {
-	case FormatChrome:
-		p, err = ReadChrome(path, c.Options...)
-	case FormatNsys:
-		p, err = ReadNsys(ctx, path, c.Options...)
-	default:
-		_, err = ParseFormat(string(format))
-	}
+	p, err := ReadProfile(ctx, path, format, c.Options...)
 	if err != nil {
 		return Summary{}, err
 	}

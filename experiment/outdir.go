@@ -251,3 +251,51 @@ func FilesNotWritten(err error) []string {
 	}
 	return out
 }
+
+// DefaultOutDir is the output folder when none is given:
+// runs/NAME-<UTC time of now, YYYYMMDD-HHMMSS>, relative to the working
+// folder (run: NAME is the config's file name without its extension;
+// validate: "validation").
+func DefaultOutDir(name string, now time.Time) string {
+	return filepath.Join("runs", name+"-"+now.UTC().Format("20060102-150405"))
+}
+
+// CheckOutDir refuses dir before anything is measured: a folder that already
+// holds a run (its results or records) unless overwrite or resume, and one
+// holding entries a run does not write (a home folder, a results folder with
+// notes; IsRunOutput) unless overwrite: the run's files would be mixed with
+// them. A missing or empty folder, or one holding only a run's outputs,
+// passes.
+func CheckOutDir(dir string, overwrite, resume bool) error {
+	for _, f := range []string{ResultsFile, RecordsFile} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !overwrite && !resume {
+			return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", dir, f)
+		}
+	}
+	if overwrite {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !IsRunOutput(e.Name()) {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	shown := foreign[:min(len(foreign), 3)]
+	more := ""
+	if len(foreign) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
+	}
+	return fmt.Errorf("output folder %s holds files that are not a run's (%s%s): choose a new or empty --out, or pass --overwrite to write the run beside them",
+		dir, strings.Join(shown, ", "), more)
+}

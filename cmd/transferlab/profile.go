@@ -43,7 +43,7 @@ func newProfileCmd() *cobra.Command {
 			"FILE.window.json / --server-window, else the whole profiled span (idle gaps not removed).\n" +
 			"A profile without target ranges (CUDA-graph replays, a server started without the hook's ranges)\n" +
 			"needs the target's kernels named: --target PRESET, or --kernel-pattern / --kernel-seq. Presets:\n" +
-			presetHelp(),
+			amdahl.TargetPresetHelp(),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
@@ -52,21 +52,8 @@ func newProfileCmd() *cobra.Command {
 				return err
 			}
 			cfg := amdahl.SummaryConfig{Windows: windows, Boot: []amdahl.BootOption{amdahl.Seed(seed)}}
-			if preset, ok := amdahl.LookupTargetPreset(target); ok {
-				// A preset selects kernels by name: in FILE, or with
-				// --against in the trace compared with a hook file.
-				opts, err := preset.Options()
-				if err != nil {
-					return fmt.Errorf("profile: %w", err)
-				}
-				cfg.Options = append(cfg.Options, opts...)
-				if f == amdahl.FormatHook {
-					cfg.HookWindows = hookWindows
-				}
-			} else if f == amdahl.FormatHook {
-				cfg.Target, cfg.HookWindows = target, hookWindows
-			} else if target != "" {
-				cfg.Options = append(cfg.Options, amdahl.TargetAnnotation(target))
+			if err := cfg.SetTarget(target, f, hookWindows); err != nil {
+				return fmt.Errorf("profile: --target %s: %w", target, err)
 			}
 			if pattern != "" {
 				re, err := regexp.Compile(pattern)
@@ -98,7 +85,7 @@ func newProfileCmd() *cobra.Command {
 			} else if f != amdahl.FormatHook {
 				sw := serverWindow
 				if sw == "" {
-					sw = siblingWindowFile(path)
+					sw = amdahl.ServerWindowBeside(path)
 				}
 				if sw != "" {
 					w, err := amdahl.ReadServerWindow(sw)
@@ -110,7 +97,14 @@ func newProfileCmd() *cobra.Command {
 				}
 			}
 			if against != "" {
-				return printAgreement(cmd, path, f, against, cfg)
+				if f != amdahl.FormatHook {
+					return fmt.Errorf("profile: --against needs FILE to be a hook timing file, not %s", f)
+				}
+				a, err := amdahl.CompareHookFile(cmd.Context(), path, cfg.Target, against, cfg.Options...)
+				if err != nil {
+					return fmt.Errorf("profile: --against %s: %w", against, err)
+				}
+				return a.WriteText(cmd.OutOrStdout(), path, against)
 			}
 			s, err := amdahl.Summarize(cmd.Context(), path, f, cfg)
 			if errors.Is(err, amdahl.ErrNoAttribution) {
@@ -187,65 +181,4 @@ func activeFromRecordsFile(path string, offset time.Duration) ([]amdahl.Interval
 		return nil, fmt.Errorf("profile: --records %s: no request with a [sent, end] interval", path)
 	}
 	return amdahl.Shift(amdahl.Union(spans), offset), nil
-}
-
-// siblingWindowFile returns the reference server's TRACE.window.json beside
-// a trace (also for a trace gzipped after the fact), or "".
-func siblingWindowFile(path string) string {
-	base := strings.TrimSuffix(path, ".gz")
-	for _, c := range []string{path + ".window.json", base + ".window.json", base + ".window.json.gz"} {
-		if _, err := os.Stat(c); err == nil {
-			return c
-		}
-	}
-	return ""
-}
-
-// printAgreement compares a hook timing file with a profile of the same run.
-func printAgreement(cmd *cobra.Command, hookPath string, f amdahl.Format, tracePath string, cfg amdahl.SummaryConfig) error {
-	if f != amdahl.FormatHook {
-		return fmt.Errorf("profile: --against needs FILE to be a hook timing file, not %s", f)
-	}
-	h, err := amdahl.ReadHookTimingsFor(hookPath, cfg.Target)
-	if err != nil {
-		return fmt.Errorf("profile: %w", err)
-	}
-	tf, err := amdahl.DetectFormat(tracePath)
-	if err != nil {
-		return fmt.Errorf("profile: --against: %w", err)
-	}
-	var p *amdahl.Profile
-	switch tf {
-	case amdahl.FormatChrome:
-		p, err = amdahl.ReadChrome(tracePath, cfg.Options...)
-	case amdahl.FormatNsys:
-		p, err = amdahl.ReadNsys(cmd.Context(), tracePath, cfg.Options...)
-	default:
-		err = fmt.Errorf("--against %s is a %s file, want a chrome or nsys profile", tracePath, tf)
-	}
-	if err != nil {
-		return fmt.Errorf("profile: %w", err)
-	}
-	a, err := amdahl.CompareHookProfile(h, p, 50*time.Millisecond)
-	if err != nil {
-		return fmt.Errorf("profile: %w", err)
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "hook %s (CUDA events, %d windows, %d calls): %.3f ms\nprofile %s (%d calls matched by %s): GPU span %.3f ms (hook %+.2f %%), kernel time %.3f ms (hook %+.2f %%)%s\n",
-		hookPath, a.HookWindows, a.HookCalls, float64(a.HookTarget)/1e6, tracePath, a.ProfileCalls, a.Selection,
-		float64(a.ProfileSpan)/1e6, 100*a.RelDiffSpan, float64(a.ProfileTarget)/1e6, 100*a.RelDiff,
-		map[bool]string{true: "", false: "\n(hook incomplete: CUDA-graph capture calls, replays unseen)"}[a.Complete])
-	return nil
-}
-
-// presetHelp lists the target presets, one per line, for profile's help.
-func presetHelp() string {
-	var b strings.Builder
-	for _, p := range amdahl.TargetPresets() {
-		sel := "pattern " + p.Pattern
-		if len(p.Sequence) > 0 {
-			sel = fmt.Sprintf("%d-kernel sequence", len(p.Sequence))
-		}
-		fmt.Fprintf(&b, "  %s: %s (%s)\n", p.Name, p.Doc, sel)
-	}
-	return b.String()
 }

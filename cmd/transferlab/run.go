@@ -88,14 +88,9 @@ others run again, and the reports say which cell was measured when.`,
 				out = cfg.Out
 			}
 			if out == "" {
-				out = filepath.Join("runs", strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))+"-"+time.Now().UTC().Format("20060102-150405"))
+				out = experiment.DefaultOutDir(strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])), time.Now())
 			}
-			for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
-				if _, err := os.Lstat(filepath.Join(out, f)); err == nil && !overwrite && resume == "" {
-					return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", out, f)
-				}
-			}
-			if err := refuseForeignFiles(out, overwrite); err != nil {
+			if err := experiment.CheckOutDir(out, overwrite, resume != ""); err != nil {
 				return err
 			}
 			// --quiet and --json silence progress, never warnings: a cell that
@@ -169,39 +164,6 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// refuseForeignFiles refuses an output folder that holds entries a run does
-// not write (a home folder, a results folder with notes), unless overwrite:
-// the run's files would be mixed with them. A missing or empty folder, or
-// one holding only a run's outputs, passes.
-func refuseForeignFiles(dir string, overwrite bool) error {
-	if overwrite {
-		return nil
-	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("--out %s: %w", dir, err)
-	}
-	var foreign []string
-	for _, e := range entries {
-		if !experiment.IsRunOutput(e.Name()) {
-			foreign = append(foreign, e.Name())
-		}
-	}
-	if len(foreign) == 0 {
-		return nil
-	}
-	shown := foreign[:min(len(foreign), 3)]
-	more := ""
-	if len(foreign) > len(shown) {
-		more = fmt.Sprintf(" and %d more", len(foreign)-len(shown))
-	}
-	return fmt.Errorf("output folder %s holds files that are not a run's (%s%s): choose a new or empty --out, or pass --overwrite to write the run beside them",
-		dir, strings.Join(shown, ", "), more)
 }
 
 // printWritten names the output files a run wrote whole, and those it did

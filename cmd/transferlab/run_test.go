@@ -205,8 +205,8 @@ energy: {disabled: true}
 }
 
 // TestRunRefusesForeignFiles: an --out holding files that are not a run's is
-// refused (exit status 1, nothing written) unless --overwrite; a missing,
-// empty or run-only folder passes.
+// refused (exit status 1, nothing written); experiment.CheckOutDir's test
+// has the folders that pass.
 func TestRunRefusesForeignFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -219,23 +219,6 @@ func TestRunRefusesForeignFiles(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("the refused folder now holds %d entries, want only notes.txt", len(entries))
-	}
-	if err := refuseForeignFiles(dir, true); err != nil {
-		t.Errorf("--overwrite: %v", err)
-	}
-	run := t.TempDir()
-	for _, f := range []string{"report.md", "results.json.tmp", ".transferlab-run.lock"} {
-		if err := os.WriteFile(filepath.Join(run, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(run, "servers"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{run, t.TempDir(), filepath.Join(dir, "missing")} {
-		if err := refuseForeignFiles(d, false); err != nil {
-			t.Errorf("%s: %v", d, err)
-		}
 	}
 }
 

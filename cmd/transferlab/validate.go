@@ -52,7 +52,7 @@ Point the arm's override at the report (validation_report) and the captured set
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.out == "" {
-				o.out = defaultValidateOut(time.Now())
+				o.out = experiment.DefaultOutDir("validation", time.Now())
 				fmt.Fprintf(cmd.OutOrStdout(), "validate: writing to %s (no --out given)\n", o.out)
 			}
 			return runValidate(cmd.Context(), cmd.OutOrStdout(), args[0], o, os.Args)
@@ -75,13 +75,6 @@ Point the arm's override at the report (validation_report) and the captured set
 	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "timeout of one request")
 	_ = cmd.MarkFlagRequired("arm")
 	return cmd
-}
-
-// defaultValidateOut is validate's output folder when --out is not given:
-// runs/validation-<UTC time of now, YYYYMMDD-HHMMSS>, relative to the
-// working folder (as run's runs/<config name>-<UTC time>).
-func defaultValidateOut(now time.Time) string {
-	return filepath.Join("runs", "validation-"+now.UTC().Format("20060102-150405"))
 }
 
 func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpts, argv []string) error {

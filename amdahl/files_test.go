@@ -1,0 +1,69 @@
+package amdahl
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReadProfileRefusesHook: a hook timing file is no profile, and an
+// unknown format is refused by ParseFormat's rule.
+func TestReadProfileRefusesHook(t *testing.T) {
+	t.Parallel()
+	if _, err := ReadProfile(context.Background(), "x.hook.json", FormatHook); err == nil || !strings.Contains(err.Error(), "hook timing file") {
+		t.Errorf("hook: %v", err)
+	}
+	if _, err := ReadProfile(context.Background(), "x", Format("pprof")); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+// TestServerWindowBeside: TRACE.window.json beside a trace, also for a
+// trace gzipped after the fact; "" when there is none.
+func TestServerWindowBeside(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.trace.json")
+	if got := ServerWindowBeside(trace); got != "" {
+		t.Errorf("no window file: %q", got)
+	}
+	w := trace + ".window.json"
+	if err := os.WriteFile(w, []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{trace, trace + ".gz"} {
+		if got := ServerWindowBeside(p); got != w {
+			t.Errorf("ServerWindowBeside(%s) = %q, want %q", p, got, w)
+		}
+	}
+}
+
+// TestSetTarget: a preset selects kernels (and keeps the hook windows for a
+// hook file); otherwise a hook file's target is the op, a profile's the
+// range name, and "" leaves the default.
+func TestSetTarget(t *testing.T) {
+	t.Parallel()
+	for _, p := range TargetPresets() {
+		var c SummaryConfig
+		if err := c.SetTarget(p.Name, FormatHook, []string{"w"}); err != nil || len(c.Options) != 1 || c.Target != "" || len(c.HookWindows) != 1 {
+			t.Errorf("preset %s on a hook file: %+v, %v", p.Name, c, err)
+		}
+		if !strings.Contains(TargetPresetHelp(), "  "+p.Name+": ") {
+			t.Errorf("help lacks preset %s:\n%s", p.Name, TargetPresetHelp())
+		}
+	}
+	var c SummaryConfig
+	if err := c.SetTarget("rmsnorm", FormatHook, []string{"w"}); err != nil || c.Target != "rmsnorm" || len(c.Options) != 0 || len(c.HookWindows) != 1 {
+		t.Errorf("op on a hook file: %+v, %v", c, err)
+	}
+	c = SummaryConfig{}
+	if err := c.SetTarget("my::range", FormatChrome, []string{"w"}); err != nil || c.Target != "" || len(c.Options) != 1 || c.HookWindows != nil {
+		t.Errorf("range on a chrome profile: %+v, %v", c, err)
+	}
+	c = SummaryConfig{}
+	if err := c.SetTarget("", FormatNsys, nil); err != nil || len(c.Options) != 0 {
+		t.Errorf("no target: %+v, %v", c, err)
+	}
+}

@@ -1,0 +1,63 @@
+package experiment
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCheckOutDir: a folder holding files that are not a run's is refused
+// naming them, unless overwrite; one holding a run is refused unless
+// overwrite or resume; a missing, empty or run-only folder passes.
+func TestCheckOutDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckOutDir(dir, false, false); err == nil || !strings.Contains(err.Error(), "notes.txt") || !strings.Contains(err.Error(), "--overwrite") {
+		t.Errorf("foreign file: %v, want a refusal naming notes.txt and --overwrite", err)
+	}
+	if err := CheckOutDir(dir, false, true); err == nil {
+		t.Error("resume into a folder with a foreign file passed")
+	}
+	if err := CheckOutDir(dir, true, false); err != nil {
+		t.Errorf("overwrite: %v", err)
+	}
+	run := t.TempDir()
+	for _, f := range []string{"report.md", "results.json.tmp", LockFile} {
+		if err := os.WriteFile(filepath.Join(run, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(run, ServersDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{run, t.TempDir(), filepath.Join(dir, "missing")} {
+		if err := CheckOutDir(d, false, false); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(run, ResultsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckOutDir(run, false, false); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("a run's folder: %v, want 'already holds a run'", err)
+	}
+	for _, resume := range []bool{true, false} {
+		if err := CheckOutDir(run, !resume, resume); err != nil {
+			t.Errorf("a run's folder with overwrite %t / resume %t: %v", !resume, resume, err)
+		}
+	}
+}
+
+// TestDefaultOutDir: runs/NAME-<UTC time>.
+func TestDefaultOutDir(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 29, 23, 5, 7, 0, time.FixedZone("CET", 3600))
+	if got, want := DefaultOutDir("validation", at), filepath.Join("runs", "validation-20261129-220507"); got != want {
+		t.Errorf("DefaultOutDir = %q, want %q (UTC)", got, want)
+	}
+}
