@@ -97,6 +97,15 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 		warnings []string
 		listed   = make([]MergedShard, len(shards))
 	)
+	// checkTogether compared the shards' commits; an unknown or dirty one
+	// (a binary built without version control information, or from changed
+	// files) compares equal without proving the code was the same.
+	if c := first.res.Manifest.GitCommit; c == "" || strings.HasSuffix(c, "-dirty") {
+		if c == "" {
+			c = "unknown"
+		}
+		warnings = append(warnings, fmt.Sprintf("the shards' code commit is %s: the merge cannot prove that every shard ran the same code", c))
+	}
 	for i, s := range shards {
 		listed[i] = MergedShard{Dir: s.dir, Shard: s.man.Shard, Clock: s.man.Clock, Cells: s.man.Cells}
 		if s.man.Clock.Flagged {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -273,6 +274,27 @@ func TestMergeMechanics(t *testing.T) {
 		}
 		if _, serr := os.Stat(out); serr == nil {
 			t.Errorf("%s: the refused merge wrote %s", tc.name, out)
+		}
+	}
+
+	// Equal commits prove the same code only when they are known and clean:
+	// an unknown or dirty one merges with a warning.
+	for k, commit := range []string{"", "0123abc-dirty", "0123abc"} {
+		var dirs []string
+		for i := range 3 {
+			dirs = append(dirs, copyDir(shardDir(i), fmt.Sprintf("commit%d-%d", k, i), func(d string) {
+				editJSON(filepath.Join(d, experiment.ResultsFile), func(m map[string]any) {
+					m["manifest"].(map[string]any)["git_commit"] = commit
+				})
+			}))
+		}
+		res, err := Merge(dirs, MergeOptions{OutDir: filepath.Join(dir, fmt.Sprintf("merged-commit%d", k)), Log: io.Discard, Warn: io.Discard})
+		if err != nil {
+			t.Fatalf("commit %q: %v", commit, err)
+		}
+		warned := slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "cannot prove that every shard ran the same code") })
+		if want := commit != "0123abc"; warned != want {
+			t.Errorf("commit %q: warned %v, want %v (warnings %q)", commit, warned, want, res.Warnings)
 		}
 	}
 }
