@@ -20,7 +20,8 @@ import (
 const (
 	configMount = "/etc/transferlab"
 	outMount    = "/out"
-	// MergedDir is the merged run's folder on the output volume.
+	// MergedDir is the merged run's folder in the run's folder (Spec.Name)
+	// on the output volume.
 	MergedDir = "merged"
 )
 
@@ -49,9 +50,10 @@ type Spec struct {
 	// a ConfigMap (for traces over the ConfigMap limit of 1 MiB).
 	DataClaim string
 	// OutClaim is the PersistentVolumeClaim (ReadWriteMany: every shard and
-	// the merge mount it) the shards write shard-<i>/ into and the merge
-	// writes merged/ into. An object-store bucket is reached through a CSI
-	// driver that mounts it as such a claim.
+	// the merge mount it) the shards write <Name>/shard-<i>/ into and the
+	// merge writes <Name>/merged/ into: runs of other names share a claim
+	// without meeting each other's folders. An object-store bucket is reached
+	// through a CSI driver that mounts it as such a claim.
 	OutClaim string
 	// ExtraRunArgs are appended to every shard's `transferlab run` (e.g.
 	// --clock-ref, --cell-gap).
@@ -142,11 +144,12 @@ func Objects(s Spec) ([]any, error) {
 	mounts := []corev1.VolumeMount{{Name: "data", MountPath: configMount, ReadOnly: true}, {Name: "out", MountPath: outMount}}
 	configPath := path.Join(configMount, s.ConfigName)
 
+	runDir := path.Join(outMount, s.Name)
 	startAt := s.StartAt.UTC().Format(time.RFC3339)
 	args := append([]string{"run", configPath,
 		"--shard", fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", s.Shards),
 		"--start-at", startAt,
-		"--out", outMount + "/shard-$(JOB_COMPLETION_INDEX)",
+		"--out", runDir + "/shard-$(JOB_COMPLETION_INDEX)",
 		"--quiet"}, s.ExtraRunArgs...)
 	shardC := corev1.Container{
 		Name:    "shard",
@@ -186,9 +189,9 @@ func Objects(s Spec) ([]any, error) {
 		}},
 	}}
 
-	mergeArgs := []string{"merge", "--wait", s.MergeWait.String(), outMount + "/" + MergedDir}
+	mergeArgs := []string{"merge", "--wait", s.MergeWait.String(), path.Join(runDir, MergedDir)}
 	for i := range s.Shards {
-		mergeArgs = append(mergeArgs, fmt.Sprintf("%s/shard-%d", outMount, i))
+		mergeArgs = append(mergeArgs, fmt.Sprintf("%s/shard-%d", runDir, i))
 	}
 	merge := newJob(meta("merge", "merge"), 1, corev1.PodSpec{
 		Containers: []corev1.Container{{
@@ -230,8 +233,8 @@ func Manifest(s Spec) ([]byte, error) {
 		return nil, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# transferlab run split over %d shards, starting at %s; merged into %s/%s on claim %s.\n",
-		s.Shards, s.StartAt.UTC().Format(time.RFC3339), outMount, MergedDir, s.OutClaim)
+	fmt.Fprintf(&b, "# transferlab run split over %d shards, starting at %s; merged into %s on claim %s.\n",
+		s.Shards, s.StartAt.UTC().Format(time.RFC3339), path.Join(outMount, s.Name, MergedDir), s.OutClaim)
 	for i, o := range objs {
 		y, err := yaml.Marshal(o)
 		if err != nil {

@@ -83,7 +83,7 @@ func TestManifestDecodesStrictly(t *testing.T) {
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{
 		"run /etc/transferlab/fleet.yaml", "--shard $(JOB_COMPLETION_INDEX)/3", "--start-at 2026-12-01T22:00:00Z",
-		"--out /out/shard-$(JOB_COMPLETION_INDEX)", "--clock-ref ntp.bench:123",
+		"--out /out/transferlab-fleet/shard-$(JOB_COMPLETION_INDEX)", "--clock-ref ntp.bench:123",
 	} {
 		if !strings.Contains(args, want) {
 			t.Errorf("shard args %q lack %q", args, want)
@@ -106,7 +106,9 @@ func TestManifestDecodesStrictly(t *testing.T) {
 	}
 	merge := objs[2].(*batchv1.Job)
 	margs := merge.Spec.Template.Spec.Containers[0].Args
-	want := []string{"merge", "--wait", "1h0m0s", "/out/merged", "/out/shard-0", "/out/shard-1", "/out/shard-2"}
+	// The run's folders sit in a folder of its name: runs of other names
+	// can share the claim.
+	want := []string{"merge", "--wait", "1h0m0s", "/out/transferlab-fleet/merged", "/out/transferlab-fleet/shard-0", "/out/transferlab-fleet/shard-1", "/out/transferlab-fleet/shard-2"}
 	if !slices.Equal(margs, want) {
 		t.Errorf("merge args %q, want %q", margs, want)
 	}

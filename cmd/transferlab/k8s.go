@@ -31,11 +31,11 @@ func newK8sCmd() *cobra.Command {
 		Long: `k8s prints, for kubectl apply -f -, a ConfigMap with the config and its
 trace, an Indexed Job of N pods (completionMode Indexed, parallelism and
 completions N) each running
-  transferlab run CONFIG --shard $(JOB_COMPLETION_INDEX)/N --start-at T --out /out/shard-<i>
+  transferlab run CONFIG --shard $(JOB_COMPLETION_INDEX)/N --start-at T --out /out/NAME/shard-<i>
 and a merge Job that waits until every shard has finished and runs
-  transferlab merge /out/merged /out/shard-0 ... /out/shard-<N-1>
+  transferlab merge /out/NAME/merged /out/NAME/shard-0 ... /out/NAME/shard-<N-1>
 on a ReadWriteMany volume (--out-claim; a bucket mounted through a CSI driver
-works too). The server must be one every pod reaches (server.kind endpoint).
+works too), NAME being --name: runs of other names share the volume. The server must be one every pod reaches (server.kind endpoint).
 The config runs code (it is trusted input): apply only configs you would run.
 Built from k8s.io/api types; not run on a cluster here (see README).`,
 		Args: cobra.ExactArgs(1),
