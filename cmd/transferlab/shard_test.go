@@ -279,3 +279,63 @@ func TestShardedRunAgainstOneSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestShardScaleScript runs the committed scaling benchmark,
+// results/shard-scale-2026-12-02/run.sh, at tiny scale (TINY=1: two shard
+// processes at 20 req/s each against one serve-sim child, no pinning) with
+// this test binary as transferlab, so the script keeps working as the
+// commands change: both shards and the merge exit 0, and its table finds
+// every scheduled request recorded once and ok, and the simulator's own
+// counters equal to the records.
+func TestShardScaleScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two shard processes and a simulator child (about 15 s)")
+	}
+	for _, tool := range []string{"bash", "python3", "mkfifo", "awk", "paste", "tar", "getconf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not on PATH: the script needs it", tool)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	c := exec.Command("bash", filepath.Join("..", "..", "results", "shard-scale-2026-12-02", "run.sh"), exe, out)
+	c.Env = append(os.Environ(), "TINY=1", "SHARDS=2", "PER_SHARD=20", "DURATION=1s", "LEAD=4", "WORK="+t.TempDir())
+	if b, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("run.sh: %v\n%s", err, b)
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if log := read("log.txt"); !strings.Contains(log, "N=2: shards rc 0 rc 0 | merge rc 0") {
+		t.Errorf("log.txt does not show both shards and the merge exiting 0:\n%s", log)
+	}
+	table := read("table.txt")
+	for _, want := range []string{"requests of 32 against", "recorded (equal)", "recorded ids (equal)"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table.txt lacks %q:\n%s", want, table)
+		}
+	}
+	rows := 0
+	lines := strings.Split(table, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "offered req/s") || i+1 >= len(lines) {
+			continue
+		}
+		// offered, scheduled, recorded, distinct, ok, ...
+		f := strings.Fields(lines[i+1])
+		if len(f) < 5 || f[1] == "0" || f[2] != f[1] || f[3] != f[1] || f[4] != f[1] {
+			t.Errorf("cell row %q: want scheduled = recorded = distinct = ok > 0", lines[i+1])
+		}
+		rows++
+	}
+	if rows != 1 || strings.Contains(table, "DIFFERENT") {
+		t.Errorf("table.txt: %d cell rows (want 1), or a count DIFFERENT:\n%s", rows, table)
+	}
+}
