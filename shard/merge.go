@@ -106,12 +106,25 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 		}
 		warnings = append(warnings, fmt.Sprintf("the shards' code commit is %s: the merge cannot prove that every shard ran the same code", c))
 	}
+	var unmeasured []string
+	hosts := map[string]bool{}
 	for i, s := range shards {
 		listed[i] = MergedShard{Dir: s.dir, Shard: s.man.Shard, Clock: s.man.Clock, Cells: s.man.Cells}
 		if s.man.Clock.Flagged {
 			warnings = append(warnings, fmt.Sprintf("shard %s (%s): clock offset %.3f ms ± %.3f ms against %s exceeds the tolerance of %g ms: its times are uncertain by that much",
 				s.man.Shard, s.dir, s.man.Clock.OffsetMs, s.man.Clock.BoundMs, s.man.Clock.Reference, s.man.Clock.ToleranceMs))
 		}
+		if s.man.Clock.NotMeasured != "" {
+			unmeasured = append(unmeasured, s.man.Shard.String())
+		}
+		hosts[s.res.Manifest.Machine] = true
+	}
+	// Shards on one host share its clock; on several, each started its
+	// cells by its own clock, so without a reference their alignment (and
+	// the start spread checked below) is only as good as the hosts' sync.
+	if len(hosts) > 1 && len(unmeasured) > 0 {
+		warnings = append(warnings, fmt.Sprintf("shards %s ran on %d hosts without a clock reference (--clock-ref): their clock offsets are unmeasured, so how far apart they offered each cell is unknown",
+			strings.Join(unmeasured, ", "), len(hosts)))
 	}
 	merged := map[string]*hdrhistogram.Histogram{}
 	var hcells []hdrCell

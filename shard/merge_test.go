@@ -277,6 +277,26 @@ func TestMergeMechanics(t *testing.T) {
 		}
 	}
 
+	// Shards on several hosts without a clock reference are said to be
+	// unaligned by an unknown amount; on one host (above) they share a clock.
+	if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "without a clock reference") }) {
+		t.Errorf("shards of one host: warnings %q name the clock reference", res.Warnings)
+	}
+	otherHost := copyDir(shardDir(1), "other-host", func(d string) {
+		editJSON(filepath.Join(d, experiment.ResultsFile), func(m map[string]any) {
+			m["manifest"].(map[string]any)["machine"] = "elsewhere (linux/amd64, 8 CPUs)"
+		})
+	})
+	res2, err := Merge([]string{shardDir(0), otherHost, shardDir(2)}, MergeOptions{OutDir: filepath.Join(dir, "merged-hosts"), Log: io.Discard, Warn: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res2.Warnings, func(w string) bool {
+		return strings.Contains(w, "shards 0/3, 1/3, 2/3 ran on 2 hosts without a clock reference")
+	}) {
+		t.Errorf("shards of two hosts, clocks unmeasured: warnings %q", res2.Warnings)
+	}
+
 	// Equal commits prove the same code only when they are known and clean:
 	// an unknown or dirty one merges with a warning.
 	for k, commit := range []string{"", "0123abc-dirty", "0123abc"} {
