@@ -9,7 +9,8 @@ import (
 )
 
 // maxSSELine bounds one SSE line (bytes); a longer line is a stream error, not
-// unbounded memory.
+// unbounded memory. Comment lines are not kept (sseReader.inComment), so
+// this bounds the other lines.
 const maxSSELine = 8 << 20
 
 // sseEvent is one dispatched Server-Sent Event. Data and Name alias the
@@ -50,10 +51,17 @@ type sseReader struct {
 	at      time.Duration // time of the last read that returned data
 	err     error         // sticky read error
 
-	skipLF  bool // the previous line ended in CR: a leading LF belongs to it
-	hasData bool
-	data    []byte
-	name    []byte
+	skipLF bool // the previous line ended in CR: a leading LF belongs to it
+	// inComment is true while the bytes of an unfinished comment line are
+	// being dropped as they arrive (nothing reads a comment's text), so a
+	// long comment line costs neither memory nor copying: the buffer stays
+	// the size of a read, whatever the line's length. comment is true when
+	// the line last returned by line is such a comment's end.
+	inComment bool
+	comment   bool
+	hasData   bool
+	data      []byte
+	name      []byte
 	// Comments counts comment (keep-alive) lines seen.
 	Comments int
 }
@@ -117,7 +125,7 @@ func (s *sseReader) end() (sseEvent, error) {
 		// Lenient: dispatch a complete last event with no blank line.
 		return s.dispatch(), nil
 	}
-	if s.err == io.EOF && s.hi > s.lo {
+	if s.err == io.EOF && (s.hi > s.lo || s.inComment) {
 		return sseEvent{}, s.truncated()
 	}
 	return sseEvent{}, s.err
@@ -130,6 +138,10 @@ func (s *sseReader) parse() (sseEvent, bool) {
 		line, ok := s.line()
 		if !ok {
 			return sseEvent{}, false
+		}
+		if s.comment { // the end of a comment line whose start was dropped
+			s.Comments++
+			continue
 		}
 		if len(line) == 0 {
 			if s.hasData {
@@ -165,6 +177,9 @@ func (s *sseReader) parse() (sseEvent, bool) {
 
 // truncated is the error for a stream that ended inside a line.
 func (s *sseReader) truncated() error {
+	if s.inComment {
+		return fmt.Errorf("%w (a comment line)", errSSETruncated)
+	}
 	return fmt.Errorf("%w (%d bytes: %q)", errSSETruncated, s.hi-s.lo, clip(s.buf[s.lo:s.hi], 80))
 }
 
@@ -197,11 +212,18 @@ func (s *sseReader) line() ([]byte, bool) {
 		i = j
 	}
 	if i == len(rest) {
+		if s.inComment || (len(b) > 0 && b[0] == ':') {
+			// An unfinished comment line: drop what came of it.
+			s.inComment = true
+			s.hi, s.seen = s.lo, 0
+			return nil, false
+		}
 		s.seen = len(b)
 		return nil, false
 	}
 	i += s.seen
 	s.seen = 0
+	s.comment, s.inComment = s.inComment, false
 	c := b[i]
 	s.lo += i + 1
 	if c == '\r' {

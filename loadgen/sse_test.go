@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 )
@@ -122,6 +123,78 @@ func TestSSEReader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSSELongCommentNotKept: a 5 MiB comment line (a server's padding or
+// keep-alive, the head-of-line check's large event) arriving in 64 KiB reads
+// is dropped as it comes: the reader's buffer stays within two reads, so no
+// read of that stream copies more than a read's bytes or grows a buffer
+// (before, the line was kept whole: the buffer doubled up to 8 MiB, each
+// doubling one copy of everything so far, on the event loop), and the
+// events around it still parse.
+func TestSSELongCommentNotKept(t *testing.T) {
+	const size, read = 5 << 20, 64 << 10
+	stream := "data: a\n\n:" + strings.Repeat("x", size) + "\r\ndata: b\n\n"
+	t.Run("pull", func(t *testing.T) {
+		var chunks []string
+		for i := 0; i < len(stream); i += read {
+			chunks = append(chunks, stream[i:min(i+read, len(stream))])
+		}
+		cr := &chunkReader{chunks: chunks}
+		s := newSSEReader(cr, func() time.Duration { return cr.now }, make([]byte, read))
+		var got []string
+		for {
+			ev, err := s.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(ev.Data))
+		}
+		if len(got) != 2 || got[0] != "a" || got[1] != "b" || s.Comments != 1 {
+			t.Fatalf("events %q, comments %d; want [a b], 1", got, s.Comments)
+		}
+		if len(s.buf) > 2*read {
+			t.Errorf("buffer grew to %d bytes for a %d-byte comment line read %d bytes at a time: the line was kept", len(s.buf), size, read)
+		}
+	})
+	t.Run("push", func(t *testing.T) {
+		s := newSSEReader(nil, nil, make([]byte, 512))
+		var got []string
+		for i := 0; i < len(stream); i += read {
+			if err := s.feed([]byte(stream[i:min(i+read, len(stream))]), time.Duration(i)); err != nil {
+				t.Fatal(err)
+			}
+			for {
+				ev, ok := s.parse()
+				if !ok {
+					break
+				}
+				got = append(got, string(ev.Data))
+			}
+		}
+		if len(got) != 2 || got[0] != "a" || got[1] != "b" || s.Comments != 1 {
+			t.Fatalf("events %q, comments %d; want [a b], 1", got, s.Comments)
+		}
+		if len(s.buf) > 2*read {
+			t.Errorf("buffer grew to %d bytes for a %d-byte comment line fed %d bytes at a time: the line was kept", len(s.buf), size, read)
+		}
+	})
+	t.Run("cut inside", func(t *testing.T) {
+		s := newSSEReader(nil, nil, nil)
+		if err := s.feed([]byte(": pad"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.parse(); ok {
+			t.Fatal("an event from an unfinished comment")
+		}
+		s.err = io.EOF
+		if _, err := s.end(); !errors.Is(err, errSSETruncated) {
+			t.Fatalf("end inside a comment line: %v, want %v", err, errSSETruncated)
+		}
+	})
 }
 
 // TestSSELongLineLinear: a 1 MiB line arriving in 512-byte reads (pull) or
