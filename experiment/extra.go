@@ -47,6 +47,12 @@ type DecisionConfig struct {
 	RequireReproducible bool    `yaml:"require_reproducible,omitempty"`
 	IntervalLevel       float64 `yaml:"interval_level,omitempty"`
 	Resamples           int     `yaml:"resamples,omitempty"`
+	// ExpectedResolution is the resolution (a fraction: ±x around a ratio of
+	// 1) the run is expected to reach on the decision metric, e.g. a previous
+	// run's A/A (results.json stats.resolution). Used only before the run, to
+	// announce candidates whose Amdahl bound is below it; the run measures
+	// its own. 0: unknown.
+	ExpectedResolution float64 `yaml:"expected_resolution,omitempty"`
 }
 
 // rule converts the block to the report's rule; baseline is the first arm.
@@ -66,6 +72,9 @@ func (x ExtraConfig) validate() error {
 	if x.Decision != nil {
 		if err := x.Decision.rule("baseline", 1).Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("decision: %w", err))
+		}
+		if e := x.Decision.ExpectedResolution; !(e >= 0 && e < 1) {
+			errs = append(errs, fmt.Errorf("decision.expected_resolution: %g: want a fraction in [0, 1) (0.005 is ±0.5 %%)", e))
 		}
 	}
 	if x.Cost != nil {

@@ -155,6 +155,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			}
 		}
 	}
+	announceBounds(log, warn, eff, scheds)
 
 	// The validation gate, before any server starts: a candidate whose report
 	// is missing, failing or stale is refused before device time is spent. A

@@ -37,6 +37,39 @@ func (t Timing) E2E(a Arrival) time.Duration { return t.LastToken - a.At }
 // without the host's timer and scheduling noise. Lengths must fit the model
 // and KV cache as in Capacity.
 func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
+	return c.replay(arrivals, nil)
+}
+
+// OpShares replays arrivals as Replay does and returns each op's share of the
+// modelled step time (GPU time of the op / Σ step durations, CPU overhead
+// included), keyed by op name (OpNames): the addressable fraction f of each
+// op over the busy time of the schedule, what the Amdahl bound
+// 1 / ((1 − f) + f / s) of a kernel s times faster takes. Known before any
+// request is sent, so a run can say which candidates' bound its resolution
+// cannot see.
+func (c Config) OpShares(arrivals []Arrival) (map[string]float64, error) {
+	var ops [numOps]time.Duration
+	var total time.Duration
+	if _, err := c.replay(arrivals, func(sc StepCost) {
+		for o := range ops {
+			ops[o] += sc.Ops[o].Total()
+		}
+		total += sc.Duration()
+	}); err != nil {
+		return nil, err
+	}
+	if total <= 0 {
+		return nil, errors.New("sim: OpShares: the replay made no step")
+	}
+	out := make(map[string]float64, numOps)
+	for o := range ops {
+		out[Op(o).String()] = float64(ops[o]) / float64(total)
+	}
+	return out, nil
+}
+
+// replay is Replay, calling onStep (when not nil) with each step's cost.
+func (c Config) replay(arrivals []Arrival, onStep func(StepCost)) ([]Timing, error) {
 	cm, err := NewCostModel(c)
 	if err != nil {
 		return nil, err
@@ -75,7 +108,11 @@ func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
 			now = arrivals[order[next]].At
 			continue
 		}
-		now += cm.Step(p.shape).Duration()
+		sc := cm.Step(p.shape)
+		if onStep != nil {
+			onStep(sc)
+		}
+		now += sc.Duration()
 		sch.commit(p, func(q *seq, generated int) {
 			i := index[q]
 			if generated == 1 {

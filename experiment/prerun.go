@@ -1,0 +1,136 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/traces"
+)
+
+// preRunBound is one candidate's Amdahl bound known before any request is
+// sent: on the simulator, f of each op the arm changes is its share of the
+// modelled step time over each load's schedule (sim.Config.OpShares of the
+// baseline), s the arm's override factor (a ceiling removes the op:
+// f / s = 0), and the bound 1 / ((1 − Σf) + Σ f/s) (DESIGN.md, "Amdahl").
+type preRunBound struct {
+	arm string
+	// ops describes what the arm changes: "rmsnorm 2.5× faster, f 0.026".
+	ops string
+	// lo, hi are the bound's range over the loads (speedup, ≥ 1).
+	lo, hi float64
+}
+
+// gain is the most the arm can gain in service time, a fraction: 1 − 1/bound
+// at the load where the bound is highest.
+func (b preRunBound) gain() float64 { return 1 - 1/b.hi }
+
+// preRunBounds computes the bound of every simulated candidate arm (not the
+// A/A replicate) over scheds, one per load. Nil for another server kind: f
+// is measured in the run there.
+func preRunBounds(cfg Config, scheds []traces.Schedule) ([]preRunBound, error) {
+	if cfg.Server.Kind != ServerSim || len(cfg.Arms) < 2 {
+		return nil, nil
+	}
+	sr := &runner{cfg: cfg}
+	base := sr.simConfig(cfg.Arms[0])
+	shares := make([]map[string]float64, len(scheds))
+	for i, s := range scheds {
+		arr := make([]sim.Arrival, len(s.Requests))
+		for j, q := range s.Requests {
+			arr[j] = sim.Arrival{At: q.Offset, Lengths: sim.Lengths{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}}
+		}
+		sh, err := base.OpShares(arr)
+		if err != nil {
+			return nil, fmt.Errorf("Amdahl bound before the run, at %g req/s: %w", cfg.Load.RatesRPS[i], err)
+		}
+		shares[i] = sh
+	}
+	var out []preRunBound
+	for _, arm := range cfg.Arms[1:] {
+		if len(arm.SimOverrides) == 0 || report.IsAAArm(arm.Name) {
+			continue
+		}
+		b := preRunBound{arm: arm.Name, lo: math.Inf(1), hi: math.Inf(-1)}
+		var fLo, fHi []float64
+		ops := slices.Sorted(maps.Keys(arm.SimOverrides))
+		for _, sh := range shares {
+			sum, sumOverS := 0.0, 0.0
+			for k, op := range ops {
+				f := sh[op]
+				sum += f
+				if fa := arm.SimOverrides[op]; !fa.IsCeiling() {
+					sumOverS += f / fa.Factor
+				}
+				if len(fLo) <= k {
+					fLo, fHi = append(fLo, f), append(fHi, f)
+				}
+				fLo[k], fHi[k] = min(fLo[k], f), max(fHi[k], f)
+			}
+			bound := 1 / ((1 - sum) + sumOverS)
+			b.lo, b.hi = min(b.lo, bound), max(b.hi, bound)
+		}
+		var parts []string
+		for k, op := range ops {
+			what := fmt.Sprintf("%g× faster", arm.SimOverrides[op].Factor)
+			if arm.SimOverrides[op].IsCeiling() {
+				what = "removed (ceiling)"
+			}
+			parts = append(parts, fmt.Sprintf("%s %s, f %s", op, what, rangeText(fLo[k], fHi[k], "%.3f")))
+		}
+		b.ops = strings.Join(parts, "; ")
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// rangeText is "a" when a and b print alike, else "a–b".
+func rangeText(a, b float64, format string) string {
+	sa, sb := fmt.Sprintf(format, a), fmt.Sprintf(format, b)
+	if sa == sb {
+		return sa
+	}
+	return sa + "–" + sb
+}
+
+// announceBounds says, before the run spends time on any cell, each
+// candidate's Amdahl bound and how it stands against the resolution the run
+// is expected to reach (decision.expected_resolution; unknown when unset). A
+// candidate whose most possible gain is below that resolution is a warning:
+// the run will likely find no difference it can detect. Another server kind
+// gets one line: f is measured in the run.
+func announceBounds(log, warn io.Writer, cfg Config, scheds []traces.Schedule) {
+	bounds, err := preRunBounds(cfg, scheds)
+	if err != nil {
+		fmt.Fprintf(warn, "warning: %v\n", err)
+		return
+	}
+	if cfg.Server.Kind != ServerSim {
+		fmt.Fprintf(log, "before the run: the Amdahl bounds are measured in it (f from the baseline's profile)\n")
+		return
+	}
+	if len(bounds) == 0 {
+		return
+	}
+	var expected float64
+	if d := cfg.Extra.Decision; d != nil {
+		expected = d.ExpectedResolution
+	}
+	res := "expected resolution unknown (decision.expected_resolution is not set; a previous run's A/A gives it: results.json stats.resolution); this run measures its own"
+	if expected > 0 {
+		res = "expected resolution ±" + fmt.Sprintf("%.2g %%", 100*expected) + " (decision.expected_resolution)"
+	}
+	fmt.Fprintf(log, "before the run: Amdahl bounds from the simulator's cost model over this run's schedules (the most a candidate can gain in service time; queueing under load can amplify a gain past it); %s:\n", res)
+	for _, b := range bounds {
+		line := fmt.Sprintf("%s: %s: bound %s (at most %s faster)", b.arm, b.ops, rangeText(b.lo, b.hi, "%.4f"), rangeText(100*(1-1/b.lo), 100*(1-1/b.hi), "%.2g")+" %")
+		fmt.Fprintf(log, "  %s\n", line)
+		if expected > 0 && b.gain() < expected {
+			fmt.Fprintf(warn, "warning: before the run: %s can gain at most %.2g %% in service time, below the expected resolution ±%.2g %%: the run will likely find no difference it can detect\n", b.arm, 100*b.gain(), 100*expected)
+		}
+	}
+}

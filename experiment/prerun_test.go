@@ -1,0 +1,77 @@
+package experiment
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestAnnounceBoundsBeforeTheRun: on the simulator, each candidate's Amdahl
+// bound comes from the cost model over the run's schedules before any cell
+// runs: gate-up-2x (which changes an op other than amdahl.target_op) gets
+// one too, the A/A replicate none; with decision.expected_resolution above
+// a candidate's most possible gain the run warns, and without it says the
+// resolution is unknown. The bound matches what the quickstart's run
+// measured from the simulator's profile (rmsnorm f_wall 0.026, bound 1.016).
+func TestAnnounceBoundsBeforeTheRun(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(bytes.NewReader(raw), "quickstart.yaml", "../configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	_, scheds, err := eff.schedules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds, err := preRunBounds(eff, scheds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]preRunBound{}
+	for _, b := range bounds {
+		got[b.arm] = b
+	}
+	if len(bounds) != 2 {
+		t.Fatalf("bounds for %v, want gate-up-2x and rmsnorm-2.5x only", got)
+	}
+	if b := got["rmsnorm-2.5x"]; !(b.lo > 1.012 && b.hi < 1.02) || !strings.Contains(b.ops, "rmsnorm 2.5× faster, f 0.02") {
+		t.Errorf("rmsnorm-2.5x: %+v, want a bound near 1.016 (f ≈ 0.026)", b)
+	}
+	if b := got["gate-up-2x"]; !(b.lo > 1.1) || !strings.Contains(b.ops, "gate_up_proj 2× faster") {
+		t.Errorf("gate-up-2x: %+v, want a bound above 1.1", b)
+	}
+
+	var log, warn bytes.Buffer
+	announceBounds(&log, &warn, eff, scheds)
+	if !strings.Contains(log.String(), "expected resolution unknown") || warn.Len() != 0 {
+		t.Errorf("no expected resolution: log %q, warnings %q", log.String(), warn.String())
+	}
+	eff.Extra.Decision.ExpectedResolution = 0.03
+	log.Reset()
+	announceBounds(&log, &warn, eff, scheds)
+	w := warn.String()
+	if !strings.Contains(w, "rmsnorm-2.5x can gain at most 1.") || !strings.Contains(w, "below the expected resolution ±3 %") || strings.Contains(w, "gate-up-2x") {
+		t.Errorf("expected resolution ±3 %%: warnings %q", w)
+	}
+}
+
+// TestExpectedResolutionValidated: decision.expected_resolution is a
+// fraction in [0, 1); anything else is refused naming the field.
+func TestExpectedResolutionValidated(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(raw), "  use_mean: true\n", "  use_mean: true\n  expected_resolution: 2\n", 1)
+	_, err = Parse(strings.NewReader(bad), "quickstart.yaml", "../configs")
+	if err == nil || !strings.Contains(err.Error(), "decision.expected_resolution") {
+		t.Errorf("expected_resolution 2: %v", err)
+	}
+}
