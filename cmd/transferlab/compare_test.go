@@ -141,9 +141,9 @@ func TestCompareCommand(t *testing.T) {
 			want  string
 		}{
 			{"pass: 0", faster, nil, 0, ""},
-			{"fail (E2E doubled): 3", slower, nil, exitFail, "FAIL (clause b: e2e mean"},
+			{"fail (E2E doubled): 3", slower, nil, exitFail, "FAIL: mean E2E vs the baseline: 98.5 % higher"},
 			// B is faster, but a declared VRAM budget that neither run measured leaves clause c inconclusive.
-			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, exitInconclusive, "INCONCLUSIVE (clause c: peak VRAM"},
+			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, exitInconclusive, "INCONCLUSIVE: peak VRAM within budget"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
