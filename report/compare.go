@@ -8,7 +8,8 @@ import (
 )
 
 // Differences lists what makes two results.json unfit for a like-for-like
-// comparison: schema, trace (hash, source, format, rows), config hash, SLO,
+// comparison: schema, trace (hash, format, rows: the trace is identified by
+// its content, so the same file at another path compares), config hash, SLO,
 // whether they were simulated, and the offered loads swept. Empty means
 // comparable. Each entry reads "field: A=…, B=…".
 func Differences(a, b Results) []string {
@@ -20,7 +21,6 @@ func Differences(a, b Results) []string {
 	}
 	diff("schema_version", a.SchemaVersion, b.SchemaVersion)
 	diff("trace.sha256", a.Trace.SHA256, b.Trace.SHA256)
-	diff("trace.source", a.Trace.Source, b.Trace.Source)
 	diff("trace.format", a.Trace.Format, b.Trace.Format)
 	diff("trace.rows", a.Trace.Rows, b.Trace.Rows)
 	diff("manifest.config_sha256", a.Manifest.ConfigSHA256, b.Manifest.ConfigSHA256)
@@ -44,6 +44,7 @@ func Provenance(a, b Results) []string {
 	diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
 	diff("configs", short(a.Manifest.ConfigSHA256), short(b.Manifest.ConfigSHA256))
 	diff("traces", short(a.Trace.SHA256), short(b.Trace.SHA256))
+	diff("trace paths", a.Trace.Source, b.Trace.Source)
 	diff("servers", serverKinds(a), serverKinds(b))
 	diff("Go versions", a.Manifest.GoVersion, b.Manifest.GoVersion)
 	diff("machines", a.Manifest.Machine, b.Manifest.Machine)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,17 @@ func TestCompare(t *testing.T) {
 		}
 		if !c.Forced || len(c.Differences) != 2 {
 			t.Errorf("forced comparison: Forced=%v Differences=%v", c.Forced, c.Differences)
+		}
+	})
+	t.Run("the same trace at another path compares, the path named as provenance", func(t *testing.T) {
+		b2 := b
+		b2.Trace.Source = "/elsewhere/" + filepath.Base(a.Trace.Source) + ".copy"
+		c, err := Compare(a, b2, CompareOptions{ArmB: "candidate"})
+		if err != nil {
+			t.Fatalf("same trace hash, other path refused: %v", err)
+		}
+		if !slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "trace paths (A=") }) {
+			t.Errorf("the differing trace path is not said: %v", c.Results.Warnings)
 		}
 	})
 	t.Run("missing arm", func(t *testing.T) {
@@ -148,5 +160,45 @@ func TestCompareCarriesEnergyAndCost(t *testing.T) {
 	}
 	if r.Amdahl.NotMeasured == "" || r.Validation.NotMeasured == "" || r.Hook.NotMeasured == "" {
 		t.Error("sections not carried into a comparison must say why")
+	}
+}
+
+// TestReadResultsSaysWhatIsNotAResultsFile: records.jsonl, report.md, a
+// compare.json or an object without schema_version is named as not a
+// results.json (what it looks like), never a raw JSON parse error; a folder
+// reads its results.json.
+func TestReadResultsSaysWhatIsNotAResultsFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ data, want string }{
+		"records.jsonl": {"{\"request_id\":0}\n{\"request_id\":1}\n", "it holds several JSON objects, one per line"},
+		"report.md":     {"# transferlab report\n", "it does not hold a JSON object"},
+		"compare.json":  {"{\"results\":{}}", "it is a compare.json"},
+		"other.json":    {"{\"a\":1}", "no schema_version field"},
+		"empty.json":    {"", "the file is empty"},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadResults(p)
+		if err == nil || !strings.Contains(err.Error(), p+" is not a results.json ("+c.want) || strings.Contains(err.Error(), "invalid character") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	r := fixtureResults(t)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "results.json"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadResults(run); err != nil || len(got.Cells) != len(r.Cells) {
+		t.Errorf("a run's folder: %d cells, %v", len(got.Cells), err)
 	}
 }

@@ -30,9 +30,11 @@ func newCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A.json B.json",
 		Short: "Compare two results.json from the same trace and config (production vs canary, claim vs re-measurement)",
-		Long: `compare reads two results.json files, refuses them when they were made from
-different traces, configs, SLOs or offered loads (unless --force; it lists what
-differs), and compares arm --arm-a of A (the baseline) with arm --arm-b of B
+		Long: `compare reads two results.json files (or the results.json of two run
+folders), refuses them when they were made from different traces (by content:
+sha256, not path), configs, SLOs or offered loads (unless --force; it lists what
+differs), says when they came from different commits, configs, trace paths,
+servers or machines, and compares arm --arm-a of A (the baseline) with arm --arm-b of B
 (the candidate) with the same statistics and decision rule as a run: bootstrap
 intervals over repetitions (resampled independently: the runs were not
 interleaved), candidate/baseline ratios, capacity at SLO and a verdict naming
