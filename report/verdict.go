@@ -169,7 +169,8 @@ func sectionNote(v *ValidationSection) string {
 //   - anything else (an interval straddling L, no interval) is inconclusive.
 //
 // Loads whose ratio is Excluded (a client-bound cell) are listed and decide
-// nothing. Over the loads: any fail fails; else any inconclusive load makes
+// nothing, with or without an interval; one with no ratio at all says why
+// there is none (inconclusive), as that reason comes first. Over the loads: any fail fails; else any inconclusive load makes
 // the clause inconclusive; else any pass passes; else no difference.
 func clauseB(r Results, rule DecisionRule, cand string) ClauseResult {
 	c := ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: a difference beyond the run's resolution, no regression beyond the margin", rule.Metric, rule.stat())}
@@ -280,7 +281,9 @@ func classifyLoads(r Results, rule DecisionRule, cand string) []classedLoad {
 		}
 		l := classedLoad{ratio: q, limit: lim}
 		switch {
-		case q.Excluded != "":
+		case q.Excluded != "" && (e.Interval || e.Reps > 0):
+			// A client-bound ratio is shown and decides nothing; with no
+			// ratio at all, why there is none (e.g. failed requests) comes first.
 			l.class = loadExcluded
 		case !e.Interval:
 			l.class = loadNoInterval
