@@ -412,6 +412,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 	fmt.Fprintln(w, "Amdahl bound vs measured speedup (baseline/candidate; >1 is faster):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "candidate\tload req/s\tf_gpu\tf_wall\ts\tbound\tTTFT mean\tTPOT mean\tE2E mean\tE2E p99\tefficiency (E2E mean)\t")
+	above := false
 	for _, l := range a.Loads {
 		get := func(metric, stat string) string {
 			for _, m := range l.Measured {
@@ -424,6 +425,9 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		eff := "-"
 		if l.TransferMetric != "" {
 			eff = fmt.Sprintf("%.2f", l.TransferEfficiency)
+			if l.TransferEfficiency > 1 {
+				eff, above = eff+"*", true
+			}
 		}
 		fgpu := "-"
 		if l.FGPU != nil {
@@ -433,6 +437,9 @@ func printAmdahl(w io.Writer, res *report.Results) {
 			get("ttft", "mean"), get("tpot", "mean"), get("e2e", "mean"), get("e2e", "p99"), eff)
 	}
 	tw.Flush()
+	if above {
+		fmt.Fprintf(w, "  * %s\n", report.AboveBoundNote)
+	}
 	printAblation(w, a)
 	// Why the mean speedups and the efficiency of a row are "-" (a p99
 	// refused for its sample size is the table's usual "-": not repeated).

@@ -5,16 +5,21 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/transferlab/transferlab/report"
 )
 
-// PrintSummary writes the short console table of a run: per cell the state
-// counts, TTFT/ITL/TPOT/E2E percentiles (ms), throughput and goodput, then
-// the run's warnings (results.json's warnings: e.g. a cell whose requests
-// mostly failed), the Amdahl table and the verdicts. Figures from the
-// simulator are labelled simulated.
+// PrintSummary writes the console summary of a run in report.md's order:
+// the answer per candidate (report.Answer: verdict, gain, resolution, bound,
+// capacity, cost, energy, the main warning), then per cell the state counts,
+// TTFT/ITL/TPOT/E2E at p50 and the SLO's percentile (ms), throughput,
+// arrival rate and goodput, the client-bound flag, then the run's warnings
+// (results.json's warnings: e.g. a cell whose requests mostly failed) and
+// the Amdahl table. Verdict lines and the headline are printed only when
+// there is no answer block (no decision rule). Figures from the simulator
+// are labelled simulated.
 func PrintSummary(w io.Writer, res *report.Results) {
 	label := ""
 	if res.Simulated {
@@ -31,8 +36,14 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		}
 	}
 	fmt.Fprintln(w)
+	pq := res.SLO.Percentile
+	if pq == 0 {
+		pq = report.DefaultSLOPercentile
+	}
+	p := "p" + strconv.FormatFloat(pq, 'f', -1, 64)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT p90 ms\tTTFT p99 ms\tITL p50 ms\tTPOT p50 ms\tE2E p50 ms\tE2E p90 ms\tE2E p99 ms\ttok/s\tarrival req/s\tgoodput req/s\t")
+	fmt.Fprintf(tw, "arm\tload req/s\trep\tok/n\tTTFT p50 ms\tTTFT %[1]s ms\tITL p50 ms\tTPOT p50 ms\tTPOT %[1]s ms\tE2E p50 ms\tE2E %[1]s ms\ttok/s\tarrival req/s\tgoodput req/s\t\t\n", p)
+	bound := false
 	var notMeasured []string
 	for _, c := range byArmAndLoad(res.Cells) {
 		n := 0
@@ -43,16 +54,23 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		if c.Incomplete != "" {
 			arm += " (incomplete)"
 		}
+		flag := ""
+		if c.ClientBound {
+			flag, bound = "client-bound", true
+		}
 		fmt.Fprintf(tw, "%s\t%g\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			arm, c.OfferedLoadRPS, c.Repetition, c.States["ok"], n,
-			ms(c.TTFT.P50Ms), ms(c.TTFT.P90Ms), ms(c.TTFT.P99Ms), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(c.E2E.P50Ms), ms(c.E2E.P90Ms), ms(c.E2E.P99Ms),
-			rate(c.ThroughputTokPerS, "%.0f"), rate(c.ArrivalRateRPS, "%.2f"), rate(c.GoodputRPS, "%.2f"))
+			ms(c.TTFT.P50Ms), ms(pctl(c.TTFT, pq)), ms(c.ITL.P50Ms), ms(c.TPOT.P50Ms), ms(pctl(c.TPOT, pq)), ms(c.E2E.P50Ms), ms(pctl(c.E2E, pq)),
+			rate(c.ThroughputTokPerS, "%.0f"), rate(c.ArrivalRateRPS, "%.2f"), rate(c.GoodputRPS, "%.2f"), flag)
 		if c.NotMeasured != "" {
 			notMeasured = append(notMeasured, fmt.Sprintf("%s at %g req/s rep %d: %s", c.Arm, c.OfferedLoadRPS, c.Repetition, c.NotMeasured))
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(-: refused, too few samples for that percentile at 99 % confidence, e.g. p99 needs ≥ 459 requests per cell; or undefined)")
+	fmt.Fprintf(w, "(%s: the SLO's percentile; -: refused, too few samples for that percentile at 99 %% confidence, e.g. p99 needs ≥ 459 requests per cell, or undefined; arrival: the measured requests' rate, which goodput never exceeds)\n", p)
+	if bound {
+		fmt.Fprintln(w, "(client-bound: the client's own dispatch lag exceeded its budget; the cell is shown but feeds no verdict)")
+	}
 	if len(notMeasured) > 0 {
 		fmt.Fprintln(w, "n/m: not measured (no window, so no throughput or goodput):")
 		for _, s := range notMeasured {
@@ -66,6 +84,9 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
 	}
 	printAmdahl(w, res)
+	if len(report.Answer(*res)) > 0 {
+		return // the answer blocks above said the verdicts and capacity
+	}
 	if len(res.Verdicts) > 0 {
 		fmt.Fprintln(w)
 	}
@@ -75,6 +96,16 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if res.Stats != nil {
 		fmt.Fprintf(w, "%s\n", report.Headline(*res))
 	}
+}
+
+// pctl is d's percentile q (50, 90, 95, 99 or 99.9) in ms; nil when refused
+// or not kept.
+func pctl(d report.Dist, q float64) *float64 {
+	v, err := d.Quantile("p" + strconv.FormatFloat(q, 'f', -1, 64))
+	if err != nil {
+		return nil
+	}
+	return &v
 }
 
 // ms formats an optional millisecond figure; "-" when it is not defined or refused.

@@ -78,3 +78,51 @@ func TestPrintSummaryCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintSummaryAnswerFirstAtTheSLOPercentile: with a decision rule the
+// console opens with the answer block and does not repeat the verdicts or
+// the headline after the tables; the cell table shows the SLO's percentile
+// (p90 here, not p99), flags client-bound cells, and a transfer efficiency
+// above 1 carries why (the bound is on service time; queueing amplifies).
+func TestPrintSummaryAnswerFirstAtTheSLOPercentile(t *testing.T) {
+	t.Parallel()
+	p50, p90 := 10.0, 42.5
+	d := report.Dist{N: 100, P50Ms: &p50, P90Ms: &p90}
+	rule := report.DecisionRule{Baseline: "baseline", Metric: "e2e", UseMean: true, RegressionMargin: 0.02}.WithDefaults()
+	res := &report.Results{Complete: true, SLO: report.SLO{TTFTMs: 500, Percentile: 90}, Rule: &rule,
+		Cells: []report.Cell{
+			{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"ok": 100}, TTFT: d, TPOT: d, E2E: d},
+			{Arm: "cand", OfferedLoadRPS: 3, States: map[string]int{"ok": 100}, TTFT: d, TPOT: d, E2E: d, ClientBound: true},
+		},
+		Verdicts: []report.Verdict{{Candidate: "cand", Baseline: "baseline", Outcome: "pass", DecidingClause: "b", Summary: "PASS: mean E2E vs the baseline: 5.0 % lower"}},
+		Stats:    &report.Stats{},
+		Amdahl: &report.AmdahlSection{Loads: []report.AmdahlLoad{{Candidate: "cand", OfferedLoadRPS: 3, FWall: 0.026, S: 2.5, Bound: 1.0157,
+			TransferEfficiency: 1.44, TransferMetric: "e2e mean"}}},
+	}
+	var b bytes.Buffer
+	PrintSummary(&b, res)
+	out := b.String()
+	answer := strings.Index(out, "cand vs baseline:\n  verdict: PASS: mean E2E vs the baseline: 5.0 % lower")
+	table := strings.Index(out, "TTFT p90 ms")
+	if answer < 0 || table < 0 || answer > table {
+		t.Errorf("want the answer block first, then the table with TTFT p90:\n%s", out)
+	}
+	if strings.Contains(out, "TTFT p99 ms") || !strings.Contains(out, "42.5") {
+		t.Errorf("the table shows p99 or lacks p90 figures:\n%s", out)
+	}
+	flagged := false
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "cand" && f[len(f)-1] == "client-bound" {
+			flagged = true
+		}
+	}
+	if !flagged {
+		t.Errorf("the client-bound cell's row is not flagged:\n%s", out)
+	}
+	if !strings.Contains(out, "1.44*") || !strings.Contains(out, "* "+report.AboveBoundNote) {
+		t.Errorf("efficiency 1.44 unexplained:\n%s", out)
+	}
+	if strings.Contains(out, "\nverdict ") || strings.Contains(out, "Headline") {
+		t.Errorf("the verdict is repeated after the tables:\n%s", out)
+	}
+}

@@ -43,6 +43,11 @@ func Answer(r Results) []AnswerBlock {
 	return out
 }
 
+// AboveBoundNote says why a transfer efficiency above 1 (a measured gain
+// past the Amdahl bound) is not an error; printed wherever such an
+// efficiency appears (console, report.md, report.html).
+const AboveBoundNote = "efficiency > 1: the measured gain exceeds the Amdahl bound, which holds for service time; under load a shorter service also shortens the queue, so queueing amplifies the gain past the bound (the simulator's truth shows the same)"
+
 // gainLines are the decision metric's candidate/baseline ratios, one per
 // load: value, interval, resolution, the simulator's truth where known, and
 // whether the load feeds the verdict.
