@@ -135,6 +135,9 @@ func TestBenchClientSimAndHOL(t *testing.T) {
 		if r.OK != 10 || r.Long != 1 || r.LongOK != 1 || r.GapError.N != 9*(holTokens-1) {
 			t.Errorf("%s head-of-line: ok %d/%d, long %d/%d, gaps %d; want 10/10, 1/1, %d", r.Client, r.OK, r.Scheduled, r.LongOK, r.Long, r.GapError.N, 9*(holTokens-1))
 		}
+		if r.GapErrorDuring.N+r.GapErrorApart.N != r.GapError.N {
+			t.Errorf("%s head-of-line: %d gaps during long lines + %d apart, want all %d", r.Client, r.GapErrorDuring.N, r.GapErrorApart.N, r.GapError.N)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package clientbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -73,6 +75,14 @@ type holRow struct {
 	// (it includes the server's own timer jitter, so it bounds the delay
 	// the long lines caused from above).
 	GapError errStats `json:"gap_error"`
+	// GapErrorDuring and GapErrorApart split GapError's gaps in one run:
+	// those that overlap some long line's time on the wire (its stream's
+	// first token event to its second) and those that overlap none. Both carry the
+	// same server's timer jitter; what Apart lacks is the long lines (the
+	// client reading them and the server writing them), so During − Apart is
+	// what the long lines cost the other streams' stamps.
+	GapErrorDuring errStats `json:"gap_error_during_long"`
+	GapErrorApart  errStats `json:"gap_error_apart"`
 }
 
 // holSection is the head-of-line check: every LongEvery-th request's stream
@@ -297,8 +307,9 @@ func benchHOL(ctx context.Context, o Options, rep *benchReport, log io.Writer) e
 			return err
 		}
 		sec.Rows = append(sec.Rows, row)
-		fmt.Fprintf(log, "bench-client: %s head-of-line: %d/%d ok (long lines %d/%d), other streams' gap error p99 %s µs, max %s µs\n",
-			name, row.OK, row.Scheduled, row.LongOK, row.Long, fmtUs(row.GapError.P99Us), fmtUs(row.GapError.MaxUs))
+		fmt.Fprintf(log, "bench-client: %s head-of-line: %d/%d ok (long lines %d/%d), other streams' gap error p99 %s µs, max %s µs (p99 during long lines %s µs, apart %s µs)\n",
+			name, row.OK, row.Scheduled, row.LongOK, row.Long, fmtUs(row.GapError.P99Us), fmtUs(row.GapError.MaxUs),
+			fmtUs(row.GapErrorDuring.P99Us), fmtUs(row.GapErrorApart.P99Us))
 	}
 	return nil
 }
@@ -334,6 +345,8 @@ func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err e
 	}
 	row.Scheduled = n
 	var gaps []time.Duration
+	onWire := longWindows(keep.Records, o.holEvery)
+	var during, apart []time.Duration
 	for i := range keep.Records {
 		r := &keep.Records[i]
 		long := r.RequestID%o.holEvery == 0
@@ -350,12 +363,60 @@ func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err e
 		if long || !ok {
 			continue
 		}
-		for _, g := range r.ITLs() {
-			gaps = append(gaps, g-holITL)
+		for k := 1; k < len(r.Events); k++ {
+			a, b := r.Events[k-1].At, r.Events[k].At
+			e := b - a - holITL
+			gaps = append(gaps, e)
+			if overlaps(onWire, a, b) {
+				during = append(during, e)
+			} else {
+				apart = append(apart, e)
+			}
 		}
 	}
 	row.GapError = newErrStats(gaps)
+	row.GapErrorDuring, row.GapErrorApart = newErrStats(during), newErrStats(apart)
 	return row, nil
+}
+
+// window is a closed interval of run offsets.
+type window struct{ from, to time.Duration }
+
+// longWindows are the long lines' times on the wire (streams of request ids
+// that are multiples of every): the server writes the line right after the
+// first token event and the next token after it, so from the first token
+// event to the second (to the response's end, or its final time when it
+// failed, for a stream with one event), sorted by start.
+func longWindows(recs []loadgen.Record, every int) []window {
+	var ws []window
+	for i := range recs {
+		r := &recs[i]
+		if r.RequestID%every != 0 || len(r.Events) == 0 {
+			continue
+		}
+		end := r.EndAt
+		if len(r.Events) > 1 {
+			end = r.Events[1].At
+		} else if end == 0 {
+			end = r.FinalAt
+		}
+		ws = append(ws, window{r.Events[0].At, max(end, r.Events[0].At)})
+	}
+	slices.SortFunc(ws, func(x, y window) int { return cmp.Compare(x.from, y.from) })
+	return ws
+}
+
+// overlaps reports whether [a, b] meets any of ws (sorted by start).
+func overlaps(ws []window, a, b time.Duration) bool {
+	for _, w := range ws {
+		if w.from > b {
+			return false
+		}
+		if w.to >= a {
+			return true
+		}
+	}
+	return false
 }
 
 // printSimTable prints the sweep against serve-sim.
@@ -406,13 +467,15 @@ func simSpeedupOf(s *simSection) float64 {
 // printHOLTable prints the head-of-line check.
 func printHOLTable(out io.Writer, s *holSection) {
 	fmt.Fprintf(out, "\nhead-of-line isolation: %d req/s for %.3g s, %d-token streams %.0f ms apart; every %d-th request's stream carries a %d-byte SSE comment line after its first token;\n"+
-		"gap error = |measured ITL − %.0f ms| over the other streams' gaps (includes the fake server's timer jitter)\n",
+		"gap error = |measured ITL − %.0f ms| over the other streams' gaps (includes the fake server's timer jitter); during / apart: the gaps that overlap a long line's time on the wire (its stream's first to second token event) / those that overlap none, in the same run\n",
 		s.RateRPS, s.DurationS, s.Tokens, s.ITLMs, s.LongEvery, s.LongBytes, s.ITLMs)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tok\tlong-line streams ok\tgaps\tgap err p50 µs\tp99 µs\tmax µs\t")
+	fmt.Fprintln(tw, "client\tok\tlong-line streams ok\tgaps\tgap err p50 µs\tp99 µs\tmax µs\tduring: gaps\tp50 µs\tp99 µs\tapart: gaps\tp50 µs\tp99 µs\t")
 	for _, x := range s.Rows {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%d\t%s\t%s\t%s\t\n", x.Client, x.OK, x.Scheduled, x.LongOK, x.Long, x.GapError.N,
-			fmtUs(x.GapError.P50Us), fmtUs(x.GapError.P99Us), fmtUs(x.GapError.MaxUs))
+		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", x.Client, x.OK, x.Scheduled, x.LongOK, x.Long, x.GapError.N,
+			fmtUs(x.GapError.P50Us), fmtUs(x.GapError.P99Us), fmtUs(x.GapError.MaxUs),
+			x.GapErrorDuring.N, fmtUs(x.GapErrorDuring.P50Us), fmtUs(x.GapErrorDuring.P99Us),
+			x.GapErrorApart.N, fmtUs(x.GapErrorApart.P50Us), fmtUs(x.GapErrorApart.P99Us))
 	}
 	_ = tw.Flush()
 }

@@ -4,8 +4,12 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/loadgen"
 )
 
 // TestServeSimChild: the simulator child (bench-client --serve-sim, here
@@ -75,5 +79,42 @@ func TestSweepSimConfig(t *testing.T) {
 	}
 	if _, err := sweepSimConfig(Options{simSpeedup: 1, simConfig: path + ".missing"}); err == nil || !strings.Contains(err.Error(), "--sim-config") {
 		t.Errorf("missing --sim-config: err %v, want the flag named", err)
+	}
+}
+
+// The head-of-line split: a gap overlapping a long line's time on the wire
+// (its stream's first token event to its second; to the end, or the final
+// time when it failed, with one event) counts as during, any other as apart;
+// streams without events open no window.
+func TestLongWindowsOverlap(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ev := func(at ...int) []loadgen.TokenEvent {
+		var es []loadgen.TokenEvent
+		for _, a := range at {
+			es = append(es, loadgen.TokenEvent{At: ms(a)})
+		}
+		return es
+	}
+	recs := []loadgen.Record{
+		{RequestID: 20, Events: ev(100, 400, 420), EndAt: ms(430)}, // long, [100, 400]
+		{RequestID: 1, Events: ev(0, 20)},                          // not long
+		{RequestID: 10, Events: ev(50), FinalAt: ms(60)},           // long, failed: [50, 60]
+		{RequestID: 30}, // long, no events: no window
+	}
+	ws := longWindows(recs, 10)
+	want := []window{{ms(50), ms(60)}, {ms(100), ms(400)}}
+	if !slices.Equal(ws, want) {
+		t.Fatalf("windows %v, want %v", ws, want)
+	}
+	for _, c := range []struct {
+		a, b int
+		want bool
+	}{
+		{0, 20, false}, {40, 50, true}, {55, 58, true}, {61, 99, false}, {90, 110, true},
+		{200, 220, true}, {400, 420, true}, {401, 420, false},
+	} {
+		if got := overlaps(ws, ms(c.a), ms(c.b)); got != c.want {
+			t.Errorf("overlaps([%d, %d] ms) = %v, want %v", c.a, c.b, got, c.want)
+		}
 	}
 }

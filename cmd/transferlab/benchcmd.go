@@ -41,7 +41,8 @@ process) and reports:
     beside the fake server's;
   - head-of-line isolation (stage hol): every --hol-every-th stream carries a
     --hol-bytes SSE line; the other streams' token-gap error against the
-    server's 20 ms.
+    server's 20 ms, all, and split in the same run into the gaps that overlap
+    a long line's time on the wire and those that overlap none.
 --stages picks stages; --server-cpus pins the server children (run bench-client
 itself under taskset for its own CPUs).
 Figures describe this machine's client, never a server under test.
