@@ -13,11 +13,71 @@ import (
 	"github.com/transferlab/transferlab/traces"
 )
 
+// simBound is one candidate's Amdahl bound at one load from the simulator's
+// cost model: f of each op the arm changes is its share of the modelled step
+// time over the load's schedule replayed in virtual time
+// (sim.Config.OpShares of the baseline), s the arm's override factor (a
+// ceiling removes the op: f / s = 0), and the bound 1 / ((1 − Σf) + Σ f/s)
+// (DESIGN.md, "Amdahl").
+type simBound struct {
+	// f is Σf over the ops; s the combined factor Σf / Σ(f/s) (0 for a
+	// ceiling of every op); bound the speedup bound (≥ 1).
+	f, s, bound float64
+	// fs holds each op's f, in ops order.
+	fs []float64
+}
+
+// simArmBounds is, per candidate arm with sim_overrides (not the A/A
+// replicate), its ops (sorted) and its simBound at each load of scheds.
+// Nil for another server kind: f is measured in the run there.
+func simArmBounds(cfg Config, scheds []traces.Schedule) (map[string][]simBound, map[string][]string, error) {
+	if cfg.Server.Kind != ServerSim || len(cfg.Arms) < 2 {
+		return nil, nil, nil
+	}
+	sr := &runner{cfg: cfg}
+	base := sr.simConfig(cfg.Arms[0])
+	shares := make([]map[string]float64, len(scheds))
+	for i, s := range scheds {
+		arr := make([]sim.Arrival, len(s.Requests))
+		for j, q := range s.Requests {
+			arr[j] = sim.Arrival{At: q.Offset, Lengths: sim.Lengths{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}}
+		}
+		sh, err := base.OpShares(arr)
+		if err != nil {
+			return nil, nil, fmt.Errorf("Amdahl bound from the cost model, at %g req/s: %w", cfg.Load.RatesRPS[i], err)
+		}
+		shares[i] = sh
+	}
+	bounds, opsOf := map[string][]simBound{}, map[string][]string{}
+	for _, arm := range cfg.Arms[1:] {
+		if len(arm.SimOverrides) == 0 || report.IsAAArm(arm.Name) {
+			continue
+		}
+		ops := slices.Sorted(maps.Keys(arm.SimOverrides))
+		opsOf[arm.Name] = ops
+		for _, sh := range shares {
+			var b simBound
+			sumOverS := 0.0
+			for _, op := range ops {
+				f := sh[op]
+				b.f += f
+				b.fs = append(b.fs, f)
+				if fa := arm.SimOverrides[op]; !fa.IsCeiling() {
+					sumOverS += f / fa.Factor
+				}
+			}
+			b.bound = 1 / ((1 - b.f) + sumOverS)
+			if sumOverS > 0 {
+				b.s = b.f / sumOverS
+			}
+			bounds[arm.Name] = append(bounds[arm.Name], b)
+		}
+	}
+	return bounds, opsOf, nil
+}
+
 // preRunBound is one candidate's Amdahl bound known before any request is
-// sent: on the simulator, f of each op the arm changes is its share of the
-// modelled step time over each load's schedule (sim.Config.OpShares of the
-// baseline), s the arm's override factor (a ceiling removes the op:
-// f / s = 0), and the bound 1 / ((1 − Σf) + Σ f/s) (DESIGN.md, "Amdahl").
+// sent (simArmBounds), over the run's loads.
 type preRunBound struct {
 	arm string
 	// ops describes what the arm changes: "rmsnorm 2.5× faster, f 0.026".
@@ -30,58 +90,33 @@ type preRunBound struct {
 // at the load where the bound is highest.
 func (b preRunBound) gain() float64 { return 1 - 1/b.hi }
 
-// preRunBounds computes the bound of every simulated candidate arm (not the
-// A/A replicate) over scheds, one per load. Nil for another server kind: f
-// is measured in the run there.
+// preRunBounds is simArmBounds over the loads, per arm in config order.
 func preRunBounds(cfg Config, scheds []traces.Schedule) ([]preRunBound, error) {
-	if cfg.Server.Kind != ServerSim || len(cfg.Arms) < 2 {
-		return nil, nil
-	}
-	sr := &runner{cfg: cfg}
-	base := sr.simConfig(cfg.Arms[0])
-	shares := make([]map[string]float64, len(scheds))
-	for i, s := range scheds {
-		arr := make([]sim.Arrival, len(s.Requests))
-		for j, q := range s.Requests {
-			arr[j] = sim.Arrival{At: q.Offset, Lengths: sim.Lengths{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}}
-		}
-		sh, err := base.OpShares(arr)
-		if err != nil {
-			return nil, fmt.Errorf("Amdahl bound before the run, at %g req/s: %w", cfg.Load.RatesRPS[i], err)
-		}
-		shares[i] = sh
+	bounds, opsOf, err := simArmBounds(cfg, scheds)
+	if err != nil {
+		return nil, err
 	}
 	var out []preRunBound
 	for _, arm := range cfg.Arms[1:] {
-		if len(arm.SimOverrides) == 0 || report.IsAAArm(arm.Name) {
+		bs, ok := bounds[arm.Name]
+		if !ok {
 			continue
 		}
 		b := preRunBound{arm: arm.Name, lo: math.Inf(1), hi: math.Inf(-1)}
-		var fLo, fHi []float64
-		ops := slices.Sorted(maps.Keys(arm.SimOverrides))
-		for _, sh := range shares {
-			sum, sumOverS := 0.0, 0.0
-			for k, op := range ops {
-				f := sh[op]
-				sum += f
-				if fa := arm.SimOverrides[op]; !fa.IsCeiling() {
-					sumOverS += f / fa.Factor
-				}
-				if len(fLo) <= k {
-					fLo, fHi = append(fLo, f), append(fHi, f)
-				}
-				fLo[k], fHi[k] = min(fLo[k], f), max(fHi[k], f)
-			}
-			bound := 1 / ((1 - sum) + sumOverS)
-			b.lo, b.hi = min(b.lo, bound), max(b.hi, bound)
-		}
 		var parts []string
-		for k, op := range ops {
+		for k, op := range opsOf[arm.Name] {
+			fLo, fHi := math.Inf(1), math.Inf(-1)
+			for _, sb := range bs {
+				fLo, fHi = min(fLo, sb.fs[k]), max(fHi, sb.fs[k])
+			}
 			what := fmt.Sprintf("%g× faster", arm.SimOverrides[op].Factor)
 			if arm.SimOverrides[op].IsCeiling() {
 				what = "removed (ceiling)"
 			}
-			parts = append(parts, fmt.Sprintf("%s %s, f %s", op, what, rangeText(fLo[k], fHi[k], "%.3f")))
+			parts = append(parts, fmt.Sprintf("%s %s, f %s", op, what, rangeText(fLo, fHi, "%.3f")))
+		}
+		for _, sb := range bs {
+			b.lo, b.hi = min(b.lo, sb.bound), max(b.hi, sb.bound)
 		}
 		b.ops = strings.Join(parts, "; ")
 		out = append(out, b)

@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"bytes"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/report"
 )
 
 // TestAnnounceBoundsBeforeTheRun: on the simulator, each candidate's Amdahl
@@ -73,5 +77,53 @@ func TestExpectedResolutionValidated(t *testing.T) {
 	_, err = Parse(strings.NewReader(bad), "quickstart.yaml", "../configs")
 	if err == nil || !strings.Contains(err.Error(), "decision.expected_resolution") {
 		t.Errorf("expected_resolution 2: %v", err)
+	}
+}
+
+// TestAmdahlBoundPerArmTargetOp: a simulated candidate that changes an op
+// other than amdahl.target_op (the quickstart's gate-up-2x) gets its bound
+// at every load from the cost model's f of the op it changes, labelled so,
+// equal to the bound announced before the run; the target op's candidate
+// still needs the baseline's measured profile.
+func TestAmdahlBoundPerArmTargetOp(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(bytes.NewReader(raw), "quickstart.yaml", "../configs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	_, scheds, err := eff.schedules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warn bytes.Buffer
+	r := &runner{cfg: eff, scheds: scheds, warn: &warn, log: &warn}
+	sec := r.amdahlSection()
+	pre, err := preRunBounds(eff, scheds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range sec.Loads {
+		if l.Candidate != "gate-up-2x" {
+			continue
+		}
+		n++
+		if !strings.HasPrefix(l.FSource, "sim cost model (gate_up_proj") || l.S != 2 || !(l.FWall > 0.2 && l.FWall < 0.4) {
+			t.Errorf("gate-up-2x at %g req/s: f %.4f, s %g, source %q", l.OfferedLoadRPS, l.FWall, l.S, l.FSource)
+		}
+		if want := 1 / ((1 - l.FWall) + l.FWall/2); math.Abs(l.Bound-want) > 1e-12 || l.Bound < pre[0].lo || l.Bound > pre[0].hi {
+			t.Errorf("gate-up-2x bound %.6f: Amdahl says %.6f, announced %.4f–%.4f", l.Bound, want, pre[0].lo, pre[0].hi)
+		}
+	}
+	if n != len(eff.Load.RatesRPS) {
+		t.Errorf("gate-up-2x has a bound at %d of %d loads (section %+v)", n, len(eff.Load.RatesRPS), sec)
+	}
+	if slices.ContainsFunc(sec.Loads, func(l report.AmdahlLoad) bool { return l.Candidate == "rmsnorm-2.5x" }) {
+		t.Error("rmsnorm-2.5x got a bound with no baseline profile measured")
 	}
 }

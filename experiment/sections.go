@@ -121,9 +121,17 @@ func boundVerdict(m report.Estimate, l report.AmdahlLoad, rates []float64) (stri
 // baseline arm's profiles at that load (pooled over repetitions, bootstrap
 // over them when there are several), s from the candidate's override, and the
 // bound with its interval.
+//
+// A simulated candidate whose overrides leave amdahl.target_op alone (or
+// with no target_op set) gets its bound per load from the cost model over
+// the load's schedule (simArmBounds: f of the ops it changes), labelled so.
 func (r *runner) amdahlSection() *report.AmdahlSection {
 	target := r.cfg.Amdahl.TargetOp
-	if target == "" {
+	modelled, modelledOps, merr := simArmBounds(r.cfg, r.scheds)
+	if merr != nil {
+		fmt.Fprintf(r.warn, "warning: amdahl: %v\n", merr)
+	}
+	if target == "" && len(modelled) == 0 {
 		return &report.AmdahlSection{NotMeasured: "amdahl.target_op is not set in the config"}
 	}
 	baseline := r.cfg.Arms[0].Name
@@ -135,6 +143,20 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 	for _, arm := range r.cfg.Arms[1:] {
 		if arm.IsCeiling() {
 			continue // a timing-only ablation: no s, no bound of its own
+		}
+		if _, touches := arm.SimOverrides[target]; !touches && len(modelled[arm.Name]) > 0 {
+			for li, b := range modelled[arm.Name] {
+				sec.Loads = append(sec.Loads, report.AmdahlLoad{
+					Candidate: arm.Name, OfferedLoadRPS: r.cfg.Load.RatesRPS[li],
+					FWall: b.f, S: b.s, Bound: b.bound, BoundLow: b.bound, BoundHigh: b.bound,
+					FSource: "sim cost model (" + strings.Join(modelledOps[arm.Name], ", ") + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
+					STiming: "exact",
+				})
+			}
+			continue
+		}
+		if target == "" {
+			continue
 		}
 		s, err := r.isolatedSpeedup(arm, target)
 		if err != nil {
