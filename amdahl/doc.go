@@ -24,13 +24,13 @@
 //   - Summarize, what `transferlab profile` prints: one file's fractions,
 //     per-window samples and f's interval;
 //   - uncertainty: seeded bootstrap intervals for f (over profiled windows),
-//     s (over shapes), the bound (both), a measured speedup (over requests),
-//     and the verdict inside / below / above with transfer efficiency;
-//   - Row, one line of the report's Amdahl table per offered load.
+//     s (over shapes) and the bound (both), and the verdict of a measured
+//     speedup (Compare: inside / below / above, with transfer efficiency);
+//     the report measures the speedups and builds its Amdahl table itself.
 //
 // What it does not know: how profiles were taken, which server ran, how
-// requests were sent or recorded (callers pass active intervals and latency
-// samples as plain values), and how the report renders. It imports no
+// requests were sent or recorded (callers pass active intervals as plain
+// values), and how the report renders. It imports no
 // transferlab package but internal/bootstrap (the seeded percentile-bootstrap
 // mechanics it shares with report).
 package amdahl

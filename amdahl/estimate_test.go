@@ -2,9 +2,7 @@ package amdahl
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -139,38 +137,6 @@ func TestBoundFromEstimates(t *testing.T) {
 	}
 }
 
-func TestSpeedupEstimate(t *testing.T) {
-	t.Parallel()
-	r := rand.New(rand.NewPCG(5, 5))
-	base := make([]float64, 400)
-	cand := make([]float64, 400)
-	for i := range base {
-		x := 50 + 10*r.NormFloat64()
-		base[i] = 1.25 * x
-		cand[i] = x
-	}
-	// candidate = baseline / 1.25 sample by sample: every statistic's ratio is exactly 1.25.
-	for _, st := range []Statistic{Mean(), Quantile(0.99)} {
-		e, err := SpeedupEstimate(base, cand, st, Seed(1), Resamples(500))
-		if err != nil {
-			t.Fatal(err)
-		}
-		approx(t, st.Name+" point", float64(e.Value), 1.25, 1e-9)
-		if !(e.Lo <= e.Value && e.Value <= e.Hi) {
-			t.Fatalf("%s interval %+v does not hold the point", st.Name, e)
-		}
-	}
-	if _, err := SpeedupEstimate(base[:50], cand[:50], Quantile(0.99)); !errors.Is(err, ErrTooFewSamples) {
-		t.Fatalf("p99 of 50: err = %v", err)
-	}
-	if _, err := SpeedupEstimate([]float64{1, math.NaN()}, []float64{1, 2}, Mean()); err == nil {
-		t.Fatal("NaN latency accepted")
-	}
-	if Quantile(0.99).MinN != 100 || Quantile(0.5).MinN != 2 {
-		t.Fatalf("MinN p99 %d p50 %d", Quantile(0.99).MinN, Quantile(0.5).MinN)
-	}
-}
-
 func TestCompare(t *testing.T) {
 	t.Parallel()
 	bound := Estimate{Value: 1.2, Lo: 1.15, Hi: 1.25, N: 1, Method: "x"}
@@ -226,7 +192,7 @@ func TestCompare(t *testing.T) {
 	})
 }
 
-func TestFromTotalsAndRow(t *testing.T) {
+func TestFromTotalsAndExplain(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	fr, err := FromTotals(30*ms, 600*ms, 1000*ms, PhaseTotals(PhaseDecode, 20*ms, 400*ms, 700*ms))
@@ -243,66 +209,11 @@ func TestFromTotalsAndRow(t *testing.T) {
 		}
 	}
 
-	s := Exact(2.5)
-	m := Measured{TTFTMean: Estimate{Value: 1.015, Lo: 1.01, Hi: 1.02, N: 100, Method: "x"},
-		TTFTP99: Undefined(), TPOTMean: Undefined(), TPOTP99: Undefined(), E2EMean: Undefined(), E2EP99: Undefined()}
-	row, err := NewRow(RowInput{OfferedLoadRPS: 2, Simulated: true, Fractions: fr, S: s, Measured: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := Bound(0.03, 2.5)
-	approx(t, "bound", float64(row.Bound.Value), want, 1e-12)
-	if row.TTFTMean.Verdict != VerdictInside && row.TTFTMean.Verdict != VerdictBelow {
-		t.Fatalf("verdict %s", row.TTFTMean.Verdict)
-	}
-	if row.Explanation != "" {
-		t.Fatalf("f_gpu/f_wall = 1.67 needs no explanation, got %q", row.Explanation)
+	if e := Explain(fr); e != "" {
+		t.Fatalf("f_gpu/f_wall = 1.67 needs no explanation, got %q", e)
 	}
 	cpuBound, _ := FromTotals(30*ms, 300*ms, 1000*ms)
-	row, err = NewRow(RowInput{OfferedLoadRPS: 2, Fractions: cpuBound, S: s, Measured: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(row.Explanation, "busy only 30%") {
-		t.Fatalf("explanation %q", row.Explanation)
-	}
-	if _, err := json.Marshal(row); err != nil {
-		t.Fatalf("row must encode: %v", err)
-	}
-	if _, err := NewRow(RowInput{Fractions: fr}); err == nil {
-		t.Fatal("row without s accepted")
-	}
-}
-
-func TestMeasureSpeedups(t *testing.T) {
-	t.Parallel()
-	r := rand.New(rand.NewPCG(8, 8))
-	mk := func(n int, scale float64) []float64 {
-		out := make([]float64, n)
-		for i := range out {
-			out[i] = scale * (100 + 20*r.Float64())
-		}
-		return out
-	}
-	// 150 requests each; TPOT only 50 (too few for p99).
-	base := Latencies{TTFT: mk(150, 1), TPOT: mk(50, 1), E2E: mk(150, 1)}
-	cand := Latencies{TTFT: mk(150, 1), TPOT: mk(50, 1), E2E: mk(150, 1)}
-	m, notes, err := MeasureSpeedups(base, cand, Resamples(200))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !m.TTFTP99.Value.Defined() || !m.E2EMean.Value.Defined() || !m.TPOTMean.Value.Defined() {
-		t.Fatalf("defined estimates missing: %+v", m)
-	}
-	if m.TPOTP99.Value.Defined() || len(notes) != 1 || !strings.Contains(notes[0], "tpot p99") {
-		t.Fatalf("TPOT p99 of 50 samples: %+v, notes %q", m.TPOTP99, notes)
-	}
-	// Same distribution both arms: the mean speedup's interval holds 1.
-	if !(m.TTFTMean.Lo <= 1 && 1 <= m.TTFTMean.Hi) {
-		t.Errorf("identical arms: TTFT mean speedup interval %+v excludes 1", m.TTFTMean)
-	}
-	cand.E2E[3] = -1
-	if _, _, err := MeasureSpeedups(base, cand, Resamples(200)); err == nil || !strings.Contains(err.Error(), "e2e") {
-		t.Fatalf("negative latency: err = %v", err)
+	if e := Explain(cpuBound); !strings.Contains(e, "busy only 30%") {
+		t.Fatalf("explanation %q", e)
 	}
 }

@@ -108,7 +108,7 @@ func TestH200HookVsProfile(t *testing.T) {
 		}
 		pairs++
 		t.Run(filepath.Base(base), func(t *testing.T) {
-			h, err := ReadHookTimings(hookPath)
+			h, err := ReadHookTimingsFor(hookPath, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"time"
 )
@@ -69,16 +68,6 @@ type HookTimings struct {
 // eager call was timed.
 func (h *HookTimings) Complete() bool {
 	return h.CaptureCalls == 0 && h.TimedCalls == h.EagerCalls
-}
-
-// ReadHookTimings reads and checks a hook timing file; see ParseHookTimings.
-func ReadHookTimings(path string) (*HookTimings, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("amdahl: hook timings: %w", err)
-	}
-	defer f.Close()
-	return ParseHookTimings(f, path)
 }
 
 var hookKnownFields = []string{"format", "target", "mode", "candidate", "kernel_prefix", "pid", "device", "timing",

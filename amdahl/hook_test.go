@@ -11,7 +11,7 @@ import (
 
 func TestHookSmallFixture(t *testing.T) {
 	t.Parallel()
-	h, err := ReadHookTimings(filepath.Join("testdata", "hook_small.json"))
+	h, err := ReadHookTimingsFor(filepath.Join("testdata", "hook_small.json"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestHookSmallFixture(t *testing.T) {
 
 func TestHookGraphFixture(t *testing.T) {
 	t.Parallel()
-	h, err := ReadHookTimings(filepath.Join("testdata", "hook_graph.json"))
+	h, err := ReadHookTimingsFor(filepath.Join("testdata", "hook_graph.json"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestHookErrors(t *testing.T) {
 
 func TestHookTargetWithin(t *testing.T) {
 	t.Parallel()
-	h, err := ReadHookTimings(filepath.Join("testdata", "hook_small.json"))
+	h, err := ReadHookTimingsFor(filepath.Join("testdata", "hook_small.json"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestH200HookFiles(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			path := filepath.Join("testdata", c.file)
-			h, err := ReadHookTimings(path)
+			h, err := ReadHookTimingsFor(path, "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,14 +17,12 @@ type UsedMemoryFunc func(ctx context.Context) (uint64, error)
 type IdleOption func(*idleConfig)
 
 type idleConfig struct {
+	// slack is how far above the baseline used memory may stay and still
+	// count as idle (512 MiB: driver and context bookkeeping move by tens of MiB).
 	slack   uint64
 	timeout time.Duration
 	poll    time.Duration
 }
-
-// IdleSlack is how far above the baseline used memory may stay and still count
-// as idle (default 512 MiB: driver and context bookkeeping move by tens of MiB).
-func IdleSlack(bytes uint64) IdleOption { return func(c *idleConfig) { c.slack = bytes } }
 
 // IdleTimeout bounds the wait (default 60 s).
 func IdleTimeout(d time.Duration) IdleOption { return func(c *idleConfig) { c.timeout = d } }

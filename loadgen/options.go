@@ -207,10 +207,6 @@ const (
 // reactor on Linux, net/http elsewhere). WithHTTPClient overrides it.
 func WithTransport(t Transport) Option { return func(c *config) { c.transport = t } }
 
-// WithLagBudget sets the schedule-lag p99 above which Summary.ClientBound is
-// set (default 1 ms).
-func WithLagBudget(d time.Duration) Option { return func(c *config) { c.lagBudget = d } }
-
 // NewHTTPClient returns the net/http client used for https:// targets (and
 // for http:// with WithHTTPClient(NewHTTPClient())): keep-alive connections without a
 // per-host cap (an open-loop client must never queue in its own pool), no

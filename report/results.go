@@ -155,7 +155,7 @@ type TraceInfo struct {
 	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
 	SkippedLines    []int          `json:"skipped_lines,omitempty"`
 	// Dropped counts well-formed rows left out by a policy, by policy
-	// ("burstgpt_failed", "first_n", "token_filter").
+	// ("burstgpt_failed", "first_n").
 	Dropped     map[string]int `json:"dropped_by_reason,omitempty"`
 	Clamped     int            `json:"clamped_rows"`
 	DurationS   float64        `json:"duration_s"`

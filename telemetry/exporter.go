@@ -98,10 +98,6 @@ func WithWarnings(w io.Writer) Option { return func(o *options) { o.warn = w } }
 // new ones are dropped. Default DefaultSpanQueueSize.
 func WithSpanQueueSize(n int) Option { return func(o *options) { o.queueSize = n } }
 
-// WithServiceName sets the default service.name (environment variables still
-// override it). Default DefaultServiceName.
-func WithServiceName(name string) Option { return func(o *options) { o.serviceName = name } }
-
 // ExportStats counts export calls made so far, by signal. A failed export
 // lost that batch from the backend only; nothing measured depends on it.
 type ExportStats struct {

@@ -26,9 +26,8 @@
 // with ReadOptions.Lenient is skipped and counted by reason. Every Schedule
 // carries the SHA-256 of the bytes it was read from.
 //
-// Transforms (ScaleToRate, ScaleBy, First, Sample, Window, FilterTokens,
-// ClampContext, Shard) return new Schedules with IDs renumbered and each step
-// appended to Schedule.Transforms. Synthetic draws constant, Poisson or Gamma
+// Transforms (ScaleToRate, First, ClampContext, Shard) return new Schedules
+// with IDs renumbered and each step appended to Schedule.Transforms. Synthetic draws constant, Poisson or Gamma
 // arrivals (gonum stat/distuv, seeded). ComputeStats summarises a Schedule.
 //
 // It does not know HTTP, servers, pacing or load generation: a Schedule is data.

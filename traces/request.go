@@ -68,8 +68,7 @@ type Schedule struct {
 	SkippedByReason map[string]int `json:"skipped_by_reason,omitempty"`
 	// Dropped counts rows left out on purpose by a documented policy, not
 	// because they were malformed: "burstgpt_failed" (BurstGPT rows with zero
-	// response tokens, see ReadOptions.KeepFailed), "token_filter"
-	// (FilterTokens) and "first_n" (First). Dropped rows are counted in
+	// response tokens, see ReadOptions.KeepFailed) and "first_n" (First). Dropped rows are counted in
 	// strict mode too.
 	Dropped map[string]int `json:"dropped_by_reason,omitempty"`
 	// Reordered counts rows whose timestamp was earlier than an earlier row's:

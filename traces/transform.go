@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -53,16 +52,6 @@ func ScaleToRate(s Schedule, rateRPS float64) (Schedule, error) {
 	return derive(s, scaleOffsets(s.Requests, f), fmt.Sprintf("scale_to_rate rate_rps=%g time_factor=%.6g", rateRPS, f)), nil
 }
 
-// ScaleBy speeds s up by rateFactor: every offset is divided by rateFactor,
-// so the mean rate is multiplied by it (2 doubles the load, 0.5 halves it)
-// and the burst shape is kept. Errors unless rateFactor is positive and finite.
-func ScaleBy(s Schedule, rateFactor float64) (Schedule, error) {
-	if !(rateFactor > 0) || math.IsInf(rateFactor, 0) {
-		return Schedule{}, fmt.Errorf("traces: scale by: rate factor %g must be positive and finite", rateFactor)
-	}
-	return derive(s, scaleOffsets(s.Requests, 1/rateFactor), fmt.Sprintf("scale_by rate_factor=%g", rateFactor)), nil
-}
-
 // DroppedFirst keys Schedule.Dropped for requests cut by First.
 const DroppedFirst = "first_n"
 
@@ -84,56 +73,6 @@ func addDropped(s *Schedule, reason string, n int) {
 		s.Dropped = map[string]int{}
 	}
 	s.Dropped[reason] += n
-}
-
-// Sample keeps n requests drawn uniformly without replacement with rng
-// (seeded by the caller; record its seed), in their original order and with
-// their original offsets, so the span is kept and the mean rate falls by
-// about n/len. n ≥ len keeps everything; n ≤ 0 keeps nothing.
-func Sample(s Schedule, n int, rng *rand.Rand) Schedule {
-	n = min(max(n, 0), len(s.Requests))
-	idx := rng.Perm(len(s.Requests))[:n]
-	slices.Sort(idx)
-	reqs := make([]Request, n)
-	for i, j := range idx {
-		reqs[i] = s.Requests[j]
-	}
-	return derive(s, reqs, fmt.Sprintf("sample n=%d", n))
-}
-
-// Window keeps the requests with from ≤ Offset < to and rebases their
-// offsets to from, so the idle time between from and the first kept request
-// is kept too (the window is what gets replayed). An empty or inverted
-// window gives an empty schedule.
-func Window(s Schedule, from, to time.Duration) Schedule {
-	var reqs []Request
-	for _, r := range s.Requests {
-		if r.Offset >= from && r.Offset < to {
-			r.Offset -= from
-			reqs = append(reqs, r)
-		}
-	}
-	return derive(s, reqs, fmt.Sprintf("window from=%s to=%s", from, to))
-}
-
-// DroppedTokenFilter keys Schedule.Dropped for requests removed by FilterTokens.
-const DroppedTokenFilter = "token_filter"
-
-// FilterTokens keeps requests with minIn ≤ InputTokens ≤ maxIn and
-// minOut ≤ OutputTokens ≤ maxOut (bounds inclusive, in tokens; a max ≤ 0
-// means no upper bound). Removed requests are counted in
-// Schedule.Dropped["token_filter"]; offsets are unchanged.
-func FilterTokens(s Schedule, minIn, maxIn, minOut, maxOut int) Schedule {
-	in := func(v, lo, hi int) bool { return v >= lo && (hi <= 0 || v <= hi) }
-	var reqs []Request
-	for _, r := range s.Requests {
-		if in(r.InputTokens, minIn, maxIn) && in(r.OutputTokens, minOut, maxOut) {
-			reqs = append(reqs, r)
-		}
-	}
-	out := derive(s, reqs, fmt.Sprintf("filter_tokens in=[%d,%d] out=[%d,%d]", minIn, maxIn, minOut, maxOut))
-	addDropped(&out, DroppedTokenFilter, len(s.Requests)-len(reqs))
-	return out
 }
 
 // ClampContext fits every request into a server context of limit tokens

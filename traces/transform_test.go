@@ -2,7 +2,6 @@ package traces
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -95,24 +94,7 @@ func TestScaleToRate(t *testing.T) {
 	}
 }
 
-func TestScaleBy(t *testing.T) {
-	t.Parallel()
-	in := sched(0, 100, 300)
-	out, err := ScaleBy(in, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkDerived(t, in, out)
-	equalDurations(t, offsets(out), []time.Duration{0, 50 * time.Millisecond, 150 * time.Millisecond})
-	if math.Abs(out.MeanRate()-2*in.MeanRate()) > 1e-9 {
-		t.Errorf("rate %g, want twice %g", out.MeanRate(), in.MeanRate())
-	}
-	if _, err := ScaleBy(in, -1); err == nil {
-		t.Error("negative factor accepted")
-	}
-}
-
-func TestFirstWindowSampleShard(t *testing.T) {
+func TestFirstShard(t *testing.T) {
 	t.Parallel()
 	in := sched(0, 100, 200, 300, 400, 500, 600)
 	t.Run("first", func(t *testing.T) {
@@ -123,42 +105,6 @@ func TestFirstWindowSampleShard(t *testing.T) {
 			if len(out.Requests) != tc.want {
 				t.Errorf("First(%d) has %d", tc.n, len(out.Requests))
 			}
-		}
-	})
-	t.Run("window", func(t *testing.T) {
-		t.Parallel()
-		out := Window(in, 150*time.Millisecond, 400*time.Millisecond)
-		checkDerived(t, in, out)
-		equalDurations(t, offsets(out), []time.Duration{50 * time.Millisecond, 150 * time.Millisecond})
-		if out.Requests[0].InputTokens != 3 {
-			t.Errorf("window starts at request %+v", out.Requests[0])
-		}
-		if n := len(Window(in, time.Second, 0).Requests); n != 0 {
-			t.Errorf("inverted window kept %d", n)
-		}
-	})
-	t.Run("sample", func(t *testing.T) {
-		t.Parallel()
-		a := Sample(in, 4, rand.New(rand.NewPCG(1, 2)))
-		b := Sample(in, 4, rand.New(rand.NewPCG(1, 2)))
-		checkDerived(t, in, a)
-		if len(a.Requests) != 4 {
-			t.Fatalf("%d sampled", len(a.Requests))
-		}
-		for i := range a.Requests {
-			if a.Requests[i] != b.Requests[i] {
-				t.Fatal("same seed, different sample")
-			}
-			if i > 0 && a.Requests[i].SourceLine <= a.Requests[i-1].SourceLine {
-				t.Fatal("sample not in source order")
-			}
-			orig := in.Requests[a.Requests[i].InputTokens-1]
-			if a.Requests[i].Offset != orig.Offset {
-				t.Fatal("sample moved an offset")
-			}
-		}
-		if n := len(Sample(in, 50, rand.New(rand.NewPCG(1, 2))).Requests); n != 7 {
-			t.Errorf("oversample kept %d", n)
 		}
 	})
 	t.Run("shard", func(t *testing.T) {
@@ -196,31 +142,6 @@ func TestFirstWindowSampleShard(t *testing.T) {
 			}
 		}
 	})
-}
-
-func TestFilterTokens(t *testing.T) {
-	t.Parallel()
-	in := sched(0, 1, 2, 3, 4, 5) // tokens 1..6
-	tests := []struct {
-		name                       string
-		minIn, maxIn, minOut, maxO int
-		want                       int
-	}{
-		{"inclusive bounds", 2, 4, 0, 0, 3},
-		{"no upper bound", 5, 0, 0, 0, 2},
-		{"output bound", 0, 0, 0, 1, 1},
-		{"none", 7, 0, 0, 0, 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			out := FilterTokens(in, tc.minIn, tc.maxIn, tc.minOut, tc.maxO)
-			checkDerived(t, in, out)
-			if len(out.Requests) != tc.want || out.Dropped[DroppedTokenFilter] != 6-tc.want {
-				t.Errorf("kept %d dropped %v, want %d", len(out.Requests), out.Dropped, tc.want)
-			}
-		})
-	}
 }
 
 func TestClampContext(t *testing.T) {
