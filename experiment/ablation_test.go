@@ -14,6 +14,7 @@ import (
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 )
 
 // ablationConfig is a light-load, decode-dominated experiment on the
@@ -128,7 +129,7 @@ type simTruth struct{ decode, stepModel, stepWall float64 }
 func simRecord(t *testing.T, res *report.Results, arm string) simTruth {
 	t.Helper()
 	info, _ := res.Manifest.Server[arm].(map[string]any)
-	recs, _ := info[trueFractionsKey].([]SimTrueFraction)
+	recs, _ := info[trueFractionsKey].([]servers.SimTrueFraction)
 	if len(recs) == 0 {
 		t.Fatalf("no simulator record for arm %s in the manifest: %v", arm, info)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/servers"
 )
 
 // Arm roles (ArmConfig.Role). The first arm is always the baseline.
@@ -128,13 +129,13 @@ func (a ArmConfig) validate(srv ServerConfig, target string) error {
 	kind := srv.Kind
 	var errs []error
 	switch {
-	case a.Endpoint != nil && kind != ServerEndpoint:
+	case a.Endpoint != nil && kind != servers.Endpoint:
 		errs = append(errs, fmt.Errorf("endpoint: only server.kind endpoint takes a per-arm URL (kind is %q)", kind))
 	case a.Endpoint != nil:
-		if err := checkEndpointURL(a.Endpoint.URL); err != nil {
+		if err := servers.CheckURL(a.Endpoint.URL); err != nil {
 			errs = append(errs, fmt.Errorf("endpoint.url: %w", err))
 		}
-	case kind == ServerEndpoint && (srv.Endpoint == nil || srv.Endpoint.URL == ""):
+	case kind == servers.Endpoint && (srv.Endpoint == nil || srv.Endpoint.URL == ""):
 		errs = append(errs, errors.New("endpoint.url: required when server.endpoint.url is not set (each arm needs a server to measure)"))
 	}
 	ops := make([]string, 0, len(a.SimOverrides))
@@ -162,9 +163,9 @@ func (a ArmConfig) validate(srv ServerConfig, target string) error {
 			errs = append(errs, errors.New("role: a ceiling arm needs amdahl.target_op (the op whose work it removes)"))
 		}
 		switch {
-		case kind == ServerSim && !a.SimOverrides[target].IsCeiling() && target != "":
+		case kind == servers.Sim && !a.SimOverrides[target].IsCeiling() && target != "":
 			errs = append(errs, fmt.Errorf("role: a ceiling arm on the simulator needs sim_overrides: {%s: ceiling}", target))
-		case kind != ServerSim && a.Override == nil:
+		case kind != servers.Sim && a.Override == nil:
 			errs = append(errs, errors.New("role: a ceiling arm on a launched server needs an override whose candidate removes the target's work (e.g. configs/kernels/rmsnorm_ceiling.py)"))
 		case a.Override != nil && a.Override.EffectiveMode() != integrate.ModeOn:
 			errs = append(errs, fmt.Errorf("override.mode: a ceiling arm runs its candidate (mode on), got %q", a.Override.Mode))
@@ -175,11 +176,11 @@ func (a ArmConfig) validate(srv ServerConfig, target string) error {
 		errs = append(errs, fmt.Errorf("role: unknown role %q (want candidate or ceiling)", a.Role))
 	}
 	switch {
-	case len(a.SimOverrides) > 0 && kind != ServerSim:
+	case len(a.SimOverrides) > 0 && kind != servers.Sim:
 		errs = append(errs, errors.New("sim_overrides: only the sim server takes them; use override for a launched server"))
-	case a.Override != nil && kind == ServerSim:
+	case a.Override != nil && kind == servers.Sim:
 		errs = append(errs, errors.New("override: the sim server takes sim_overrides, not a kernel override"))
-	case a.Override != nil && kind == ServerEndpoint:
+	case a.Override != nil && kind == servers.Endpoint:
 		errs = append(errs, errors.New("override: an endpoint is a server transferlab did not launch, so no hook can be put into it; "+
 			"measure the candidate's own deployment as another arm (arms[].endpoint.url), or let transferlab launch the server (server.kind command) to swap a kernel in"))
 	case a.Override != nil:

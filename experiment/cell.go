@@ -9,11 +9,13 @@ import (
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 )
 
 // runCell replays one cell's schedule against srv and keeps what it measured.
 // Records go to records.jsonl as each request ends, whatever happens after.
-func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error {
+func (r *runner) runCell(ctx context.Context, srv servers.Server, key cellKey) error {
 	sched := r.scheds[key.load]
 	rate := r.cfg.Load.RatesRPS[key.load]
 	if err := srv.ResetProfile(ctx); err != nil {
@@ -33,7 +35,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		sinks = append(sinks, cellRequests{r.progress})
 	}
 	opts := r.replayOptions(key.arm, rate, key.rep)
-	cctx, stop := untilDied(ctx, srv.Died())
+	cctx, stop := servers.UntilDied(ctx, srv.Died())
 	defer stop()
 	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), noClose{loadgen.MultiSink(sinks...)}, opts...)
 
@@ -43,7 +45,7 @@ func (r *runner) runCell(ctx context.Context, srv armServer, key cellKey) error 
 		w, err := sampler.Stop()
 		m.energy, m.eerr = &w, err
 	}
-	if prof, err := srv.Profile(context.WithoutCancel(ctx), key, activeIntervals(sum.Start, keep.Records)); err == nil {
+	if prof, err := srv.Profile(context.WithoutCancel(ctx), report.CellKey{Arm: key.arm, OfferedLoadRPS: rate, Repetition: key.rep}, activeIntervals(sum.Start, keep.Records)); err == nil {
 		m.profile = prof
 	} else {
 		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: no profile: %v\n", key.arm, rate, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/internal/yamlcheck"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -381,7 +382,7 @@ func (c *Config) Validate() error {
 		// The sim's own checks name its keys (model.layers); they sit under
 		// server.sim in this file.
 		prefix := "server"
-		if c.Server.Kind == ServerSim {
+		if c.Server.Kind == servers.Sim {
 			prefix = "server.sim"
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
@@ -403,7 +404,7 @@ func (c *Config) Validate() error {
 	if c.Energy.Idle < 0 || c.Energy.Idle > time.Minute {
 		bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
 	}
-	if c.Amdahl.Profile != nil && c.Server.Kind != ServerReference {
+	if c.Amdahl.Profile != nil && c.Server.Kind != servers.Reference {
 		bad("amdahl.profile", "profiling passes need the reference server (server.kind: reference), which serves the profiler's endpoints; the simulator's profile is exact")
 	}
 	if c.Amdahl.Profile != nil {

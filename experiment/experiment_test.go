@@ -15,6 +15,7 @@ import (
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -380,7 +381,7 @@ resolution: {aa_replicate: false}
 func simSteps(t *testing.T, res *report.Results, arm string, rate float64) (model, wall float64) {
 	t.Helper()
 	info, _ := res.Manifest.Server[arm].(map[string]any)
-	recs, _ := info[trueFractionsKey].([]SimTrueFraction)
+	recs, _ := info[trueFractionsKey].([]servers.SimTrueFraction)
 	for _, r := range recs {
 		if r.OfferedLoadRPS == rate {
 			model += float64(r.StepModel) / 1e6

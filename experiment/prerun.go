@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -31,7 +32,7 @@ type simBound struct {
 // replicate), its ops (sorted) and its simBound at each load of scheds.
 // Nil for another server kind: f is measured in the run there.
 func simArmBounds(cfg Config, scheds []traces.Schedule) (map[string][]simBound, map[string][]string, error) {
-	if cfg.Server.Kind != ServerSim || len(cfg.Arms) < 2 {
+	if cfg.Server.Kind != servers.Sim || len(cfg.Arms) < 2 {
 		return nil, nil, nil
 	}
 	sr := &runner{cfg: cfg}
@@ -145,7 +146,7 @@ func announceBounds(log, warn io.Writer, cfg Config, scheds []traces.Schedule) {
 		fmt.Fprintf(warn, "warning: %v\n", err)
 		return
 	}
-	if cfg.Server.Kind != ServerSim {
+	if cfg.Server.Kind != servers.Sim {
 		fmt.Fprintf(log, "before the run: the Amdahl bounds are measured in it (f from the baseline's profile)\n")
 		return
 	}

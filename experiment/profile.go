@@ -17,6 +17,7 @@ import (
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -90,24 +91,22 @@ type ProfileRecord struct {
 // fMeasures describes f from a profile, for the manifest.
 const fMeasures = "kernel time: |∪ attributed target kernels| (CUPTI durations in the torch-profiler Chrome trace) / server active wall time (active_s over the profiler window)"
 
-// profilePass runs the unmeasured profiling replay of the cell that just
-// ended on this (baseline) server and returns f from its trace. The cell is
-// the runner's next one in RunOrder (runCell appends it after Profile
-// returns). Its records go to a slice that is dropped: never to
-// records.jsonl, never to a cell.
-func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fractions, error) {
-	r := a.run
-	if key.arm != a.arm.Name {
-		return nil, fmt.Errorf("profiling pass: cell of arm %s on the server of arm %s", key.arm, a.arm.Name)
+// profilePass runs the unmeasured profiling replay of the cell k that just
+// ended on a, the baseline arm's reference server, and returns f from its
+// trace (pc: amdahl.profile with defaults filled). The cell is the runner's
+// next one in RunOrder (runCell appends it after Profile returns). Its
+// records go to a slice that is dropped: never to records.jsonl, never to a
+// cell. ctx is the run's (Profile's own context is not cancellable).
+func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, arm ArmConfig, pc *ProfileConfig, k report.CellKey) (*amdahl.Fractions, error) {
+	if k.Arm != arm.Name {
+		return nil, fmt.Errorf("profiling pass: cell of arm %s on the server of arm %s", k.Arm, arm.Name)
 	}
-	k := report.CellKey{Arm: key.arm, OfferedLoadRPS: r.cfg.Load.RatesRPS[key.load], Repetition: key.rep}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("profiling pass skipped: %w", context.Cause(ctx))
 	}
 	r.progress.begin(stepProfile)
-	sched := r.scheds[key.load]
-	pc := a.prof
-	dir := filepath.Join(r.opt.OutDir, ServersDir, a.arm.Name, "profiles")
+	sched := r.scheds[loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)]
+	dir := filepath.Join(r.opt.OutDir, ServersDir, arm.Name, "profiles")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
@@ -117,14 +116,14 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
 	fmt.Fprintf(r.log, "profiling pass (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s, repetition %d: replaying the cell's %d requests, torch-profiler window %s after the %s warm-up → %s\n",
-		RecordsFile, a.arm.Name, k.OfferedLoadRPS, k.Repetition, len(sched.Requests), pc.Window, r.cfg.Load.Warmup, tracePath)
+		RecordsFile, arm.Name, k.OfferedLoadRPS, k.Repetition, len(sched.Requests), pc.Window, r.cfg.Load.Warmup, tracePath)
 
 	began := time.Now()
-	pctx, cancel := untilDied(ctx, a.Died())
+	pctx, cancel := servers.UntilDied(ctx, a.Died())
 	defer cancel()
 	pacer := &stopPacer{Pacer: loadgen.NewTracePacer(sched)}
 	keep := &loadgen.SliceSink{}
-	opts := r.replayOptions(a.arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition)
+	opts := r.replayOptions(arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition)
 	type replayed struct {
 		sum loadgen.Summary
 		err error
@@ -235,18 +234,18 @@ func (a *refArm) profilePass(ctx context.Context, key cellKey) (*amdahl.Fraction
 		FMeasures: fMeasures, STiming: pc.STiming, Attr: sum.Attribution, Kernels: sum.TargetKernels, Warnings: sum.Warnings,
 	}
 	if len(win.HookTimings) > 0 {
-		a.compareHook(&rec, win, sum.Profile)
+		r.compareHook(arm, &rec, win, sum.Profile)
 	}
 	if err := writeSummary(filepath.Join(dir, stem), sum); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
 	if d := math.Abs(rec.ClientActiveS - win.ActiveS); d > 0.1*win.ActiveS && d > 0.05 {
 		fmt.Fprintf(r.warn, "warning: profiling pass for arm %s at %g req/s: the server counted %.3f s active in its window, the client %.3f s between ProfileStart's answer and the ProfileStop call; f_wall uses the server's\n",
-			a.arm.Name, k.OfferedLoadRPS, win.ActiveS, rec.ClientActiveS)
+			arm.Name, k.OfferedLoadRPS, win.ActiveS, rec.ClientActiveS)
 	}
-	a.addProfileRecord(rec)
+	appendServerRecord(r, arm.Name, profilesKey, rec)
 	fmt.Fprintf(r.log, "profiling pass for arm %s at %g req/s, repetition %d: f_wall %s, f_gpu %s (kernel time / server active %.3f s of a %.3f s window; client saw %.3f s active); trace %s; the pass took %s\n",
-		a.arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace, time.Since(began).Round(time.Millisecond))
+		arm.Name, k.OfferedLoadRPS, k.Repetition, sum.Fractions.FWall, sum.Fractions.FGPU, win.ActiveS, win.WindowS, rec.ClientActiveS, rec.Trace, time.Since(began).Round(time.Millisecond))
 	fr := sum.Fractions
 	fr.Source = string(amdahl.FormatChrome)
 	return &fr, nil
@@ -265,19 +264,19 @@ const hookSlack = 50 * time.Millisecond
 // compared with p, the trace as the pass attributed it, over the hook's
 // "profile" window. Failures are recorded in rec, never fatal: f still
 // comes from the profile.
-func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, p *amdahl.Profile) {
+func (r *runner) compareHook(arm ArmConfig, rec *ProfileRecord, win integrate.ProfileWindow, p *amdahl.Profile) {
 	fail := func(err error) {
 		rec.HookAgreementError = err.Error()
-		fmt.Fprintf(a.run.warn, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
+		fmt.Fprintf(r.warn, "warning: profiling pass at %g req/s: no hook-vs-profile comparison: %v\n", rec.OfferedLoadRPS, err)
 	}
 	docs, err := amdahl.ParseHookTimingsAll(bytes.NewReader(win.HookTimings), win.TracePath+" (hook_timings)")
 	if err != nil {
 		fail(err)
 		return
 	}
-	target := a.run.cfg.Server.Reference.Effective().ProfileTarget
-	if a.arm.Override != nil {
-		target = a.arm.Override.Target
+	target := r.cfg.Server.Reference.Effective().ProfileTarget
+	if arm.Override != nil {
+		target = arm.Override.Target
 	}
 	h, err := amdahl.HookTimingsFor(docs, target, win.TracePath+" (hook_timings)")
 	if err != nil {
@@ -304,7 +303,7 @@ func (a *refArm) compareHook(rec *ProfileRecord, win integrate.ProfileWindow, p 
 	if !ag.Complete {
 		verdict += "; the hook saw CUDA-graph capture calls, so it misses replayed work and the comparison says nothing"
 	}
-	fmt.Fprintf(a.run.log, "hook vs profile at %g req/s over the same %d window(s) (%.3f s; hook %d calls, profile %d by %s): hook CUDA-event target time %.3f ms vs the calls' GPU span %.3f ms: %+.2f %%, %s; vs their kernel time %.3f ms (what f counts): %+.2f %%\n",
+	fmt.Fprintf(r.log, "hook vs profile at %g req/s over the same %d window(s) (%.3f s; hook %d calls, profile %d by %s): hook CUDA-event target time %.3f ms vs the calls' GPU span %.3f ms: %+.2f %%, %s; vs their kernel time %.3f ms (what f counts): %+.2f %%\n",
 		rec.OfferedLoadRPS, ag.HookWindows, ag.Window.Len().Seconds(), ag.HookCalls, ag.ProfileCalls, ag.Selection,
 		float64(ag.HookTarget)/1e6, float64(ag.ProfileSpan)/1e6, 100*ag.RelDiffSpan, verdict, float64(ag.ProfileTarget)/1e6, 100*ag.RelDiff)
 }
@@ -319,11 +318,6 @@ func profileOpenAt(s traces.Schedule, warmup time.Duration) time.Duration {
 		}
 	}
 	return warmup
-}
-
-// addProfileRecord keeps rec in the results manifest under this arm's server.
-func (a *refArm) addProfileRecord(rec ProfileRecord) {
-	appendServerRecord(a.run, a.arm.Name, profilesKey, rec)
 }
 
 // baselineProfiles are the profiling passes' records kept so far under the

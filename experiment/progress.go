@@ -12,6 +12,7 @@ import (
 
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -67,7 +68,7 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 			replayed[li] = true
 		}
 		steps = append(steps, planStep{kind: stepCell, sched: d})
-		if p := cfg.Amdahl.Profile; p != nil && cfg.Server.Kind == ServerReference && k.Arm == cfg.Arms[0].Name {
+		if p := cfg.Amdahl.Profile; p != nil && cfg.Server.Kind == servers.Reference && k.Arm == cfg.Arms[0].Name {
 			steps = append(steps, planStep{kind: stepProfile, sched: min(d, cfg.Load.Warmup+p.effective().Window)})
 		}
 	}
@@ -328,7 +329,7 @@ func (p *runProgress) report(term, log io.Writer, stop <-chan struct{}) {
 // returned func ends the last step and stops the drawing.
 func (r *runner) startProgress(order []report.CellKey) (stop func()) {
 	guess := DefaultServerStartGuess
-	if r.cfg.Server.Kind == ServerSim {
+	if r.cfg.Server.Kind == servers.Sim {
 		guess = 0
 	}
 	r.progress = newRunProgress(runPlan(r.cfg, order, r.scheds), guess, time.Now)

@@ -18,6 +18,7 @@ import (
 	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/telemetry"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -173,8 +174,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	}
 	// An endpoint that is unreachable, refuses the credentials or leaves
 	// the model unclear ends the run before anything is written.
-	var endpoints map[string]endpointTarget
-	if eff.Server.Kind == ServerEndpoint {
+	var endpoints map[string]servers.Target
+	if eff.Server.Kind == servers.Endpoint {
 		if endpoints, err = probeEndpoints(ctx, &eff, lv); err != nil {
 			return nil, lv.scrub.Error(err)
 		}
@@ -188,7 +189,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		Cells:         []report.Cell{},
 		SchemaVersion: report.SchemaVersion,
 		CreatedAt:     time.Now().UTC(),
-		Simulated:     eff.Server.Kind == ServerSim,
+		Simulated:     eff.Server.Kind == servers.Sim,
 		Manifest: report.Manifest{
 			Command:      opt.Command,
 			ConfigPath:   opt.ConfigPath,
@@ -257,7 +258,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		}
 	}
 	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl,
-		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut}
+		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut,
+		launcher: &servers.Launcher{Device: eff.Energy.Device, Log: log, Warn: warn, Headers: lv.headers, Scrub: lv.scrub}}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
 	r.stopExport(ctx)
@@ -349,17 +351,16 @@ type runner struct {
 	jsonl  loadgen.Sink
 	cells  []measured
 	otel   *telemetry.Exporter
-	// gpuIdle is the GPU memory in use before the first launched server
-	// (bytes); gpuUnknown is set once reading it failed (warned once).
-	gpuIdle    *uint64
-	gpuUnknown bool
+	// launcher launches the reference and command servers; it keeps the
+	// GPU's idle memory between arms.
+	launcher *servers.Launcher
 	// progress is the whole run's progress (runAll sets it).
 	progress *runProgress
 	// live holds the run's expanded secrets, TLS settings and scrubber.
 	live *live
 	// endpoints are the endpoint arms' servers as probed before the run,
 	// keyed by URL (Config.armURL).
-	endpoints map[string]endpointTarget
+	endpoints map[string]servers.Target
 	// model is the model id requests name on the server started last
 	// (request.model, or the one its /v1/models lists).
 	model string
@@ -408,7 +409,7 @@ func (r *runner) runAll(ctx context.Context) error {
 	stopProgress := r.startProgress(toRun)
 	defer stopProgress()
 	var (
-		srv    armServer
+		srv    servers.Server
 		srvArm string
 		// replayed holds the loads whose schedule this server has replayed
 		// unmeasured (load.warmup_replay).
@@ -520,13 +521,13 @@ type WarmupReplayRecord struct {
 // warmupReplay replays the schedule of key's load once on srv, unmeasured:
 // its records are dropped (never in records.jsonl or a cell). The server
 // dying or the run ending stops it with an error.
-func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) error {
+func (r *runner) warmupReplay(ctx context.Context, srv servers.Server, key cellKey) error {
 	sched := r.scheds[key.load]
 	rate := r.cfg.Load.RatesRPS[key.load]
 	fmt.Fprintf(r.log, "warm-up replay (unmeasured: its requests are not in %s nor in any cell) for arm %s at %g req/s: %d requests over %s\n",
 		RecordsFile, key.arm, rate, len(sched.Requests), sched.Duration().Round(time.Millisecond))
 	began := time.Now()
-	cctx, stop := untilDied(ctx, srv.Died())
+	cctx, stop := servers.UntilDied(ctx, srv.Died())
 	defer stop()
 	keep := &loadgen.SliceSink{}
 	_, err := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), keep, r.replayOptions(key.arm+" (warm-up replay)", rate, key.rep)...)
@@ -550,7 +551,7 @@ func (r *runner) warmupReplay(ctx context.Context, srv armServer, key cellKey) e
 // coldStartWarning is the run's warning when measured cells follow a fresh
 // launched server with no warm-up replay ("" otherwise).
 func coldStartWarning(c Config) string {
-	if (c.Server.Kind != ServerReference && c.Server.Kind != ServerCommand) || c.Load.WarmupReplay {
+	if (c.Server.Kind != servers.Reference && c.Server.Kind != servers.Command) || c.Load.WarmupReplay {
 		return ""
 	}
 	return "load.warmup_replay is off on a launched server: the first measured cell after each server start also pays for the server's lazy warm-up (CUDA graphs captured per new batch shape, allocator growth). On the H200 reference server that made first cells' TTFT p50 ~160 ms against ~25 ms on a server that had seen the schedule, whatever the arm (results/h200-2026-11-29/README.md); A/B differences between cells in different positions are then not the arms' alone. Set load.warmup_replay: true."

@@ -13,6 +13,7 @@ import (
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/servers"
 )
 
 // live is what a run expands from the environment and builds from the
@@ -73,7 +74,7 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 			l.headers.Set(k, v)
 		}
 	}
-	if cmd := c.Server.Command; cmd != nil && c.Server.Kind == ServerCommand {
+	if cmd := c.Server.Command; cmd != nil && c.Server.Kind == servers.Command {
 		x := *cmd
 		x.Argv = make([]string, len(cmd.Argv))
 		for i, a := range cmd.Argv {

@@ -25,6 +25,7 @@ import (
 	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 )
 
@@ -612,7 +613,7 @@ func TestEndpointTLS(t *testing.T) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	probe := func(tlsBlock string) (map[string]endpointTarget, *Config, error) {
+	probe := func(tlsBlock string) (map[string]servers.Target, *Config, error) {
 		text := fmt.Sprintf("trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: %q}}\nrequest: {tls: %s}\narms: [{name: baseline}]\n", srv.URL, tlsBlock)
 		cfg, err := Parse(strings.NewReader(text), "tls.yaml", ".")
 		if err != nil {
@@ -625,14 +626,14 @@ func TestEndpointTLS(t *testing.T) {
 		got, err := probeEndpoints(context.Background(), cfg, l)
 		return got, cfg, err
 	}
-	if _, err := probeEndpoints(context.Background(), &Config{Server: ServerConfig{Kind: ServerEndpoint, Endpoint: &EndpointConfig{URL: srv.URL}}, Arms: []ArmConfig{{Name: "baseline"}}}, &live{scrub: &secret.Scrubber{}}); err == nil || !strings.Contains(err.Error(), "certificate") {
+	if _, err := probeEndpoints(context.Background(), &Config{Server: ServerConfig{Kind: servers.Endpoint, Endpoint: &EndpointConfig{URL: srv.URL}}, Arms: []ArmConfig{{Name: "baseline"}}}, &live{scrub: &secret.Scrubber{}}); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("system roots only: %v, want a certificate error", err)
 	}
-	if got, _, err := probe(fmt.Sprintf("{ca_file: %q}", ca)); err != nil || got[srv.URL].model != "m1" {
+	if got, _, err := probe(fmt.Sprintf("{ca_file: %q}", ca)); err != nil || got[srv.URL].Model != "m1" {
 		t.Errorf("with ca_file: %v, %v", got, err)
 	}
 	got, cfg, err := probe("{insecure_skip_verify: true}")
-	if err != nil || got[srv.URL].model != "m1" {
+	if err != nil || got[srv.URL].Model != "m1" {
 		t.Errorf("insecure: %v, %v", got, err)
 	}
 	if n := serverNotice(cfg, got); !strings.Contains(n, "NOT verified") {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -16,7 +17,7 @@ import (
 // both arms' first repetition measured ok, so it is the ratio a perfect
 // measurement of those requests would find. Nil for another server kind.
 func (r *runner) simTruth() ([]report.TruthRatio, error) {
-	if r.cfg.Server.Kind != ServerSim || len(r.cfg.Arms) < 2 {
+	if r.cfg.Server.Kind != servers.Sim || len(r.cfg.Arms) < 2 {
 		return nil, nil
 	}
 	base := r.cfg.Arms[0]

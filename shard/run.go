@@ -12,6 +12,7 @@ import (
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -42,7 +43,7 @@ type Options struct {
 
 // launchedKinds are the server kinds a run starts itself: each shard would
 // start its own, so the shards would not share one system under test.
-var launchedKinds = map[string]bool{experiment.ServerSim: true, experiment.ServerReference: true, experiment.ServerCommand: true}
+var launchedKinds = map[string]bool{servers.Sim: true, servers.Reference: true, servers.Command: true}
 
 // Run replays shard so.Spec of cfg's run into opt.OutDir: experiment.Run with
 // each schedule sliced (Spec.Slice) and each cell started on the shared

@@ -1,4 +1,4 @@
-package experiment
+package servers
 
 import (
 	"context"
@@ -11,21 +11,23 @@ import (
 	"github.com/transferlab/transferlab/sim"
 )
 
-// simArm runs one arm on a fresh embedded simulator on a loopback port.
-type simArm struct {
+// SimServer runs one arm on a fresh embedded simulator on a loopback port.
+type SimServer struct {
 	*sim.Server
 	target string
 	died   chan struct{}
-	// truth keeps the simulator's true fraction of each profiled window;
-	// rates are the offered loads (req/s) by load index.
+	// truth receives the simulator's true fraction of each profiled window.
 	truth func(SimTrueFraction)
-	rates []float64
 }
 
-var _ armServer = (*simArm)(nil)
+var _ Server = (*SimServer)(nil)
 
-func (r *runner) startSim(ctx context.Context, arm ArmConfig) (armServer, error) {
-	s, err := sim.New(r.simConfig(arm))
+// StartSim starts a simulator with cfg on 127.0.0.1 (a free port) and waits
+// up to 10 s for it to be ready. target is the op whose fraction Profile
+// returns; truth, when set, receives the simulator's own fraction of every
+// profiled window (its ground truth).
+func StartSim(ctx context.Context, cfg sim.Config, target string, truth func(SimTrueFraction)) (*SimServer, error) {
+	s, err := sim.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulated server: %w", err)
 	}
@@ -38,14 +40,8 @@ func (r *runner) startSim(ctx context.Context, arm ArmConfig) (armServer, error)
 		_ = s.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("simulated server not ready: %w", err)
 	}
-	return &simArm{Server: s, target: r.cfg.Amdahl.TargetOp, died: make(chan struct{}), rates: r.cfg.Load.RatesRPS, truth: func(t SimTrueFraction) {
-		appendServerRecord(r, arm.Name, trueFractionsKey, t)
-	}}, nil
+	return &SimServer{Server: s, target: target, died: make(chan struct{}), truth: truth}, nil
 }
-
-// trueFractionsKey names the simulator's true fractions in a sim arm's
-// manifest (manifest.server.<arm>.true_fractions).
-const trueFractionsKey = "true_fractions"
 
 // SimTrueFraction is the simulator's own addressable fraction of the target
 // op over one cell's window (sim.Profile.TrueFraction): the ground truth f
@@ -69,26 +65,8 @@ type SimTrueFraction struct {
 	StepWall  time.Duration `json:"step_wall_ns"`
 }
 
-// simConfig is the simulator's configuration for arm: the config's
-// server.sim (or the default) with the arm's op overrides.
-func (r *runner) simConfig(arm ArmConfig) sim.Config {
-	cfg := sim.DefaultConfig()
-	if r.cfg.Server.Sim != nil {
-		cfg = r.cfg.Server.Sim.Config
-	}
-	cfg.Overrides = map[string]float64{}
-	cfg.Ceilings = nil
-	for op, f := range arm.SimOverrides {
-		if f.IsCeiling() {
-			cfg.Ceilings = append(cfg.Ceilings, op)
-			continue
-		}
-		cfg.Overrides[op] = f.Factor
-	}
-	return cfg
-}
-
-func (a *simArm) ResetProfile(context.Context) error {
+// ResetProfile starts a new window of the simulator's profile and truth.
+func (a *SimServer) ResetProfile(context.Context) error {
 	a.Server.ResetProfile()
 	a.Server.ClearTruth()
 	return nil
@@ -96,14 +74,14 @@ func (a *simArm) ResetProfile(context.Context) error {
 
 // Profile is exact: the simulator knows every op's modelled GPU time and its
 // own active wall time (time with ≥ 1 request in flight).
-func (a *simArm) Profile(_ context.Context, key cellKey, _ []amdahl.Interval) (*amdahl.Fractions, error) {
+func (a *SimServer) Profile(_ context.Context, cell report.CellKey, _ []amdahl.Interval) (*amdahl.Fractions, error) {
 	p := a.Server.Profile()
 	op, ok := p.Op(a.target)
 	if !ok {
 		return nil, fmt.Errorf("the simulator has no op %q (ops: %v)", a.target, sim.OpNames())
 	}
 	if whole, decode, ok := p.TrueFraction(a.target); ok && a.truth != nil {
-		a.truth(SimTrueFraction{OfferedLoadRPS: a.rates[key.load], Repetition: key.rep, Whole: whole, Decode: decode,
+		a.truth(SimTrueFraction{OfferedLoadRPS: cell.OfferedLoadRPS, Repetition: cell.Repetition, Whole: whole, Decode: decode,
 			DecodeSteps: p.DecodeSteps, DecodeStepModel: p.DecodeStepTime, DecodeStepWall: p.DecodeStepWall,
 			StepModel: p.GPUBusy + p.CPUOverhead, StepWall: p.StepWall})
 	}
@@ -117,16 +95,21 @@ func (a *simArm) Profile(_ context.Context, key cellKey, _ []amdahl.Interval) (*
 	return &fr, nil
 }
 
-func (a *simArm) Sampler() energy.Sampler {
+// Sampler is the simulated power model driven by the simulator's GPU-busy time.
+func (a *SimServer) Sampler() energy.Sampler {
 	return energy.NewSimulated(energy.DefaultPowerModel(), func() time.Duration { return a.Server.Profile().GPUBusy })
 }
 
-func (a *simArm) Died() <-chan struct{} { return a.died }
-func (a *simArm) Err() error            { return nil }
+// Died never closes: the simulator runs in this process.
+func (a *SimServer) Died() <-chan struct{} { return a.died }
 
-func (a *simArm) Info(context.Context) map[string]any {
-	return map[string]any{"kind": "sim", "config": a.Server.Config()}
+// Err is nil: the simulator does not die on its own.
+func (a *SimServer) Err() error { return nil }
+
+// Info is the kind and the simulator's configuration.
+func (a *SimServer) Info(context.Context) map[string]any {
+	return map[string]any{"kind": Sim, "config": a.Server.Config()}
 }
 
 // Hook is nil: the simulator's override is a cost-model factor, not a hook.
-func (a *simArm) Hook(context.Context) *report.HookArm { return nil }
+func (a *SimServer) Hook(context.Context) *report.HookArm { return nil }

@@ -1,8 +1,9 @@
-package experiment
+package servers
 
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +21,9 @@ import (
 	"github.com/transferlab/transferlab/report"
 )
 
-// checkEndpointURL accepts an http:// or https:// base URL with a host and
+// CheckURL accepts an http:// or https:// base URL with a host and
 // no query or fragment. Errors show the URL with its userinfo redacted.
-func checkEndpointURL(raw string) error {
+func CheckURL(raw string) error {
 	if raw == "" {
 		return errors.New("required")
 	}
@@ -42,9 +43,9 @@ func checkEndpointURL(raw string) error {
 	return nil
 }
 
-// serverDescription is what a server says about itself, recorded in the
+// Description is what a server says about itself, recorded in the
 // results manifest (manifest.server.<arm>.description).
-type serverDescription struct {
+type Description struct {
 	// Models are the ids GET /v1/models listed; ModelsBody is its body.
 	Models     []string        `json:"models"`
 	ModelsBody json.RawMessage `json:"v1_models,omitempty"`
@@ -54,21 +55,27 @@ type serverDescription struct {
 	ServerHeader string `json:"server_header,omitempty"`
 }
 
-// prober asks a server about itself with the run's headers and TLS.
-type prober struct {
+// Prober asks a server about itself with the run's headers and TLS.
+type Prober struct {
 	client  *http.Client
 	headers http.Header
 }
 
-func newProber(l *live) *prober {
+// NewProber returns a Prober sending headers (the run's request headers,
+// secrets expanded; nil for none) over TLS settings tc (nil: system roots),
+// each request bounded to 10 s.
+func NewProber(headers http.Header, tc *tls.Config) *Prober {
 	c := loadgen.NewHTTPClient()
-	c.Transport.(*http.Transport).TLSClientConfig = l.tls
+	c.Transport.(*http.Transport).TLSClientConfig = tc
 	c.Timeout = 10 * time.Second
-	return &prober{client: c, headers: l.headers}
+	return &Prober{client: c, headers: headers}
 }
 
+// Close closes the Prober's idle connections.
+func (p *Prober) Close() { p.client.CloseIdleConnections() }
+
 // get returns the status, Server header and up to 1 MiB of body of GET base+path.
-func (p *prober) get(ctx context.Context, base, path string) (int, string, []byte, error) {
+func (p *Prober) get(ctx context.Context, base, path string) (int, string, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+path, nil)
 	if err != nil {
 		return 0, "", nil, err
@@ -85,11 +92,11 @@ func (p *prober) get(ctx context.Context, base, path string) (int, string, []byt
 	return resp.StatusCode, resp.Header.Get("Server"), b, err
 }
 
-// describe asks the server at base for /v1/models (required: unreachable,
+// Describe asks the server at base for /v1/models (required: unreachable,
 // refused credentials or an answer that is not a model list is an error
 // saying which) and /version (recorded when it answers 200).
-func (p *prober) describe(ctx context.Context, base string) (serverDescription, error) {
-	var d serverDescription
+func (p *Prober) Describe(ctx context.Context, base string) (Description, error) {
+	var d Description
 	where := secret.URL(base)
 	st, srv, body, err := p.get(ctx, base, "/v1/models")
 	switch {
@@ -140,9 +147,9 @@ func clip(b []byte, n int) string {
 	return s
 }
 
-// pickModel is the model requests name: request.model when set, else the
+// PickModel is the model requests name: request.model when set, else the
 // one model the server lists; no model or several is an error listing them.
-func pickModel(requested string, d serverDescription, where string) (string, error) {
+func PickModel(requested string, d Description, where string) (string, error) {
 	if requested != "" {
 		return requested, nil
 	}
@@ -155,134 +162,102 @@ func pickModel(requested string, d serverDescription, where string) (string, err
 	return "", fmt.Errorf("server %s serves %d models (%s); set request.model to one of them", where, len(d.Models), strings.Join(d.Models, ", "))
 }
 
-// endpointTarget is one endpoint arm as probed before the run.
-type endpointTarget struct {
-	url   string
-	model string
-	desc  serverDescription
+// Target is one endpoint as probed before the run.
+type Target struct {
+	// URL is the base URL (no trailing slash); Model the model id requests
+	// name; Desc what the server said about itself.
+	URL   string
+	Model string
+	Desc  Description
 }
 
-// armURL is the endpoint URL of arm: its own, else server.endpoint.url.
-func (c *Config) armURL(a ArmConfig) string {
-	if a.Endpoint != nil && a.Endpoint.URL != "" {
-		return a.Endpoint.URL
+// Probe asks the server at base about itself (Describe) and picks its
+// model (PickModel with requested): an unreachable server, refused
+// credentials or an unclear model is an error saying which.
+func (p *Prober) Probe(ctx context.Context, base, requested string) (Target, error) {
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	d, err := p.Describe(pctx, base)
+	cancel()
+	if err != nil {
+		return Target{}, err
 	}
-	if c.Server.Endpoint != nil {
-		return c.Server.Endpoint.URL
+	m, err := PickModel(requested, d, secret.URL(base))
+	if err != nil {
+		return Target{}, err
 	}
-	return ""
+	return Target{URL: strings.TrimRight(base, "/"), Model: m, Desc: d}, nil
 }
 
-// probeEndpoints asks every endpoint arm's server about itself and picks
-// its model, before anything is measured or written: an unreachable
-// server, refused credentials or an unclear model ends the run here. The
-// targets are keyed by URL (Config.armURL), so an arm added at run time
-// (the baseline's A/A replicate) finds its server.
-func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]endpointTarget, error) {
-	p := newProber(l)
-	defer p.client.CloseIdleConnections()
-	out := map[string]endpointTarget{}
-	var errs []error
-	for _, a := range c.Arms {
-		u := c.armURL(a)
-		if _, done := out[u]; done {
-			continue
-		}
-		pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		d, err := p.describe(pctx, u)
-		cancel()
-		if err == nil {
-			var m string
-			if m, err = pickModel(c.Request.Model, d, secret.URL(u)); err == nil {
-				out[u] = endpointTarget{url: strings.TrimRight(u, "/"), model: m, desc: d}
-				continue
-			}
-		}
-		errs = append(errs, fmt.Errorf("arm %s: %w", a.Name, err))
+// About is t in one line for the report: URL (credentials redacted),
+// model, and the Server header and /version answer when the server gave them.
+func (t Target) About() string {
+	s := fmt.Sprintf("%s, model %s", secret.URL(t.URL), t.Model)
+	if t.Desc.ServerHeader != "" {
+		s += ", Server: " + t.Desc.ServerHeader
 	}
-	return out, errors.Join(errs...)
+	if t.Desc.Version != nil {
+		if b, err := json.Marshal(t.Desc.Version); err == nil {
+			s += ", /version: " + clip(b, 200)
+		}
+	}
+	return s
 }
 
-// endpointNotice is the report's first line for an endpoint run.
-func endpointNotice(c *Config, targets map[string]endpointTarget) string {
-	var parts []string
-	for _, a := range c.Arms {
-		t := targets[c.armURL(a)]
-		s := fmt.Sprintf("arm %s: %s, model %s", a.Name, secret.URL(t.url), t.model)
-		if t.desc.ServerHeader != "" {
-			s += ", Server: " + t.desc.ServerHeader
-		}
-		if t.desc.Version != nil {
-			if b, err := json.Marshal(t.desc.Version); err == nil {
-				s += ", /version: " + clip(b, 200)
-			}
-		}
-		parts = append(parts, s)
-	}
-	msg := "server.kind endpoint: the servers were NOT launched or pinned by transferlab; what they said about themselves is recorded, nothing more (" +
-		strings.Join(parts, "; ") + ")"
-	if e := c.Server.Endpoint; e != nil && len(e.Pins) > 0 {
-		if b, err := json.Marshal(e.Pins); err == nil {
-			msg += "; declared by the user, unchecked: server.endpoint.pins " + string(b)
-		}
-	}
-	return msg
-}
-
-// endpointArm is one arm measured on a running server.
-type endpointArm struct {
-	target endpointTarget
+// EndpointServer is one arm measured on a running server.
+type EndpointServer struct {
+	target Target
 	pins   map[string]any
-	probe  *prober
+	probe  *Prober
 	device int
 	never  chan struct{}
 }
 
-var _ armServer = (*endpointArm)(nil)
+var _ Server = (*EndpointServer)(nil)
 
-func (r *runner) startEndpoint(ctx context.Context, arm ArmConfig) (armServer, error) {
-	t, ok := r.endpoints[r.cfg.armURL(arm)]
-	if !ok {
-		return nil, fmt.Errorf("arm %s: no endpoint probed", arm.Name)
-	}
-	a := &endpointArm{target: t, probe: newProber(r.live), device: r.cfg.Energy.Device, never: make(chan struct{})}
-	if e := r.cfg.Server.Endpoint; e != nil {
-		a.pins = e.Pins
-	}
+// StartEndpoint checks that the server t (probed before the run) is still
+// ready and returns it for one arm; pins are what the user declares about
+// it (server.endpoint.pins, echoed verbatim in Info), device the GPU read
+// for energy when the server is on this machine. The server keeps p.
+func StartEndpoint(ctx context.Context, t Target, pins map[string]any, p *Prober, device int) (*EndpointServer, error) {
+	a := &EndpointServer{target: t, pins: pins, probe: p, device: device, never: make(chan struct{})}
 	if err := a.Ready(ctx); err != nil {
 		return nil, err
 	}
-	r.model = t.model
 	return a, nil
 }
 
-func (a *endpointArm) BaseURL() string { return a.target.url }
+// BaseURL is the server's base URL.
+func (a *EndpointServer) BaseURL() string { return a.target.URL }
+
+// Model is the model id requests name on this server.
+func (a *EndpointServer) Model() string { return a.target.Model }
 
 // Ready returns nil when GET /v1/models answers 200 (with the run's headers).
-func (a *endpointArm) Ready(ctx context.Context) error {
-	st, _, _, err := a.probe.get(ctx, a.target.url, "/v1/models")
+func (a *EndpointServer) Ready(ctx context.Context) error {
+	st, _, _, err := a.probe.get(ctx, a.target.URL, "/v1/models")
 	if err == nil && st != http.StatusOK {
 		err = fmt.Errorf("GET /v1/models answered %d %s", st, http.StatusText(st))
 	}
 	if err != nil {
-		return fmt.Errorf("server %s: %w", secret.URL(a.target.url), err)
+		return fmt.Errorf("server %s: %w", secret.URL(a.target.URL), err)
 	}
 	return nil
 }
 
-func (a *endpointArm) ResetProfile(context.Context) error { return nil }
+// ResetProfile does nothing: Profile gives no fraction.
+func (a *EndpointServer) ResetProfile(context.Context) error { return nil }
 
 // Profile is nil: the inside of a server transferlab did not launch is not
 // visible (no f, no hook).
-func (a *endpointArm) Profile(context.Context, cellKey, []amdahl.Interval) (*amdahl.Fractions, error) {
+func (a *EndpointServer) Profile(context.Context, report.CellKey, []amdahl.Interval) (*amdahl.Fractions, error) {
 	return nil, nil
 }
 
 // Sampler reads this machine's GPU (whole device, no process attribution)
 // when the endpoint is on this machine (loopback host); a remote server's
 // energy cannot be measured from here.
-func (a *endpointArm) Sampler() energy.Sampler {
-	if u, err := url.Parse(a.target.url); err == nil {
+func (a *EndpointServer) Sampler() energy.Sampler {
+	if u, err := url.Parse(a.target.URL); err == nil {
 		if ip := net.ParseIP(u.Hostname()); (ip != nil && ip.IsLoopback()) || u.Hostname() == "localhost" {
 			return energy.NewNVML(a.device)
 		}
@@ -290,12 +265,18 @@ func (a *endpointArm) Sampler() energy.Sampler {
 	return remoteSampler{}
 }
 
-func (a *endpointArm) Died() <-chan struct{} { return a.never }
-func (a *endpointArm) Err() error            { return nil }
+// Died never closes: transferlab does not watch a server it did not launch
+// (a dead one fails the cell's requests).
+func (a *EndpointServer) Died() <-chan struct{} { return a.never }
 
-func (a *endpointArm) Info(context.Context) map[string]any {
-	info := map[string]any{"kind": ServerEndpoint, "launched_by_transferlab": false,
-		"url": secret.URL(a.target.url), "model": a.target.model, "description": a.target.desc}
+// Err is nil (Died never closes).
+func (a *EndpointServer) Err() error { return nil }
+
+// Info is the URL (credentials redacted), the model, what the server said
+// about itself and the user's pins.
+func (a *EndpointServer) Info(context.Context) map[string]any {
+	info := map[string]any{"kind": Endpoint, "launched_by_transferlab": false,
+		"url": secret.URL(a.target.URL), "model": a.target.Model, "description": a.target.Desc}
 	if len(a.pins) > 0 {
 		info["pins"] = a.pins
 	}
@@ -303,10 +284,11 @@ func (a *endpointArm) Info(context.Context) map[string]any {
 }
 
 // Hook is nil: no hook can be put into a server transferlab did not launch.
-func (a *endpointArm) Hook(context.Context) *report.HookArm { return nil }
+func (a *EndpointServer) Hook(context.Context) *report.HookArm { return nil }
 
-func (a *endpointArm) Close(context.Context) error {
-	a.probe.client.CloseIdleConnections()
+// Close lets go of the server (its idle connections); the server keeps running.
+func (a *EndpointServer) Close(context.Context) error {
+	a.probe.Close()
 	return nil
 }
 
@@ -317,18 +299,3 @@ var errRemote = fmt.Errorf("%w: the endpoint is on another machine; its GPU is n
 
 func (remoteSampler) Start(context.Context, time.Duration) error { return errRemote }
 func (remoteSampler) Stop() (energy.Window, error)               { return energy.Window{}, errRemote }
-
-// serverNotice is the report's first line about who launched the servers
-// ("" for the simulator, the reference server and command servers, which
-// transferlab launched and pins), and the loud line of a run with TLS
-// verification off.
-func serverNotice(c *Config, targets map[string]endpointTarget) string {
-	var parts []string
-	if c.Server.Kind == ServerEndpoint {
-		parts = append(parts, endpointNotice(c, targets))
-	}
-	if t := c.Request.TLS; t != nil && t.InsecureSkipVerify {
-		parts = append(parts, "request.tls.insecure_skip_verify is ON: the servers' TLS certificates were NOT verified; anyone on the network path could have read or changed this run's traffic, credentials included")
-	}
-	return strings.Join(parts, ". ")
-}

@@ -1,0 +1,83 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/transferlab/transferlab/servers"
+)
+
+// armURL is the endpoint URL of arm: its own, else server.endpoint.url.
+func (c *Config) armURL(a ArmConfig) string {
+	if a.Endpoint != nil && a.Endpoint.URL != "" {
+		return a.Endpoint.URL
+	}
+	if c.Server.Endpoint != nil {
+		return c.Server.Endpoint.URL
+	}
+	return ""
+}
+
+// newProber is a servers.Prober with l's headers and TLS settings.
+func newProber(l *live) *servers.Prober {
+	return servers.NewProber(l.headers, l.tls)
+}
+
+// probeEndpoints asks every endpoint arm's server about itself and picks
+// its model, before anything is measured or written: an unreachable
+// server, refused credentials or an unclear model ends the run here. The
+// targets are keyed by URL (Config.armURL), so an arm added at run time
+// (the baseline's A/A replicate) finds its server.
+func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]servers.Target, error) {
+	p := newProber(l)
+	defer p.Close()
+	out := map[string]servers.Target{}
+	var errs []error
+	for _, a := range c.Arms {
+		u := c.armURL(a)
+		if _, done := out[u]; done {
+			continue
+		}
+		t, err := p.Probe(ctx, u, c.Request.Model)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("arm %s: %w", a.Name, err))
+			continue
+		}
+		out[u] = t
+	}
+	return out, errors.Join(errs...)
+}
+
+// endpointNotice is the report's first line for an endpoint run.
+func endpointNotice(c *Config, targets map[string]servers.Target) string {
+	var parts []string
+	for _, a := range c.Arms {
+		parts = append(parts, fmt.Sprintf("arm %s: %s", a.Name, targets[c.armURL(a)].About()))
+	}
+	msg := "server.kind endpoint: the servers were NOT launched or pinned by transferlab; what they said about themselves is recorded, nothing more (" +
+		strings.Join(parts, "; ") + ")"
+	if e := c.Server.Endpoint; e != nil && len(e.Pins) > 0 {
+		if b, err := json.Marshal(e.Pins); err == nil {
+			msg += "; declared by the user, unchecked: server.endpoint.pins " + string(b)
+		}
+	}
+	return msg
+}
+
+// serverNotice is the report's first line about who launched the servers
+// ("" for the simulator, the reference server and command servers, which
+// transferlab launched and pins), and the loud line of a run with TLS
+// verification off.
+func serverNotice(c *Config, targets map[string]servers.Target) string {
+	var parts []string
+	if c.Server.Kind == servers.Endpoint {
+		parts = append(parts, endpointNotice(c, targets))
+	}
+	if t := c.Request.TLS; t != nil && t.InsecureSkipVerify {
+		parts = append(parts, "request.tls.insecure_skip_verify is ON: the servers' TLS certificates were NOT verified; anyone on the network path could have read or changed this run's traffic, credentials included")
+	}
+	return strings.Join(parts, ". ")
+}

@@ -1,0 +1,102 @@
+package servers
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestCheckURL(t *testing.T) {
+	for _, tc := range []struct{ url, want string }{
+		{"http://h:8000", ""},
+		{"https://h/api/", ""},
+		{"", "required"},
+		{"localhost:8000", "needs an http:// or https:// scheme"},
+		{"http://", "has no host"},
+		{"http://h/?q=1", "takes no query or fragment"},
+		{"http://h:8000/v1", "without /v1"},
+		{"http://user:pw-SECRET@h/v1", "REDACTED"},
+	} {
+		err := CheckURL(tc.url)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckURL(%q) = %v, want nil", tc.url, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckURL(%q) = %v, want an error saying %q", tc.url, err, tc.want)
+		case err != nil && strings.Contains(err.Error(), "pw-SECRET"):
+			t.Errorf("CheckURL(%q) quotes the password: %v", tc.url, err)
+		}
+	}
+}
+
+// modelServer answers GET /v1/models with models (a 401 without the
+// header key when key is set) and GET /version with version.
+func modelServer(t *testing.T, key, models, version string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Server", "test-server/2")
+		switch r.URL.Path {
+		case "/v1/models":
+			_, _ = io.WriteString(w, models)
+		case "/version":
+			if version == "" {
+				http.NotFound(w, r)
+				return
+			}
+			_, _ = io.WriteString(w, version)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestProbe: a server's description (models, /version, Server header) and
+// the model picked; refused credentials, a body that is no model list and
+// an unclear model are errors saying which, never quoting a header value.
+func TestProbe(t *testing.T) {
+	ctx := context.Background()
+	one := modelServer(t, "", `{"data":[{"id":"m1"}]}`, `{"version":"0.9"}`)
+	got, err := NewProber(nil, nil).Probe(ctx, one+"/", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.URL != one || got.Model != "m1" || got.Desc.ServerHeader != "test-server/2" || got.Desc.Version == nil {
+		t.Errorf("target %+v", got)
+	}
+	if a := got.About(); !strings.Contains(a, "model m1") || !strings.Contains(a, "Server: test-server/2") || !strings.Contains(a, `/version: {"version":"0.9"}`) {
+		t.Errorf("About() = %q", a)
+	}
+
+	two := modelServer(t, "", `{"data":[{"id":"a"},{"id":"b"}]}`, "")
+	if _, err := NewProber(nil, nil).Probe(ctx, two, ""); err == nil || !strings.Contains(err.Error(), "serves 2 models (a, b)") {
+		t.Errorf("two models, none requested: %v", err)
+	}
+	if got, err := NewProber(nil, nil).Probe(ctx, two, "b"); err != nil || got.Model != "b" {
+		t.Errorf("two models, b requested: %+v, %v", got, err)
+	}
+	if _, err := NewProber(nil, nil).Probe(ctx, modelServer(t, "", `{"data":[]}`, ""), ""); err == nil || !strings.Contains(err.Error(), "lists no model") {
+		t.Errorf("no model: %v", err)
+	}
+	if _, err := NewProber(nil, nil).Probe(ctx, modelServer(t, "", `<html>`, ""), ""); err == nil || !strings.Contains(err.Error(), "not an OpenAI model list") {
+		t.Errorf("not a model list: %v", err)
+	}
+
+	locked := modelServer(t, "sk-right", `{"data":[{"id":"m1"}]}`, "")
+	_, err = NewProber(http.Header{"Authorization": {"Bearer sk-wrong-SECRET"}}, nil).Probe(ctx, locked, "")
+	if err == nil || !strings.Contains(err.Error(), "refused the credentials: GET /v1/models answered 401") ||
+		!strings.Contains(err.Error(), "Authorization (values not shown)") || strings.Contains(err.Error(), "sk-wrong-SECRET") {
+		t.Errorf("wrong key: %v", err)
+	}
+	if _, err := NewProber(http.Header{"Authorization": {"Bearer sk-right"}}, nil).Probe(ctx, locked, ""); err != nil {
+		t.Errorf("right key: %v", err)
+	}
+}
