@@ -22,7 +22,7 @@ type shardFlags struct {
 }
 
 func (f *shardFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.spec, "shard", "", "replay shard i/N of every cell's schedule (requests whose index mod N is i), for `transferlab merge`; needs --start-at and a server every shard reaches")
+	cmd.Flags().StringVar(&f.spec, "shard", "", "replay shard `i/N` of every cell's schedule (requests whose index mod N is i), to be merged by transferlab merge; needs --start-at and a server every shard reaches")
 	cmd.Flags().StringVar(&f.startAt, "start-at", "", "with --shard: the shared absolute start of the first cell (RFC 3339, e.g. 2026-12-01T22:00:00Z), the same on every shard")
 	cmd.Flags().DurationVar(&f.gap, "cell-gap", 0, "with --shard: time between one cell's last arrival and the next cell's shared start (default: request.timeout)")
 	cmd.Flags().StringVar(&f.clockRef, "clock-ref", "", "with --shard: NTP server (host:port) to estimate this shard's clock offset against (default: not measured)")
