@@ -49,7 +49,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 			}
 			spec.Config, spec.ConfigName = raw, filepath.Base(args[0])
 			if spec.Name == "" {
-				spec.Name = "transferlab-" + dnsLabel(strings.TrimSuffix(spec.ConfigName, filepath.Ext(spec.ConfigName)))
+				spec.Name = jobName(cfg.Name, spec.ConfigName)
 			}
 			if spec.DataClaim == "" {
 				spec.TracePath = cfg.Trace.Path
@@ -91,7 +91,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 	f.StringVar(&spec.Image, "image", "", "container image with transferlab on its PATH")
 	f.StringVar(&spec.OutClaim, "out-claim", "", "ReadWriteMany PersistentVolumeClaim for the shards' and the merged output")
 	f.StringVar(&spec.DataClaim, "data-claim", "", "PersistentVolumeClaim holding the config and trace at their paths (instead of a ConfigMap; for traces over 1 MiB)")
-	f.StringVar(&spec.Name, "name", "", "prefix of the objects' names (default transferlab-<config name>)")
+	f.StringVar(&spec.Name, "name", "", "prefix of the objects' names (default transferlab-<the config's name:, else its file name>)")
 	f.StringVar(&spec.Namespace, "namespace", "", "namespace of the objects (default: kubectl's)")
 	f.StringVar(&spec.CPU, "cpu", "", "CPU request and limit of each shard pod (e.g. 2)")
 	f.StringVar(&startAt, "start-at", "", "shared start of the shards (RFC 3339); default now + --start-in")
@@ -103,6 +103,16 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 	_ = cmd.MarkFlagRequired("image")
 	_ = cmd.MarkFlagRequired("out-claim")
 	return cmd
+}
+
+// jobName is the default prefix of the objects' names: transferlab- and the
+// config's name: field as a DNS-1123 label, or its file name's stem when
+// name: is unset.
+func jobName(name, configFile string) string {
+	if strings.TrimSpace(name) == "" {
+		name = strings.TrimSuffix(configFile, filepath.Ext(configFile))
+	}
+	return "transferlab-" + dnsLabel(name)
 }
 
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
