@@ -267,7 +267,11 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		grow(Interval{l.at, l.at})
 	}
 	a := p.Attribution
-	if !hasAnn {
+	switch {
+	case !hasAnn && c.preset != "" && a.ByName+a.BySequence > 0:
+		// The preset's selection is what the user asked for: no range is expected.
+		p.Target = c.preset
+	case !hasAnn:
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no range named %q: kernels attributed by name only (pattern %q, %d-step sequence)", c.target, p.Pattern, len(c.sequence)))
 	}
 	if a.GraphUnattributed > 0 {

@@ -67,24 +67,32 @@ func TargetPresetNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Options returns the reader options that attribute the preset's kernels.
+// Options returns the reader option that attributes the preset's kernels.
+// A profile without target ranges whose kernels it attributes is labelled
+// with the preset's name (Profile.Target), without the by-name-only warning.
 func (p TargetPreset) Options() ([]Option, error) {
+	var sel Option
 	if p.Pattern != "" {
 		re, err := regexp.Compile(p.Pattern)
 		if err != nil {
 			return nil, fmt.Errorf("amdahl: preset %s: %w", p.Name, err)
 		}
-		return []Option{KernelPattern(re)}, nil
-	}
-	steps := make([]*regexp.Regexp, len(p.Sequence))
-	for i, expr := range p.Sequence {
-		re, err := regexp.Compile(expr)
-		if err != nil {
-			return nil, fmt.Errorf("amdahl: preset %s step %d: %w", p.Name, i+1, err)
+		sel = KernelPattern(re)
+	} else {
+		steps := make([]*regexp.Regexp, len(p.Sequence))
+		for i, expr := range p.Sequence {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("amdahl: preset %s step %d: %w", p.Name, i+1, err)
+			}
+			steps[i] = re
 		}
-		steps[i] = re
+		sel = KernelSequence(steps)
 	}
-	return []Option{KernelSequence(steps)}, nil
+	return []Option{func(c *attrConfig) {
+		sel(c)
+		c.preset = p.Name
+	}}, nil
 }
 
 // kernelNoise is what compactKernelName drops from a demangled kernel name:

@@ -57,7 +57,7 @@ type Attribution struct {
 type Profile struct {
 	Source string `json:"source"` // "chrome" or "nsys"
 	Path   string `json:"path"`
-	Target string `json:"target"` // target annotation name
+	Target string `json:"target"` // target annotation name, or the preset's name when a preset attributed the kernels without target ranges
 	// Pattern is the kernel-name pattern used, if any.
 	Pattern string   `json:"kernel_pattern,omitempty"`
 	Kernels []Kernel `json:"-"`
@@ -87,7 +87,10 @@ var ErrNoAttribution = errors.New("no target annotation range in the profile and
 type Option func(*attrConfig)
 
 type attrConfig struct {
-	target   string
+	target string
+	// preset names the TargetPreset whose kernel selection was given; a
+	// profile it attributes without target ranges is labelled with it.
+	preset   string
 	pattern  *regexp.Regexp
 	sequence []*regexp.Regexp
 	phases   map[string]string

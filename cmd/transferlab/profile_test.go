@@ -83,6 +83,19 @@ func TestProfileTargetPresetOnH200Trace(t *testing.T) {
 			t.Errorf("kernel line of %d runes, want one short indented line: %q", n, l)
 		}
 	}
+	// The preset is what the user named: the summary says so, and does not
+	// warn that kernels were attributed by name (the preset is that choice).
+	// Spelled out as --kernel-seq, the warning stays.
+	if first, _, _ := strings.Cut(text, "\n"); !strings.HasSuffix(first, `target "llama-rmsnorm"`) || strings.Contains(text, "attributed by name only") {
+		t.Errorf("preset: first line %q (want target \"llama-rmsnorm\"), by-name warning %v", first, strings.Contains(text, "attributed by name only"))
+	}
+	spelled := []string{h200EagerTrace}
+	for _, s := range p.Sequence {
+		spelled = append(spelled, "--kernel-seq", s)
+	}
+	if text, err = runProfile(t, spelled...); err != nil || !strings.Contains(text, "attributed by name only") {
+		t.Errorf("--kernel-seq without target ranges: %v; want the by-name warning in %q", err, text)
+	}
 }
 
 // TestProfilePresetAgainstHook: a preset names the compared trace's kernels
