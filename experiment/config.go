@@ -47,6 +47,10 @@ type Config struct {
 	// baseDir is the config file's folder: relative paths inside the config
 	// (trace, kernels, validation reports) are relative to it.
 	baseDir string
+	// file names the config in errors found after parsing (Parse's name);
+	// lines holds its fields' lines (nil for a Config not parsed from a file).
+	file  string
+	lines *yamlcheck.Result
 }
 
 // TraceConfig names the trace file and the transforms applied before scaling.
@@ -242,7 +246,7 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 			problems = append(problems, chk.Locate(errors.New(e))...)
 		}
 	}
-	cfg.baseDir = baseDir
+	cfg.baseDir, cfg.file, cfg.lines = baseDir, name, chk
 	for i := range cfg.Arms {
 		if o := cfg.Arms[i].Override; o != nil {
 			o.BaseDir = overrideBase(baseDir, o.Candidate)
@@ -262,6 +266,26 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", name, errors.Join(dedupe(problems)...))
 	}
 	return &cfg, nil
+}
+
+// fieldError is err about the config's field at dotted path, as
+// `field (line N): message` (internal/yamlcheck's format; the line when the
+// field is in the file), for problems found after parsing (an environment
+// variable a value names).
+func (c *Config) fieldError(path string, err error) error {
+	p := yamlcheck.Problem{Path: path, Msg: err.Error()}
+	if c.lines != nil {
+		p.Line, _ = c.lines.Line(path)
+	}
+	return p
+}
+
+// errorf wraps err as a problem of the config file ("config NAME: …").
+func (c *Config) errorf(err error) error {
+	if c.file == "" {
+		return fmt.Errorf("config: %w", err)
+	}
+	return fmt.Errorf("config %s: %w", c.file, err)
 }
 
 // dedupe drops problems whose text repeats an earlier one (a custom

@@ -66,7 +66,7 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 		for _, k := range names {
 			v, used, err := secret.Expand(c.Request.Headers[k], lookup)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("request.headers.%s: %w", k, err))
+				errs = append(errs, c.fieldError("request.headers."+k, err))
 				continue
 			}
 			l.scrub.Add(used...)
@@ -80,7 +80,7 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 		for i, a := range cmd.Argv {
 			v, used, err := secret.Expand(a, lookup)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("server.command.argv[%d]: %w", i, err))
+				errs = append(errs, c.fieldError(fmt.Sprintf("server.command.argv[%d]", i), err))
 			}
 			l.scrub.Add(used...)
 			x.Argv[i] = v
@@ -89,7 +89,7 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 		for k, a := range cmd.Env {
 			v, used, err := secret.Expand(a, lookup)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("server.command.env.%s: %w", k, err))
+				errs = append(errs, c.fieldError("server.command.env."+k, err))
 			}
 			l.scrub.Add(used...)
 			x.Env[k] = v
@@ -106,12 +106,12 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 	if t := c.Request.TLS; t != nil && (t.CAFile != "" || t.InsecureSkipVerify) {
 		tc, err := tlsConfig(*t, c.path(t.CAFile))
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, c.fieldError("request.tls.ca_file", err))
 		}
 		l.tls = tc
 	}
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("config: %w", errors.Join(errs...))
+		return nil, c.errorf(errors.Join(errs...))
 	}
 	return l, nil
 }
@@ -128,10 +128,10 @@ func tlsConfig(t TLSConfig, caFile string) (*tls.Config, error) {
 	}
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("request.tls.ca_file: %w", err)
+		return nil, err
 	}
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("request.tls.ca_file: %s holds no PEM certificate", caFile)
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
 	}
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

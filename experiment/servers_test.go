@@ -403,7 +403,7 @@ arms: [{name: baseline}]
 		name, url, header string
 		want              []string
 	}{
-		{"missing env var", locked, "Bearer ${TL_UNSET_VARIABLE}", []string{"request.headers.Authorization", "${TL_UNSET_VARIABLE}", "not set"}},
+		{"missing env var", locked, "Bearer ${TL_UNSET_VARIABLE}", []string{"config fail.yaml: request.headers.Authorization (line 6): ${TL_UNSET_VARIABLE}", "not set"}},
 		{"unreachable", "http://127.0.0.1:" + strconv.Itoa(closed), "Bearer ${TL_TEST_KEY}", []string{"arm baseline", "unreachable", "connection refused"}},
 		{"401", locked, "Bearer ${TL_TEST_KEY}", []string{"arm baseline", "refused the credentials", "401", "Authorization (values not shown)"}},
 	} {
