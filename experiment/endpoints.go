@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/transferlab/transferlab/internal/secret"
+	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/servers"
 )
 
@@ -21,9 +23,10 @@ func (c *Config) armURL(a ArmConfig) string {
 	return ""
 }
 
-// newProber is a servers.Prober with l's headers and TLS settings.
-func newProber(l *live) *servers.Prober {
-	return servers.NewProber(l.headers, l.tls)
+// newProber is a servers.Prober with l's headers and TLS settings and c's
+// request route.
+func newProber(c *Config, l *live) *servers.Prober {
+	return servers.NewProber(l.headers, l.tls, loadgen.Endpoint(c.Request.Endpoint))
 }
 
 // probeEndpoints asks every endpoint arm's server about itself and picks
@@ -32,7 +35,7 @@ func newProber(l *live) *servers.Prober {
 // targets are keyed by URL (Config.armURL), so an arm added at run time
 // (the baseline's A/A replicate) finds its server.
 func probeEndpoints(ctx context.Context, c *Config, l *live) (map[string]servers.Target, error) {
-	p := newProber(l)
+	p := newProber(c, l)
 	defer p.Close()
 	out := map[string]servers.Target{}
 	var errs []error
@@ -65,6 +68,25 @@ func endpointNotice(c *Config, targets map[string]servers.Target) string {
 		}
 	}
 	return msg
+}
+
+// completionWarnings are the warnings of the endpoints' completion checks
+// (servers.CompletionCheck.Problem), one per server that needs one.
+func completionWarnings(c *Config, targets map[string]servers.Target) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range c.Arms {
+		u := c.armURL(a)
+		t, ok := targets[u]
+		if !ok || seen[u] {
+			continue
+		}
+		seen[u] = true
+		if w := t.Desc.CompletionCheck.Problem(); w != "" {
+			out = append(out, fmt.Sprintf("arm %s: server %s: %s", a.Name, secret.URL(t.URL), w))
+		}
+	}
+	return out
 }
 
 // serverNotice is the report's first line about who launched the servers

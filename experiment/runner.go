@@ -251,7 +251,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		return nil, fmt.Errorf("%s: %w", CellsFile, err)
 	}
 
-	for _, w := range []string{serverNotice(&eff, endpoints), coldStartWarning(eff)} {
+	for _, w := range append([]string{serverNotice(&eff, endpoints), coldStartWarning(eff)}, completionWarnings(&eff, endpoints)...) {
 		if w != "" {
 			res.Warnings = append(res.Warnings, w)
 			fmt.Fprintf(warn, "warning: %s\n", w)

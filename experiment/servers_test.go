@@ -31,7 +31,7 @@ import (
 
 // childSimArg makes the test binary a serve-sim stand-in (childSim) instead
 // of running tests: os.Args[0] childSimArg --addr HOST:PORT [--override
-// OP=FACTOR] [--require-key] [--never-ready].
+// OP=FACTOR] [--require-key] [--open-models] [--never-ready].
 const childSimArg = "tl-child-sim"
 
 func TestMain(m *testing.M) {
@@ -48,13 +48,14 @@ func TestMain(m *testing.M) {
 // childSim serves the simulator (as `transferlab serve-sim` does) on --addr
 // until SIGTERM or SIGINT. --override divides an op's modelled time by a
 // factor; --require-key answers 401 to any request but GET /health (as
-// vLLM's --api-key does) whose Authorization is not "Bearer $TL_CHILD_KEY";
-// --never-ready answers 503 to everything.
+// vLLM's --api-key does) whose Authorization is not "Bearer $TL_CHILD_KEY",
+// with --open-models GET /v1/models too (a gateway that lists models to
+// anyone); --never-ready answers 503 to everything.
 func childSim(args []string) error {
 	cfg := sim.DefaultConfig()
 	cfg.Overrides = map[string]float64{}
 	var addr string
-	requireKey, neverReady := false, false
+	requireKey, openModels, neverReady := false, false, false
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
 		case "--addr":
@@ -70,6 +71,8 @@ func childSim(args []string) error {
 			cfg.Overrides[op] = v
 		case "--require-key":
 			requireKey = true
+		case "--open-models":
+			openModels = true
 		case "--never-ready":
 			neverReady = true
 		default:
@@ -85,7 +88,7 @@ func childSim(args []string) error {
 		switch {
 		case neverReady:
 			w.WriteHeader(http.StatusServiceUnavailable)
-		case requireKey && r.URL.Path != "/health" && r.Header.Get("Authorization") != want:
+		case requireKey && r.URL.Path != "/health" && !(openModels && r.URL.Path == "/v1/models") && r.Header.Get("Authorization") != want:
 			w.WriteHeader(http.StatusUnauthorized)
 		default:
 			w.Header().Set("Server", "child-sim/1")
@@ -379,11 +382,13 @@ func TestEndpointCanaryMatchesTruth(t *testing.T) {
 }
 
 // TestEndpointFailsBeforeMeasuring: a missing environment variable, an
-// unreachable URL and refused credentials each stop the run before
-// anything is measured or written, with an error that says which.
+// unreachable URL and refused credentials (on the model list, or on
+// completions only) each stop the run before anything is measured or
+// written, with an error that says which.
 func TestEndpointFailsBeforeMeasuring(t *testing.T) {
 	const key = "sk-fail-SECRET-1234"
 	locked := startChildSim(t, []string{"TL_CHILD_KEY=" + key}, "--require-key")
+	gateway := startChildSim(t, []string{"TL_CHILD_KEY=" + key}, "--require-key", "--open-models")
 	closed, err := integrate.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -406,6 +411,7 @@ arms: [{name: baseline}]
 		{"missing env var", locked, "Bearer ${TL_UNSET_VARIABLE}", []string{"config fail.yaml: request.headers.Authorization (line 6): ${TL_UNSET_VARIABLE}", "not set"}},
 		{"unreachable", "http://127.0.0.1:" + strconv.Itoa(closed), "Bearer ${TL_TEST_KEY}", []string{"arm baseline", "unreachable", "connection refused"}},
 		{"401", locked, "Bearer ${TL_TEST_KEY}", []string{"arm baseline", "refused the credentials", "401", "Authorization (values not shown)"}},
+		{"401 on completions only", gateway, "Bearer ${TL_TEST_KEY}", []string{"arm baseline", "refused the credentials on a completion: POST /v1/completions (max_tokens 1", "401", "Authorization (values not shown)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := Parse(strings.NewReader(cfgText(tc.url, tc.header)), "fail.yaml", ".")
@@ -538,6 +544,10 @@ func TestCommandServer(t *testing.T) {
 	}
 	if info["launched_by_transferlab"] != true || info["model"] != sim.DefaultConfig().Model.Name {
 		t.Errorf("manifest.server.hooked = %v", info)
+	}
+	if d, ok := info["description"].(servers.Description); !ok || d.CompletionCheck == nil || d.CompletionCheck.Status != http.StatusOK ||
+		d.CompletionCheck.MaxTokens != 1 || d.CompletionCheck.Counted {
+		t.Errorf("manifest.server.hooked.description: %#v; want the completion check, answered 200, not counted", info["description"])
 	}
 	grepTree(t, out, key)
 

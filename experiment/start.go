@@ -47,7 +47,7 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 		if cmd.Cwd != "" {
 			cmd.Cwd = r.cfg.path(cmd.Cwd)
 		}
-		p := newProber(r.live)
+		p := newProber(&r.cfg, r.live)
 		defer p.Close()
 		s, err := r.launcher.StartCommand(ctx, cmd, servers.CommandArm{Name: arm.Name, Dir: dir, Override: arm.Override}, p, r.cfg.Request.Model)
 		if err != nil {
@@ -64,7 +64,7 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 		if e := r.cfg.Server.Endpoint; e != nil {
 			pins = e.Pins
 		}
-		s, err := servers.StartEndpoint(ctx, t, pins, newProber(r.live), r.cfg.Energy.Device)
+		s, err := servers.StartEndpoint(ctx, t, pins, newProber(&r.cfg, r.live), r.cfg.Energy.Device)
 		if err != nil {
 			return nil, err
 		}

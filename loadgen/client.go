@@ -76,11 +76,7 @@ func (t *httpTransport) close() {
 // newClient returns the client for cfg's transport. The reactor's event
 // loop lives until close; runCtx's end cancels its in-flight requests.
 func newClient(runCtx context.Context, cfg *config, baseURL string, since func() time.Duration) (*client, error) {
-	path := "/v1/completions"
-	if cfg.endpoint == EndpointChat {
-		path = "/v1/chat/completions"
-	}
-	c := &client{cfg: cfg, url: baseURL + path, since: since}
+	c := &client{cfg: cfg, url: baseURL + cfg.endpoint.Path(), since: since}
 	var lt *target
 	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
 		lt, _ = newTarget(c.url, cfg.headers) // nil when unparsable: net/http reports it per request

@@ -22,6 +22,15 @@ const (
 	EndpointChat Endpoint = "chat"
 )
 
+// Path is the request path of e on a server's base URL:
+// /v1/chat/completions for EndpointChat, else /v1/completions.
+func (e Endpoint) Path() string {
+	if e == EndpointChat {
+		return "/v1/chat/completions"
+	}
+	return "/v1/completions"
+}
+
 // Defaults of the options (vegeta style: each option states what it changes).
 const (
 	DefaultArm       = "baseline"

@@ -38,8 +38,9 @@ type CommandArm struct {
 // StartCommand launches cmd (secrets expanded, cwd resolved) for one arm,
 // as the reference server is launched (Launcher: GPU memory back to idle
 // first, process group, log, readiness, the hook's install receipt when the
-// arm has an override), then asks it about itself (/v1/models, /version)
-// with p, picks the model (model when set, else the one it lists) and runs
+// arm has an override), then probes it with p (Prober.Probe: /v1/models,
+// /version, the model — model when set, else the one it lists — and one
+// minimal completion; refused credentials stop it here) and runs
 // manifest_argv.
 func (l *Launcher) StartCommand(ctx context.Context, cmd integrate.CommandConfig, arm CommandArm, p *Prober, model string) (*CommandServer, error) {
 	var hook integrate.HookSetup
@@ -55,16 +56,14 @@ func (l *Launcher) StartCommand(ctx context.Context, cmd integrate.CommandConfig
 	if err != nil {
 		return nil, err
 	}
-	a := &CommandServer{Process: proc, arm: arm.Name, override: arm.Override, device: l.Device}
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	a.desc, err = p.Describe(pctx, proc.BaseURL())
-	cancel()
-	if err == nil {
-		a.model, err = PickModel(model, a.desc, proc.BaseURL())
-	}
+	t, err := p.Probe(ctx, proc.BaseURL(), model)
 	if err != nil {
 		_ = proc.Close(context.WithoutCancel(ctx))
 		return nil, err
+	}
+	a := &CommandServer{Process: proc, arm: arm.Name, override: arm.Override, device: l.Device, model: t.Model, desc: t.Desc}
+	if w := t.Desc.CompletionCheck.Problem(); w != "" {
+		fmt.Fprintf(l.Warn, "warning: arm %s: server %s: %s\n", arm.Name, proc.BaseURL(), w)
 	}
 	if m := cmd.ManifestArgv; len(m) > 0 {
 		out := integrate.RunManifestCommand(ctx, m, spec.Env, spec.Dir, manifestTimeout)

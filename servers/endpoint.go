@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -53,22 +54,65 @@ type Description struct {
 	Version any `json:"version,omitempty"`
 	// ServerHeader is the HTTP Server header of the /v1/models answer.
 	ServerHeader string `json:"server_header,omitempty"`
+	// CompletionCheck is the one minimal completion sent before anything
+	// was measured (Prober.Probe).
+	CompletionCheck *CompletionCheck `json:"completion_check,omitempty"`
 }
 
-// Prober asks a server about itself with the run's headers and TLS.
+// CompletionCheck is the one minimal completion a run sends to a server
+// before it measures anything (max_tokens 1, not streamed, in no cell,
+// record or count): a server that lists its models to anyone but refuses
+// completions without the right credentials is refused up front.
+type CompletionCheck struct {
+	// Path is the route the run's requests take (request.endpoint).
+	Path      string `json:"path"`
+	MaxTokens int    `json:"max_tokens"`
+	// Status is the HTTP status answered (0: no answer; Error says why).
+	Status int `json:"http_status"`
+	// Error is the transport error, or the start of a non-2xx answer's body.
+	Error string `json:"error,omitempty"`
+	// PromptTokens and CompletionTokens are the answer's usage, when it
+	// gave one: what the check added to the server's own token counters.
+	PromptTokens     *int `json:"prompt_tokens,omitempty"`
+	CompletionTokens *int `json:"completion_tokens,omitempty"`
+	// Counted is always false: the check is not part of any measurement.
+	Counted bool `json:"counted"`
+}
+
+// Problem is a sentence for a warning when the check got no 2xx answer for
+// another reason than refused credentials (those are an error), else ""
+// (also for a nil c: no check was made).
+func (c *CompletionCheck) Problem() string {
+	if c == nil || c.Status/100 == 2 {
+		return ""
+	}
+	got := fmt.Sprintf("answered %d %s", c.Status, http.StatusText(c.Status))
+	if c.Status == 0 {
+		got = "got no answer"
+	}
+	if c.Error != "" {
+		got += ": " + c.Error
+	}
+	return fmt.Sprintf("the minimal completion sent before measuring (POST %s, max_tokens 1, not counted) %s; the run goes on, but its requests may fail the same way", c.Path, got)
+}
+
+// Prober asks a server about itself with the run's headers, TLS settings
+// and request route.
 type Prober struct {
-	client  *http.Client
-	headers http.Header
+	client   *http.Client
+	headers  http.Header
+	endpoint loadgen.Endpoint
 }
 
 // NewProber returns a Prober sending headers (the run's request headers,
 // secrets expanded; nil for none) over TLS settings tc (nil: system roots),
-// each request bounded to 10 s.
-func NewProber(headers http.Header, tc *tls.Config) *Prober {
+// its completion check on route ep (request.endpoint), each request
+// bounded to 10 s (the completion check to 60 s).
+func NewProber(headers http.Header, tc *tls.Config, ep loadgen.Endpoint) *Prober {
 	c := loadgen.NewHTTPClient()
 	c.Transport.(*http.Transport).TLSClientConfig = tc
 	c.Timeout = 10 * time.Second
-	return &Prober{client: c, headers: headers}
+	return &Prober{client: c, headers: headers, endpoint: ep}
 }
 
 // Close closes the Prober's idle connections.
@@ -103,15 +147,7 @@ func (p *Prober) Describe(ctx context.Context, base string) (Description, error)
 	case err != nil:
 		return d, fmt.Errorf("server %s is unreachable: %w", where, err)
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
-		hint := "request.headers sets none"
-		if len(p.headers) > 0 {
-			names := make([]string, 0, len(p.headers))
-			for k := range p.headers {
-				names = append(names, k)
-			}
-			hint = "sent request.headers " + strings.Join(names, ", ") + " (values not shown)"
-		}
-		return d, fmt.Errorf("server %s refused the credentials: GET /v1/models answered %d %s; %s", where, st, http.StatusText(st), hint)
+		return d, fmt.Errorf("server %s refused the credentials: GET /v1/models answered %d %s; %s", where, st, http.StatusText(st), p.sentHeaders())
 	case st != http.StatusOK:
 		return d, fmt.Errorf("server %s: GET /v1/models answered %d %s: %s", where, st, http.StatusText(st), clip(body, 200))
 	}
@@ -137,6 +173,76 @@ func (p *Prober) Describe(ctx context.Context, base string) (Description, error)
 		}
 	}
 	return d, nil
+}
+
+// sentHeaders names the headers the Prober sends, never their values.
+func (p *Prober) sentHeaders() string {
+	if len(p.headers) == 0 {
+		return "request.headers sets none"
+	}
+	names := make([]string, 0, len(p.headers))
+	for k := range p.headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return "sent request.headers " + strings.Join(names, ", ") + " (values not shown)"
+}
+
+// CheckCompletion sends one minimal completion for model to the server at
+// base on the run's route (max_tokens 1, not streamed, a one-word prompt),
+// with the run's headers. Refused credentials (401 or 403) are an error
+// naming the headers sent, never their values; any other outcome is
+// returned for the manifest (CompletionCheck.Problem says when to warn).
+func (p *Prober) CheckCompletion(ctx context.Context, base, model string) (CompletionCheck, error) {
+	c := CompletionCheck{Path: p.endpoint.Path(), MaxTokens: 1}
+	body := map[string]any{"model": model, "max_tokens": 1, "stream": false}
+	if p.endpoint == loadgen.EndpointChat {
+		body["messages"] = []map[string]string{{"role": "user", "content": "Hello"}}
+	} else {
+		body["prompt"] = "Hello"
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return c, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(base, "/")+c.Path, bytes.NewReader(b))
+	if err != nil {
+		return c, err
+	}
+	for k, v := range p.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := *p.client
+	client.Timeout = 0 // ctx bounds it: a first completion may be slow
+	resp, err := client.Do(req)
+	if err != nil {
+		c.Error = err.Error()
+		return c, nil
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	c.Status = resp.StatusCode
+	switch {
+	case c.Status == http.StatusUnauthorized || c.Status == http.StatusForbidden:
+		return c, fmt.Errorf("server %s refused the credentials on a completion: POST %s (max_tokens 1, sent before anything is measured) answered %d %s, although GET /v1/models answered 200 OK; %s",
+			secret.URL(base), c.Path, c.Status, http.StatusText(c.Status), p.sentHeaders())
+	case c.Status/100 != 2:
+		c.Error = clip(rb, 200)
+	default:
+		var doc struct {
+			Usage *struct {
+				PromptTokens     *int `json:"prompt_tokens"`
+				CompletionTokens *int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(rb, &doc) == nil && doc.Usage != nil {
+			c.PromptTokens, c.CompletionTokens = doc.Usage.PromptTokens, doc.Usage.CompletionTokens
+		}
+	}
+	return c, nil
 }
 
 func clip(b []byte, n int) string {
@@ -171,9 +277,11 @@ type Target struct {
 	Desc  Description
 }
 
-// Probe asks the server at base about itself (Describe) and picks its
-// model (PickModel with requested): an unreachable server, refused
-// credentials or an unclear model is an error saying which.
+// Probe asks the server at base about itself (Describe), picks its model
+// (PickModel with requested) and sends it one minimal completion
+// (CheckCompletion): an unreachable server, refused credentials (on the
+// model list or on the completion) or an unclear model is an error saying
+// which.
 func (p *Prober) Probe(ctx context.Context, base, requested string) (Target, error) {
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	d, err := p.Describe(pctx, base)
@@ -185,6 +293,11 @@ func (p *Prober) Probe(ctx context.Context, base, requested string) (Target, err
 	if err != nil {
 		return Target{}, err
 	}
+	chk, err := p.CheckCompletion(ctx, base, m)
+	if err != nil {
+		return Target{}, err
+	}
+	d.CompletionCheck = &chk
 	return Target{URL: strings.TrimRight(base, "/"), Model: m, Desc: d}, nil
 }
 

@@ -2,11 +2,14 @@ package servers
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/loadgen"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -65,7 +68,7 @@ func modelServer(t *testing.T, key, models, version string) string {
 func TestProbe(t *testing.T) {
 	ctx := context.Background()
 	one := modelServer(t, "", `{"data":[{"id":"m1"}]}`, `{"version":"0.9"}`)
-	got, err := NewProber(nil, nil).Probe(ctx, one+"/", "")
+	got, err := NewProber(nil, nil, loadgen.EndpointCompletions).Probe(ctx, one+"/", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,26 +80,83 @@ func TestProbe(t *testing.T) {
 	}
 
 	two := modelServer(t, "", `{"data":[{"id":"a"},{"id":"b"}]}`, "")
-	if _, err := NewProber(nil, nil).Probe(ctx, two, ""); err == nil || !strings.Contains(err.Error(), "serves 2 models (a, b)") {
+	if _, err := NewProber(nil, nil, loadgen.EndpointCompletions).Probe(ctx, two, ""); err == nil || !strings.Contains(err.Error(), "serves 2 models (a, b)") {
 		t.Errorf("two models, none requested: %v", err)
 	}
-	if got, err := NewProber(nil, nil).Probe(ctx, two, "b"); err != nil || got.Model != "b" {
+	if got, err := NewProber(nil, nil, loadgen.EndpointCompletions).Probe(ctx, two, "b"); err != nil || got.Model != "b" {
 		t.Errorf("two models, b requested: %+v, %v", got, err)
 	}
-	if _, err := NewProber(nil, nil).Probe(ctx, modelServer(t, "", `{"data":[]}`, ""), ""); err == nil || !strings.Contains(err.Error(), "lists no model") {
+	if _, err := NewProber(nil, nil, loadgen.EndpointCompletions).Probe(ctx, modelServer(t, "", `{"data":[]}`, ""), ""); err == nil || !strings.Contains(err.Error(), "lists no model") {
 		t.Errorf("no model: %v", err)
 	}
-	if _, err := NewProber(nil, nil).Probe(ctx, modelServer(t, "", `<html>`, ""), ""); err == nil || !strings.Contains(err.Error(), "not an OpenAI model list") {
+	if _, err := NewProber(nil, nil, loadgen.EndpointCompletions).Probe(ctx, modelServer(t, "", `<html>`, ""), ""); err == nil || !strings.Contains(err.Error(), "not an OpenAI model list") {
 		t.Errorf("not a model list: %v", err)
 	}
 
 	locked := modelServer(t, "sk-right", `{"data":[{"id":"m1"}]}`, "")
-	_, err = NewProber(http.Header{"Authorization": {"Bearer sk-wrong-SECRET"}}, nil).Probe(ctx, locked, "")
+	_, err = NewProber(http.Header{"Authorization": {"Bearer sk-wrong-SECRET"}}, nil, loadgen.EndpointCompletions).Probe(ctx, locked, "")
 	if err == nil || !strings.Contains(err.Error(), "refused the credentials: GET /v1/models answered 401") ||
 		!strings.Contains(err.Error(), "Authorization (values not shown)") || strings.Contains(err.Error(), "sk-wrong-SECRET") {
 		t.Errorf("wrong key: %v", err)
 	}
-	if _, err := NewProber(http.Header{"Authorization": {"Bearer sk-right"}}, nil).Probe(ctx, locked, ""); err != nil {
+	if _, err := NewProber(http.Header{"Authorization": {"Bearer sk-right"}}, nil, loadgen.EndpointCompletions).Probe(ctx, locked, ""); err != nil {
 		t.Errorf("right key: %v", err)
+	}
+}
+
+// TestCompletionCheck: a server that lists its models to anyone but answers
+// 401 to completions without the key is refused by Probe, naming the route
+// and the headers sent, never their values; with the key the check is
+// recorded (max_tokens 1, not counted) on the run's route, chat included.
+func TestCompletionCheck(t *testing.T) {
+	type seen struct {
+		path string
+		body map[string]any
+	}
+	got := make(chan seen, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/models":
+			_, _ = io.WriteString(w, `{"data":[{"id":"m1"}]}`)
+			return
+		case r.Method != http.MethodPost:
+			http.NotFound(w, r)
+			return
+		}
+		var b map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		got <- seen{r.URL.Path, b}
+		if r.Header.Get("Authorization") != "Bearer sk-right" {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":"bad key `+r.Header.Get("Authorization")+`"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"choices":[{"text":"!"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}`)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	_, err := NewProber(http.Header{"Authorization": {"Bearer sk-wrong-SECRET"}}, nil, loadgen.EndpointCompletions).Probe(ctx, srv.URL, "")
+	if err == nil || !strings.Contains(err.Error(), "refused the credentials on a completion: POST /v1/completions (max_tokens 1") ||
+		!strings.Contains(err.Error(), "401 Unauthorized") || !strings.Contains(err.Error(), "Authorization (values not shown)") || strings.Contains(err.Error(), "sk-wrong") {
+		t.Errorf("wrong key: %v", err)
+	}
+	<-got
+
+	for _, ep := range []loadgen.Endpoint{loadgen.EndpointCompletions, loadgen.EndpointChat} {
+		tg, err := NewProber(http.Header{"Authorization": {"Bearer sk-right"}}, nil, ep).Probe(ctx, srv.URL, "")
+		if err != nil {
+			t.Fatalf("%s, right key: %v", ep, err)
+		}
+		c := tg.Desc.CompletionCheck
+		if c == nil || c.Status != http.StatusOK || c.MaxTokens != 1 || c.Counted || c.Path != ep.Path() || c.Problem() != "" ||
+			c.PromptTokens == nil || *c.PromptTokens != 2 || c.CompletionTokens == nil || *c.CompletionTokens != 1 {
+			t.Errorf("%s: check %+v", ep, c)
+		}
+		s := <-got
+		_, chat := s.body["messages"]
+		if s.path != ep.Path() || s.body["max_tokens"] != 1.0 || s.body["stream"] != false || s.body["model"] != "m1" || chat != (ep == loadgen.EndpointChat) {
+			t.Errorf("%s: the check sent %s %v", ep, s.path, s.body)
+		}
 	}
 }

@@ -99,8 +99,14 @@ def main():
         best = max([r for r, (_, s) in cells.items() if s], default=None)
         print(f"sustained total rate (lag p99 <= 1 ms, every request ok): {best if best is not None else 'none'} req/s")
         all_ids = {r["request_id"] for rs in recs.values() for r in rs}
-        print(f"serve-sim: prefill tokens {prof['prefill_tokens']} = {prof['prefill_tokens'] / 32:g} requests of 32 "
-              f"against {total} recorded ({'equal' if prof['prefill_tokens'] == 32 * total else 'DIFFERENT'}); "
+        # Each shard sends one minimal completion before it measures (the
+        # manifest's completion_check): its prompt tokens reach the server's
+        # counters but no record.
+        checks = sum(((srv.get("description") or {}).get("completion_check") or {}).get("prompt_tokens") or 0
+                     for r_ in shard_res for srv in (r_["manifest"].get("server") or {}).values() if isinstance(srv, dict))
+        reqs = prof['prefill_tokens'] - checks
+        print(f"serve-sim: prefill tokens {prof['prefill_tokens']} less {checks} of the shards' up-front completion checks "
+              f"= {reqs / 32:g} requests of 32 against {total} recorded ({'equal' if reqs == 32 * total else 'DIFFERENT'}); "
               f"decode tokens {prof['decode_tokens']}; in flight at the end {prof['in_flight']}")
         print(f"serve-sim truth (one line per request id, the latest: ids repeat across cells): {len(truth)} ids, "
               f"{len(all_ids)} recorded ids ({'equal' if len(truth) == len(all_ids) else 'DIFFERENT'}); "
