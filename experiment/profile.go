@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -20,23 +19,6 @@ import (
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
 )
-
-// stopPacer releases requests as its inner pacer says until stop is called,
-// then releases no more: the requests it never released end not_sent, and
-// those in flight finish normally (nothing is cancelled inside the server).
-type stopPacer struct {
-	loadgen.Pacer
-	stopped atomic.Bool
-}
-
-func (p *stopPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
-	if p.stopped.Load() {
-		return 0, true
-	}
-	return p.Pacer.Pace(elapsed, hits)
-}
-
-func (p *stopPacer) stop() { p.stopped.Store(true) }
 
 // activeSlackS is how far (s) a profile window's active_s may exceed its
 // window_s before the server's answer is refused (it is then clamped).
@@ -121,48 +103,15 @@ func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, ar
 	began := time.Now()
 	pctx, cancel := servers.UntilDied(ctx, a.Died())
 	defer cancel()
-	pacer := &stopPacer{Pacer: loadgen.NewTracePacer(sched)}
-	keep := &loadgen.SliceSink{}
-	opts := r.replayOptions(arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition)
-	type replayed struct {
-		sum loadgen.Summary
-		err error
-	}
-	done := make(chan replayed, 1)
-	go func() {
-		sum, err := loadgen.Replay(pctx, a, sched, pacer, keep, opts...)
-		done <- replayed{sum, err}
-	}()
-	var rep *replayed
-	wait := func(d time.Duration) {
-		if rep != nil {
-			return
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-pctx.Done():
-		case x := <-done:
-			rep = &x
-		}
-	}
-	finish := func() replayed {
-		pacer.stop()
-		if rep == nil {
-			x := <-done
-			rep = &x
-		}
-		return *rep
-	}
+	bg := startReplay(pctx, a, sched, r.replayOptions(arm.Name+" (profiling pass)", k.OfferedLoadRPS, k.Repetition))
 
 	// The window opens at the first send at or after the warm-up, so that at a
 	// light load it does not fall in a gap between requests (at 0.5 req/s a
 	// 2 s window right after the warm-up saw no request in flight).
 	openAt := profileOpenAt(sched, r.cfg.Load.Warmup)
-	wait(openAt - time.Since(began))
-	if rep != nil || pctx.Err() != nil {
-		got := finish()
+	bg.wait(pctx, openAt-time.Since(began))
+	if bg.ended() || pctx.Err() != nil {
+		got := bg.finish()
 		why := errors.Join(context.Cause(pctx), got.err)
 		if why == nil {
 			why = fmt.Errorf("its %d requests were all sent and answered", len(sched.Requests))
@@ -170,54 +119,28 @@ func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, ar
 		return nil, fmt.Errorf("profiling pass: the replay ended before the profiler window was due (%s, the first send after the %s warm-up): %w", openAt.Round(time.Millisecond), r.cfg.Load.Warmup, why)
 	}
 	if err := a.ProfileStart(pctx, tracePath); err != nil {
-		finish()
+		bg.finish()
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
 	from := time.Now()
-	wait(pc.Window)
+	bg.wait(pctx, pc.Window)
 	to := time.Now()
 	// No arrivals after the window: the server exports the trace (seconds
 	// for a 2 s window) while the requests in flight drain normally.
-	pacer.stop()
+	bg.pacer.Stop()
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(pctx), profileStopTimeout)
 	win, stopErr := a.ProfileStop(sctx)
 	scancel()
-	got := finish()
+	got := bg.finish()
 	if stopErr != nil {
 		return nil, fmt.Errorf("profiling pass: %w", stopErr)
 	}
 	if got.err != nil {
 		return nil, fmt.Errorf("profiling pass: replay: %w", got.err)
 	}
-	// The server reads its window length and then its active time, so a
-	// window that was busy throughout can show active_s a few µs above
-	// window_s (seen on the H200: 2.1145616 vs 2.1145592 s). Up to
-	// activeSlackS is that, and is clamped; more is a server bug.
-	if win.ActiveS > win.WindowS+activeSlackS {
-		return nil, fmt.Errorf("profiling pass: server %s: field active_s %v exceeds window_s %v by more than %g s", a.BaseURL(), win.ActiveS, win.WindowS, activeSlackS)
-	}
-	win.ActiveS = min(win.ActiveS, win.WindowS)
-	if !(win.ActiveS > 0) {
-		return nil, fmt.Errorf("profiling pass: server %s: no request was in flight during the %.3f s profiler window (active_s %v)", a.BaseURL(), win.WindowS, win.ActiveS)
-	}
-	opt, err := pc.options()
+	sum, err := summarizeWindow(ctx, a.BaseURL(), &win, pc, r.cfg.Seed)
 	if err != nil {
 		return nil, err
-	}
-	activeWall := time.Duration(math.Round(win.ActiveS * 1e9))
-	sum, err := amdahl.Summarize(ctx, win.TracePath, amdahl.FormatChrome, amdahl.SummaryConfig{
-		ActiveWall: activeWall, Options: opt, Boot: []amdahl.BootOption{amdahl.Seed(uint64(r.cfg.Seed))},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("profiling pass: %w", err)
-	}
-	if !sum.Complete {
-		return nil, fmt.Errorf("profiling pass: %s: %d CUDA-graph-replayed kernels were not attributed (target work missed, f would be an underestimate): set amdahl.profile.kernel_sequence or kernel_pattern to the target's kernels",
-			win.TracePath, sum.Attribution.GraphUnattributed)
-	}
-	if sum.Fractions.TargetGPU == 0 {
-		return nil, fmt.Errorf("profiling pass: %s: no kernel was attributed to the target (annotation %q, kernel_sequence %q, kernel_pattern %q)",
-			win.TracePath, pc.Annotation, pc.KernelSequence, pc.KernelPattern)
 	}
 	gz, err := gzipFile(win.TracePath)
 	if err != nil {
@@ -228,8 +151,8 @@ func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, ar
 		OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition,
 		Trace: relTo(r.opt.OutDir, gz), Summary: relTo(r.opt.OutDir, filepath.Join(dir, stem+".summary.json")),
 		WindowS: win.WindowS, ActiveS: win.ActiveS, RequestsDone: win.RequestsDone, TraceBytes: win.TraceBytes,
-		ClientActiveS: clientActive(got.sum.Start, keep.Records, from, to).Seconds(),
-		Replay:        replayStates(keep.Records),
+		ClientActiveS: clientActive(got.sum.Start, bg.keep.Records, from, to).Seconds(),
+		Replay:        replayStates(bg.keep.Records),
 		FGPU:          sum.Fractions.FGPU, FWall: sum.Fractions.FWall, FExcl: sum.Fractions.FExcl,
 		FMeasures: fMeasures, STiming: pc.STiming, Attr: sum.Attribution, Kernels: sum.TargetKernels, Warnings: sum.Warnings,
 	}
@@ -249,6 +172,103 @@ func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, ar
 	fr := sum.Fractions
 	fr.Source = string(amdahl.FormatChrome)
 	return &fr, nil
+}
+
+// summarizeWindow is the checked summary of the profiler window win that
+// server answered (its active_s clamped to window_s within activeSlackS):
+// f from its Chrome trace with pc's kernel selection, refused when
+// CUDA-graph-replayed kernels went unattributed or no kernel was attributed
+// to the target. seed seeds the bootstrap.
+func summarizeWindow(ctx context.Context, server string, win *integrate.ProfileWindow, pc *ProfileConfig, seed int64) (amdahl.Summary, error) {
+	// The server reads its window length and then its active time, so a
+	// window that was busy throughout can show active_s a few µs above
+	// window_s (seen on the H200: 2.1145616 vs 2.1145592 s). Up to
+	// activeSlackS is that, and is clamped; more is a server bug.
+	if win.ActiveS > win.WindowS+activeSlackS {
+		return amdahl.Summary{}, fmt.Errorf("profiling pass: server %s: field active_s %v exceeds window_s %v by more than %g s", server, win.ActiveS, win.WindowS, activeSlackS)
+	}
+	win.ActiveS = min(win.ActiveS, win.WindowS)
+	if !(win.ActiveS > 0) {
+		return amdahl.Summary{}, fmt.Errorf("profiling pass: server %s: no request was in flight during the %.3f s profiler window (active_s %v)", server, win.WindowS, win.ActiveS)
+	}
+	opt, err := pc.options()
+	if err != nil {
+		return amdahl.Summary{}, err
+	}
+	activeWall := time.Duration(math.Round(win.ActiveS * 1e9))
+	sum, err := amdahl.Summarize(ctx, win.TracePath, amdahl.FormatChrome, amdahl.SummaryConfig{
+		ActiveWall: activeWall, Options: opt, Boot: []amdahl.BootOption{amdahl.Seed(uint64(seed))},
+	})
+	if err != nil {
+		return amdahl.Summary{}, fmt.Errorf("profiling pass: %w", err)
+	}
+	if !sum.Complete {
+		return amdahl.Summary{}, fmt.Errorf("profiling pass: %s: %d CUDA-graph-replayed kernels were not attributed (target work missed, f would be an underestimate): set amdahl.profile.kernel_sequence or kernel_pattern to the target's kernels",
+			win.TracePath, sum.Attribution.GraphUnattributed)
+	}
+	if sum.Fractions.TargetGPU == 0 {
+		return amdahl.Summary{}, fmt.Errorf("profiling pass: %s: no kernel was attributed to the target (annotation %q, kernel_sequence %q, kernel_pattern %q)",
+			win.TracePath, pc.Annotation, pc.KernelSequence, pc.KernelPattern)
+	}
+	return sum, nil
+}
+
+// bgReplay is one unmeasured replay running while its caller waits on it
+// (the profiling pass opens and closes the profiler window meanwhile). Its
+// records go to keep, never to records.jsonl or a cell.
+type bgReplay struct {
+	pacer *loadgen.StopPacer
+	keep  *loadgen.SliceSink
+	done  chan replayed
+	// got is the replay's outcome once it has ended (nil before).
+	got *replayed
+}
+
+// replayed is what loadgen.Replay returned.
+type replayed struct {
+	sum loadgen.Summary
+	err error
+}
+
+// startReplay starts replaying sched on srv with opts, paced by the
+// schedule until its pacer is stopped.
+func startReplay(ctx context.Context, srv loadgen.Server, sched traces.Schedule, opts []loadgen.Option) *bgReplay {
+	b := &bgReplay{pacer: loadgen.NewStopPacer(loadgen.NewTracePacer(sched)), keep: &loadgen.SliceSink{}, done: make(chan replayed, 1)}
+	go func() {
+		sum, err := loadgen.Replay(ctx, srv, sched, b.pacer, b.keep, opts...)
+		b.done <- replayed{sum, err}
+	}()
+	return b
+}
+
+// wait returns after d, when ctx ends or when the replay ends, whichever
+// is first.
+func (b *bgReplay) wait(ctx context.Context, d time.Duration) {
+	if b.got != nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case x := <-b.done:
+		b.got = &x
+	}
+}
+
+// ended reports whether the replay has ended (as seen by wait).
+func (b *bgReplay) ended() bool { return b.got != nil }
+
+// finish releases no more requests and waits for the replay to end (the
+// requests in flight finish normally).
+func (b *bgReplay) finish() replayed {
+	b.pacer.Stop()
+	if b.got == nil {
+		x := <-b.done
+		b.got = &x
+	}
+	return *b.got
 }
 
 // profilesKey names the profiling passes' records in a server's manifest.
