@@ -1,11 +1,9 @@
 package experiment
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/integrate"
@@ -85,23 +83,7 @@ func speedupRows(rep *integrate.ValidationReport, timing string) ([]amdahl.Shape
 		if rep.Speedup.SEager == nil {
 			return nil, nil, "", fmt.Errorf("validation report %s: field speedup.s_eager is missing, but amdahl.profile.s_timing is eager: re-run `transferlab validate` (reports since the graph-timing rerun carry it)", rep.Path)
 		}
-		b, err := os.ReadFile(rep.Path)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("validation report: %w", err)
-		}
-		var doc struct {
-			Shapes []struct {
-				Set         string          `json:"set"`
-				Signature   json.RawMessage `json:"signature"`
-				Count       int             `json:"count"`
-				OrigEagerUs float64         `json:"orig_eager_us"`
-				CandEagerUs float64         `json:"cand_eager_us"`
-			} `json:"shapes"`
-		}
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return nil, nil, "", fmt.Errorf("validation report %s: field shapes: %w", rep.Path, err)
-		}
-		for _, s := range doc.Shapes {
+		for _, s := range rep.Shapes {
 			if s.Set == "captured" && s.OrigEagerUs > 0 && s.CandEagerUs > 0 {
 				rows = append(rows, amdahl.ShapeSpeedup{Shape: string(s.Signature), Count: s.Count, OriginalMedianUs: s.OrigEagerUs, CandidateMedianUs: s.CandEagerUs})
 			}

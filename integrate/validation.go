@@ -85,6 +85,11 @@ type ValidatedShape struct {
 	OrigUs  float64 `json:"orig_us"`
 	CandUs  float64 `json:"cand_us"`
 	Speedup float64 `json:"speedup"`
+	// OrigEagerUs and CandEagerUs are the same call timed eagerly (launch
+	// gaps included), µs, in reports of graph-timed validation (0 when
+	// absent): the rows of speedup.s_eager.
+	OrigEagerUs float64 `json:"orig_eager_us,omitempty"`
+	CandEagerUs float64 `json:"cand_eager_us,omitempty"`
 }
 
 // ReadValidationReport reads and checks a report; errors name the file and field.
