@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
@@ -58,7 +59,7 @@ func (r *runner) runCell(ctx context.Context, srv servers.Server, key cellKey) e
 	r.saveCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
 		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (its own %s > %s); figures of this cell are suspect\n",
-			key.arm, rate, c.DispatchLagFlagText(), loadgen.DefaultLagBudget)
+			key.arm, rate, analysis.DispatchLagFlagText(c), loadgen.DefaultLagBudget)
 	}
 	if err := r.writeResults(); err != nil {
 		return err

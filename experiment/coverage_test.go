@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -197,7 +198,7 @@ func TestDesignEfficiency(t *testing.T) {
 			}
 		}
 		r.Stats, r.Verdicts = nil, nil
-		if err := report.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true}); err != nil {
+		if err := analysis.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true}); err != nil {
 			t.Fatal(err)
 		}
 		var e report.Estimate

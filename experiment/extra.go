@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/telemetry"
@@ -70,7 +71,7 @@ func (d *DecisionConfig) rule(baseline string, seed int64) report.DecisionRule {
 func (x ExtraConfig) validate() error {
 	var errs []error
 	if x.Decision != nil {
-		if err := x.Decision.rule("baseline", 1).Validate(); err != nil {
+		if err := analysis.ValidateRule(x.Decision.rule("baseline", 1)); err != nil {
 			errs = append(errs, fmt.Errorf("decision: %w", err))
 		}
 		if e := x.Decision.ExpectedResolution; !(e >= 0 && e < 1) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -15,7 +16,7 @@ import (
 // timeout far below the simulated server's latency (5 ms; one decode step
 // alone takes ~7.6 ms, so every request with two or more output tokens
 // times out whatever the machine's load) makes each cell lose more than
-// report.MaxNotOKShare of its requests. The run completes (Run returns no
+// analysis.MaxNotOKShare of its requests. The run completes (Run returns no
 // error: the exit status stays 0), and then: a warning per cell naming the
 // arm, load, repetition, state counts and first error, on the log, in
 // results.json's warnings, in the console summary and in report.md; the
@@ -60,8 +61,8 @@ resolution: {aa_replicate: false}
 	}
 	for i, arm := range []string{"baseline", "cand"} {
 		c := cellOf(t, res, arm, 6)
-		notOK, n := c.NotOK()
-		if c.States["timeout"] == 0 || float64(notOK) <= report.MaxNotOKShare*float64(n) {
+		notOK, n := analysis.NotOK(c)
+		if c.States["timeout"] == 0 || float64(notOK) <= analysis.MaxNotOKShare*float64(n) {
 			t.Fatalf("%s: states %v: the 5 ms timeout should have failed most requests", arm, c.States)
 		}
 		w := onDisk.Warnings[i]

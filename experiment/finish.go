@@ -15,13 +15,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
 
 // addCell summarises one measured cell into the results, with its warning
-// when too many of its requests did not end ok (report.FailureWarning).
+// when too many of its requests did not end ok (analysis.FailureWarning).
 func (r *runner) addCell(m measured) {
-	c := report.BuildCell(m.records, report.CellOptions{
+	c := analysis.BuildCell(m.records, analysis.CellOptions{
 		Arm:            m.key.arm,
 		OfferedLoadRPS: r.cfg.Load.RatesRPS[m.key.load],
 		Repetition:     m.key.rep,
@@ -40,10 +42,10 @@ func (r *runner) addCell(m measured) {
 		}
 	}
 	r.res.Cells = append(r.res.Cells, c)
-	// A cell that lost more than report.MaxNotOKShare of its requests is said
+	// A cell that lost more than analysis.MaxNotOKShare of its requests is said
 	// as soon as it ends, and kept in results.json's warnings (the reports
 	// print them under the title; PrintSummary after the table).
-	if w := report.FailureWarning(c); w != "" {
+	if w := analysis.FailureWarning(c); w != "" {
 		r.res.Warnings = append(r.res.Warnings, w)
 		fmt.Fprintf(r.warn, "warning: %s\n", w)
 	}
@@ -68,13 +70,13 @@ func (r *runner) finish() error {
 		errs = append(errs, err)
 	}
 	var md bytes.Buffer
-	if err := report.WriteMarkdown(&md, *r.res); err != nil {
+	if err := render.WriteMarkdown(&md, *r.res); err != nil {
 		errs = append(errs, &FileError{File: MarkdownFile, Err: err})
 	} else if err := r.opt.writeOut(MarkdownFile, r.live.scrubber().Bytes(md.Bytes())); err != nil {
 		errs = append(errs, err)
 	}
 	var html bytes.Buffer
-	if err := report.WriteHTML(&html, *r.res); err != nil {
+	if err := render.WriteHTML(&html, *r.res); err != nil {
 		errs = append(errs, &FileError{File: HTMLFile, Err: err})
 	} else if err := r.opt.writeOut(HTMLFile, r.live.scrubber().Bytes(html.Bytes())); err != nil {
 		errs = append(errs, err)

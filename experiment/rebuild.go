@@ -61,7 +61,7 @@ type RebuildCell struct {
 // Rebuild writes records.jsonl, results.json, report.md and report.html into
 // opt.OutDir from cells measured by other processes (the shards of one run),
 // through the same code as Run: each cell is summarised from its records by
-// report.BuildCell and the cross-cell sections (Amdahl, energy, cost,
+// analysis.BuildCell and the cross-cell sections (Amdahl, energy, cost,
 // validation) come from the cells' profiles and energy windows. head carries
 // what the run's results hold apart from the cells (manifest, trace, SLO, run
 // order, completeness, hook, warnings that are not about one cell); its

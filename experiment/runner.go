@@ -36,7 +36,7 @@ type Options struct {
 	// Log receives progress lines (os.Stderr when nil).
 	Log io.Writer
 	// Warn receives the warning lines: cells that lost more than
-	// report.MaxNotOKShare of their requests, client-bound cells, missing
+	// analysis.MaxNotOKShare of their requests, client-bound cells, missing
 	// profiles or costs, telemetry trouble (Log when nil). `run --quiet`
 	// discards Log but keeps Warn on stderr.
 	Warn io.Writer

@@ -12,15 +12,17 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
 
 // addSections fills the cross-cell sections of the results: Amdahl (f from
 // the baseline's profiles, s from the override, the bound), energy and cost
-// per cell, then the statistics and verdicts (report.Analyze), and finally
+// per cell, then the statistics and verdicts (analysis.Analyze), and finally
 // the transfer efficiency from the measured speedups Analyze filled in.
 func (r *runner) addSections() {
 	r.res.Amdahl = r.amdahlSection()
@@ -35,7 +37,7 @@ func (r *runner) addSections() {
 	}
 	r.res.SimTruth = truth
 	rule := r.cfg.Extra.Decision.rule(r.cfg.Arms[0].Name, r.cfg.Seed)
-	if err := report.Analyze(r.res, rule); err != nil {
+	if err := analysis.Analyze(r.res, rule); err != nil {
 		fmt.Fprintf(r.warn, "warning: statistics and verdicts not computed: %v\n", err)
 		return
 	}
@@ -47,7 +49,7 @@ func (r *runner) addSections() {
 		for _, m := range l.Measured {
 			if m.Metric == "e2e" && m.Stat == "mean" && m.Value.Reps == 0 {
 				// Refused (too few ok requests, or a cell that lost more
-				// than report.MaxNotOKShare of them): no efficiency, and the
+				// than analysis.MaxNotOKShare of them): no efficiency, and the
 				// reason where the efficiency would be.
 				l.Verdict, l.Note = string(amdahl.VerdictUnknown), "transfer efficiency not computed: the measured E2E mean speedup is "+m.Value.Note
 				continue
@@ -460,7 +462,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 	}
 	tw.Flush()
 	if above {
-		fmt.Fprintf(w, "  * %s\n", report.AboveBoundNote)
+		fmt.Fprintf(w, "  * %s\n", render.AboveBoundNote)
 	}
 	printAblation(w, a)
 	// Why the mean speedups and the efficiency of a row are "-" (a p99

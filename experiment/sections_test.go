@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/energy"
 	"github.com/transferlab/transferlab/loadgen"
@@ -25,7 +26,7 @@ func TestEnergyCostSectionsLabels(t *testing.T) {
 	w := 10.0
 	r := &runner{log: io.Discard, warn: io.Discard, res: &report.Results{Simulated: true, Cells: []report.Cell{
 		{Arm: "baseline", OfferedLoadRPS: 1, States: map[string]int{"ok": 10}, WindowS: &w, WindowOutputTokens: 1000, InputTokens: 500},
-		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: report.NoMeasuredRequestSent},
+		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: analysis.NoMeasuredRequestSent},
 	}}}
 	r.cells = []measured{{energy: simWindow()}, {energy: simWindow()}}
 	r.cfg.Extra.Cost = &cost.Inputs{PricePerGPUHour: 3.5, Currency: "USD", PriceDate: "2026-11-01", PriceSource: "quote", GPUs: 1, Utilisation: 1,

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
 
 // PrintSummary writes the console summary of a run in report.md's order:
-// the answer per candidate (report.Answer: verdict, gain, resolution, bound,
+// the answer per candidate (render.Answer: verdict, gain, resolution, bound,
 // capacity, cost, energy, the main warning), then per cell the state counts,
 // TTFT/ITL/TPOT/E2E at p50 and the SLO's percentile (ms), throughput,
 // arrival rate and goodput, the client-bound flag, then the run's warnings
@@ -29,7 +31,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if !res.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}
-	for _, b := range report.Answer(*res) {
+	for _, b := range render.Answer(*res) {
 		fmt.Fprintf(w, "\n%s vs %s:\n", b.Candidate, res.Rule.Baseline)
 		for _, l := range b.Lines {
 			fmt.Fprintf(w, "  %s\n", l)
@@ -84,24 +86,24 @@ func PrintSummary(w io.Writer, res *report.Results) {
 		fmt.Fprintf(w, "WARNING: %s\n", wmsg)
 	}
 	printAmdahl(w, res)
-	if len(report.Answer(*res)) > 0 {
+	if len(render.Answer(*res)) > 0 {
 		return // the answer blocks above said the verdicts and capacity
 	}
 	if len(res.Verdicts) > 0 {
 		fmt.Fprintln(w)
 	}
 	for _, v := range res.Verdicts {
-		fmt.Fprintf(w, "verdict %s\n", report.VerdictLine(v))
+		fmt.Fprintf(w, "verdict %s\n", analysis.VerdictLine(v))
 	}
 	if res.Stats != nil {
-		fmt.Fprintf(w, "%s\n", report.Headline(*res))
+		fmt.Fprintf(w, "%s\n", render.Headline(*res))
 	}
 }
 
 // pctl is d's percentile q (50, 90, 95, 99 or 99.9) in ms; nil when refused
 // or not kept.
 func pctl(d report.Dist, q float64) *float64 {
-	v, err := d.Quantile("p" + strconv.FormatFloat(q, 'f', -1, 64))
+	v, err := analysis.Quantile(d, "p"+strconv.FormatFloat(q, 'f', -1, 64))
 	if err != nil {
 		return nil
 	}

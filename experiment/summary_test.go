@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -15,7 +17,7 @@ func TestPrintSummaryNotMeasured(t *testing.T) {
 	w, tp, ar, gp := 10.0, 1234.0, 2.6, 2.5
 	res := &report.Results{Complete: false, IncompleteReason: "run stopped: deadline", Cells: []report.Cell{
 		{Arm: "baseline", OfferedLoadRPS: 1, States: map[string]int{"ok": 20}, WindowS: &w, ThroughputTokPerS: &tp, ArrivalRateRPS: &ar, GoodputRPS: &gp},
-		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: report.NoMeasuredRequestSent, Incomplete: "run stopped: deadline"},
+		{Arm: "baseline", OfferedLoadRPS: 3, States: map[string]int{"not_sent": 48}, NotMeasured: analysis.NoMeasuredRequestSent, Incomplete: "run stopped: deadline"},
 	}}
 	var b bytes.Buffer
 	PrintSummary(&b, res)
@@ -54,7 +56,7 @@ func TestPrintSummaryVerdictClientBound(t *testing.T) {
 	t.Parallel()
 	res := &report.Results{Complete: true, Cells: []report.Cell{{Arm: "baseline", ClientBound: true}, {Arm: "cand"}},
 		Verdicts: []report.Verdict{{Candidate: "cand", Baseline: "baseline", Outcome: "pass", DecidingClause: "b", Reason: "r",
-			ClientBound: report.ClientBoundNote([]report.Cell{{ClientBound: true}, {}})}}}
+			ClientBound: analysis.ClientBoundNote([]report.Cell{{ClientBound: true}, {}})}}}
 	var b bytes.Buffer
 	PrintSummary(&b, res)
 	if !strings.Contains(b.String(), "verdict cand vs baseline: PASS (clause b: r); warning: 1 of 2 cells client-bound: their figures are suspect") {
@@ -119,7 +121,7 @@ func TestPrintSummaryAnswerFirstAtTheSLOPercentile(t *testing.T) {
 	if !flagged {
 		t.Errorf("the client-bound cell's row is not flagged:\n%s", out)
 	}
-	if !strings.Contains(out, "1.44*") || !strings.Contains(out, "* "+report.AboveBoundNote) {
+	if !strings.Contains(out, "1.44*") || !strings.Contains(out, "* "+render.AboveBoundNote) {
 		t.Errorf("efficiency 1.44 unexplained:\n%s", out)
 	}
 	if strings.Contains(out, "\nverdict ") || strings.Contains(out, "Headline") {

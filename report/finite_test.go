@@ -1,22 +1,25 @@
-package report
+package report_test
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/analysis/analysistest"
+	"github.com/transferlab/transferlab/report"
 )
 
 func TestCheckFinite(t *testing.T) {
 	t.Parallel()
-	r := fixtureResults(t)
-	if err := CheckFinite(r); err != nil {
+	r := analysistest.FixtureResults(t)
+	if err := report.CheckFinite(r); err != nil {
 		t.Fatalf("fixture: %v", err)
 	}
 	r.Energy.Cells[3].IdlePowerW = math.NaN()
-	r.Cells[1].TTFT.P50Ms = ptr(math.Inf(1))
+	r.Cells[1].TTFT.P50Ms = analysistest.Ptr(math.Inf(1))
 	r.Cells[0].SLOClaims[0].PValue = math.NaN() // a field of the embedded EarlyStop
 	r.Manifest.Effective = map[string]any{"rate": math.Inf(-1)}
-	err := CheckFinite(r)
+	err := report.CheckFinite(r)
 	if err == nil {
 		t.Fatal("want an error")
 	}

@@ -22,7 +22,7 @@ func TestMissingFiguresAreNull(t *testing.T) {
 		}
 	}
 	var back EnergyCell
-	if err := json.Unmarshal(b, &back); err != nil || back.has("idle_power_w") || back.EnergyJ != 12 {
+	if err := json.Unmarshal(b, &back); err != nil || back.Has("idle_power_w") || back.EnergyJ != 12 {
 		t.Errorf("round trip: %+v, %v", back, err)
 	}
 	a, err := json.Marshal(AmdahlLoad{Candidate: "c", Bound: 1.1})

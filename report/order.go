@@ -1,7 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -64,7 +67,7 @@ func CellsNotRun(r Results) []CellKey {
 
 // cellsCutShort lists the cells that started but did not run to their end
 // (Cell.Incomplete), in run order.
-func cellsCutShort(r Results) []CellKey {
+func CellsCutShort(r Results) []CellKey {
 	var out []CellKey
 	for _, c := range r.Cells {
 		if c.Incomplete != "" {
@@ -76,14 +79,58 @@ func cellsCutShort(r Results) []CellKey {
 
 // String names the cell as the reports do: "arm at 3 req/s, rep 0".
 func (k CellKey) String() string {
-	return fmt.Sprintf("%s at %s req/s, rep %d", k.Arm, num(k.OfferedLoadRPS), k.Repetition)
+	return fmt.Sprintf("%s at %s req/s, rep %d", k.Arm, Num(k.OfferedLoadRPS), k.Repetition)
 }
 
 // keysText joins cell names with "; ".
-func keysText(ks []CellKey) string {
+func KeysText(ks []CellKey) string {
 	s := make([]string, len(ks))
 	for i, k := range ks {
 		s[i] = k.String()
 	}
 	return strings.Join(s, "; ")
+}
+
+// armOrder lists arms in first-appearance order (manifest order first, then
+// the planned run order, then the cells).
+func ArmOrder(r Results) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(a string) {
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range r.Manifest.ArmOrder {
+		add(a)
+	}
+	for _, k := range r.RunOrder { // planned arms count even when none of their cells ran
+		add(k.Arm)
+	}
+	for _, c := range r.Cells {
+		add(c.Arm)
+	}
+	return out
+}
+
+// sortedCells returns r.Cells ordered by arm (armOrder), load, repetition.
+func SortedCells(r Results) []Cell {
+	rank := map[string]int{}
+	for i, a := range ArmOrder(r) {
+		rank[a] = i
+	}
+	cells := slices.Clone(r.Cells)
+	slices.SortStableFunc(cells, func(a, b Cell) int {
+		return cmp.Or(cmp.Compare(rank[a.Arm], rank[b.Arm]), cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS), cmp.Compare(a.Repetition, b.Repetition))
+	})
+	return cells
+}
+
+func LoadsOf(r Results) []float64 {
+	set := map[float64]bool{}
+	for _, c := range r.Cells {
+		set[c.OfferedLoadRPS] = true
+	}
+	return slices.Sorted(maps.Keys(set))
 }

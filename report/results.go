@@ -108,8 +108,8 @@ type Input struct {
 }
 
 // text is the input as the report header prints it.
-func (in Input) text() string {
-	s := orText(in.Path, "(path not given)")
+func (in Input) Text() string {
+	s := OrText(in.Path, "(path not given)")
 	if !in.CreatedAt.IsZero() {
 		s += ", created " + in.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")
 	}
@@ -338,4 +338,36 @@ type PromptDiff struct {
 	MinPct       float64 `json:"min_pct"`
 	MedianPct    float64 `json:"median_pct"`
 	MaxPct       float64 `json:"max_pct"`
+}
+
+// EarlyStop is the outcome of MLPerf LoadGen's early-stopping test for the
+// claim "the q-quantile of the metric is ≤ the target".
+type EarlyStop struct {
+	// N is the number of samples; Over how many exceeded the target.
+	N    int `json:"n"`
+	Over int `json:"over_target"`
+	// Quantile is the claimed quantile (0.99 for p99); Confidence the one-sided level.
+	Quantile   float64 `json:"quantile"`
+	Confidence float64 `json:"confidence"`
+	// MaxOver is the largest over-target count at which the claim holds for N
+	// samples (−1 when no count does: N is below MinSamples).
+	MaxOver int `json:"max_over_target"`
+	// PValue is P(X ≤ Over) for X ~ Binomial(N, 1 − Quantile): the chance of
+	// seeing this few over-target samples if the true q-quantile were the target.
+	PValue float64 `json:"p_value"`
+	// Holds is true when PValue ≤ 1 − Confidence, i.e. the claim is supported.
+	Holds bool `json:"holds"`
+}
+
+// RequestFigures are one ok measured request's figures, in ms, kept in the
+// cell so that two arms that replayed the same schedule can be compared
+// request by request (requestRatio). A metric the request does not define
+// (TPOT of a one-token output) is nil.
+type RequestFigures struct {
+	// ID is loadgen.Record.RequestID: the request's identity in the schedule,
+	// the same in every arm at one offered load.
+	ID     int      `json:"id"`
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	TPOTMs *float64 `json:"tpot_ms,omitempty"`
+	E2EMs  *float64 `json:"e2e_ms,omitempty"`
 }

@@ -10,7 +10,7 @@ func ResumedText(r Results) string {
 	}
 	f := r.ResumedFrom
 	return fmt.Sprintf("resumed (run --resume): %d cells kept from the interrupted run created %s (stopped: %s), %d run by this one; each cell's start time is in the table below. Kept cells' energy figures are those computed when they ended (the window trimmed to their measured window).",
-		f.KeptCells, f.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), orText(f.IncompleteReason, "no reason recorded"), f.RerunCells)
+		f.KeptCells, f.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), OrText(f.IncompleteReason, "no reason recorded"), f.RerunCells)
 }
 
 // CellStartRows are the rows (order, arm, load, repetition, started at UTC,

@@ -9,12 +9,12 @@ const (
 	DefaultResamples      = 2000
 	DefaultBootstrapSeed  = 1
 	DefaultSLOPercentile  = 99.0
-	verdictPass           = "pass"
-	verdictFail           = "fail"
-	verdictInconclusive   = "inconclusive"
+	VerdictPass           = "pass"
+	VerdictFail           = "fail"
+	VerdictInconclusive   = "inconclusive"
 	// verdictNoDifference: no difference detectable at the run's resolution.
-	verdictNoDifference = "no difference"
-	clauseNotDeclared   = "not declared"
+	VerdictNoDifference = "no difference"
+	ClauseNotDeclared   = "not declared"
 )
 
 // DecisionRule is DESIGN.md's acceptance rule, as configured. Only declared

@@ -132,7 +132,7 @@ type EnergyCell struct {
 const SimulatedEnergyHeadline = "simulated power model"
 
 // has reports whether the figure with JSON key k was measured.
-func (c EnergyCell) has(k string) bool { return !slices.Contains(c.Missing, k) }
+func (c EnergyCell) Has(k string) bool { return !slices.Contains(c.Missing, k) }
 
 // CostSection holds cost per token per cell with every input echoed.
 type CostSection struct {
@@ -214,4 +214,43 @@ type HookArm struct {
 	CallsCapture int64 `json:"calls_capture"`
 	// Receipts are the hook's own statements (e.g. "patched vllm...:RMSNorm.forward at import").
 	Receipts []string `json:"receipts,omitempty"`
+}
+
+// profileLoad is the profile estimate of cand at load, or nil.
+func (a *AmdahlSection) ProfileLoad(cand string, load float64) *AmdahlLoad {
+	for i := range a.Loads {
+		if a.Loads[i].Candidate == cand && a.Loads[i].OfferedLoadRPS == load {
+			return &a.Loads[i]
+		}
+	}
+	return nil
+}
+
+// AblationLoad is the Amdahl figures by ablation of one candidate at one
+// offered load: one entry per latency statistic (amdahl.AblationEstimate),
+// with the profile's bound beside them.
+type AblationLoad struct {
+	Candidate      string           `json:"candidate"`
+	Ceiling        string           `json:"ceiling"`
+	OfferedLoadRPS float64          `json:"offered_load_rps"`
+	Metrics        []AblationMetric `json:"metrics"`
+}
+
+// AblationMetric is one latency statistic's ablation figures (dimensionless
+// ratios; intervals over repetitions). BoundProfile is the profile path's
+// bound at this load (AmdahlLoad.Bound; nil when no profile measured f), set
+// beside BoundAblation; ProfileGap, when the profile bound lies below the
+// candidate's measured speedup, says by how much the profile's f and s
+// differ from the ablation's.
+type AblationMetric struct {
+	Metric             string   `json:"metric"`
+	Stat               string   `json:"stat"`
+	FAblation          Estimate `json:"f_ablation"`
+	SInSitu            Estimate `json:"s_in_situ"`
+	BoundAblation      Estimate `json:"bound_ablation"`
+	BoundProfile       *float64 `json:"bound_profile"`
+	CeilingSpeedup     Estimate `json:"ceiling_speedup"`
+	CandidateSpeedup   Estimate `json:"candidate_speedup"`
+	TransferEfficiency Estimate `json:"transfer_efficiency_vs_ceiling"`
+	ProfileGap         string   `json:"profile_gap,omitempty"`
 }

@@ -95,3 +95,21 @@ type CapacityGain struct {
 	Baseline  string   `json:"baseline"`
 	Gain      Estimate `json:"gain"`
 }
+
+// Resolution is this run's noise floor for one metric statistic at one
+// offered load: the A/A replicate against the baseline, compared as the
+// candidates are.
+type Resolution struct {
+	OfferedLoadRPS float64 `json:"offered_load_rps"`
+	Metric         string  `json:"metric"`
+	Stat           string  `json:"stat"`
+	// AA is A/A replicate / baseline with its interval (ideally 1).
+	AA Estimate `json:"aa"`
+	// PlusMinus is the resolution as a fraction: the farther end of AA's
+	// interval from 1, max(|AA.Low − 1|, |AA.High − 1|). A candidate/baseline
+	// ratio within 1 ± PlusMinus is no difference this run can detect.
+	// Nil when the A/A comparison has no interval (AA.Note says why).
+	PlusMinus *float64 `json:"plus_minus"`
+	// Excluded says why the A/A comparison is suspect (a client-bound cell).
+	Excluded string `json:"excluded,omitempty"`
+}

@@ -1,8 +1,9 @@
 // Package stats holds the project's one percentile definition
 // (docs/DESIGN.md, "Percentiles": exact, from raw samples, never an
-// interpolation), computed by gonum. report, amdahl, loadgen and
-// bench-client take every percentile from here. It knows nothing of
-// requests, records or reports: it sees numbers.
+// interpolation), computed by gonum, and the binomial bounds on a
+// percentile claim (binomial.go: MinSamples, BinomialCDF). analysis,
+// amdahl, loadgen and bench-client take every percentile from here. It
+// knows nothing of requests, records or reports: it sees numbers.
 package stats
 
 import "gonum.org/v1/gonum/stat"

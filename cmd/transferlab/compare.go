@@ -11,6 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/canary"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -19,10 +22,10 @@ const fromA = "default: A.json's recorded decision rule; without one,"
 
 // newCompareCmd builds `transferlab compare A.json B.json`: the canary
 // comparison of two results.json made from the same trace and config. All
-// statistics and the verdict come from report.Compare; this file only wires flags.
+// statistics and the verdict come from canary.Compare; this file only wires flags.
 func newCompareCmd() *cobra.Command {
 	var (
-		opts     report.CompareOptions
+		opts     canary.CompareOptions
 		outDir   string
 		asJSON   bool
 		exitCode bool
@@ -55,7 +58,7 @@ both input files, labelled A and B, with their paths and created times.`,
 			}
 			useRecordedRule(cmd, &opts.Rule, a.Rule)
 			opts.PathA, opts.PathB = args[0], args[1]
-			c, err := report.Compare(a, b, opts)
+			c, err := canary.Compare(a, b, opts)
 			if err != nil {
 				return fmt.Errorf("compare %s %s: %w", args[0], args[1], err)
 			}
@@ -75,7 +78,7 @@ both input files, labelled A and B, with their paths and created times.`,
 			if asJSON {
 				err = writeComparisonJSON(out, c)
 			} else {
-				err = report.WriteMarkdown(out, c.Results)
+				err = render.WriteMarkdown(out, c.Results)
 			}
 			if err != nil {
 				return err
@@ -104,7 +107,7 @@ both input files, labelled A and B, with their paths and created times.`,
 	return cmd
 }
 
-func writeComparisonJSON(w io.Writer, c report.Comparison) error {
+func writeComparisonJSON(w io.Writer, c canary.Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(c); err != nil {
@@ -114,7 +117,7 @@ func writeComparisonJSON(w io.Writer, c report.Comparison) error {
 }
 
 // writeComparison writes compare.json (the analysed Results), report.md and report.html into dir.
-func writeComparison(dir string, c report.Comparison) error {
+func writeComparison(dir string, c canary.Comparison) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("compare: --out: %w", err)
 	}
@@ -123,8 +126,8 @@ func writeComparison(dir string, c report.Comparison) error {
 		write func(io.Writer) error
 	}{
 		{"compare.json", func(w io.Writer) error { return report.WriteJSON(w, c.Results) }},
-		{"report.md", func(w io.Writer) error { return report.WriteMarkdown(w, c.Results) }},
-		{"report.html", func(w io.Writer) error { return report.WriteHTML(w, c.Results) }},
+		{"report.md", func(w io.Writer) error { return render.WriteMarkdown(w, c.Results) }},
+		{"report.html", func(w io.Writer) error { return render.WriteHTML(w, c.Results) }},
 	}
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
@@ -149,9 +152,9 @@ func verdictExit(vs []report.Verdict, enabled bool) error {
 	for _, v := range vs {
 		switch v.Outcome {
 		case "fail":
-			return &exitError{code: exitFail, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
+			return &exitError{code: exitFail, err: fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))}
 		case "inconclusive":
-			return &exitError{code: exitInconclusive, err: fmt.Errorf("compare: verdict %s", report.VerdictLine(v))}
+			return &exitError{code: exitInconclusive, err: fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))}
 		}
 	}
 	return nil

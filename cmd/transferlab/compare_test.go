@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/canary"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 )
@@ -68,7 +70,7 @@ func writeResults(t *testing.T, dir, name, sha string, e2e time.Duration) string
 	for _, load := range []float64{1, 2} {
 		for rep := range 4 {
 			d := e2e + time.Duration(rep)*time.Millisecond // repetitions differ a little
-			r.Cells = append(r.Cells, report.BuildCell(cellRecords(40, d), report.CellOptions{
+			r.Cells = append(r.Cells, analysis.BuildCell(cellRecords(40, d), analysis.CellOptions{
 				Arm: "baseline", OfferedLoadRPS: load, Repetition: rep, Order: len(r.Cells), RecordsFile: "records.jsonl", SLO: r.SLO}))
 		}
 	}
@@ -120,7 +122,7 @@ func TestCompareCommand(t *testing.T) {
 		if err != nil || code != 0 {
 			t.Fatalf("code %d, err %v", code, err)
 		}
-		var c report.Comparison
+		var c canary.Comparison
 		if err := json.Unmarshal([]byte(out), &c); err != nil {
 			t.Fatalf("--json output does not parse: %v\n%.500s", err, out)
 		}
@@ -242,7 +244,7 @@ func TestCompareDefaultsAndInputs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %v", code, err)
 		}
-		var c report.Comparison
+		var c canary.Comparison
 		if err := json.Unmarshal([]byte(out), &c); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +257,7 @@ func TestCompareDefaultsAndInputs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %v", code, err)
 		}
-		var c report.Comparison
+		var c canary.Comparison
 		if err := json.Unmarshal([]byte(out), &c); err != nil {
 			t.Fatal(err)
 		}

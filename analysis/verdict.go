@@ -1,0 +1,460 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// The clauses of DESIGN.md's decision rule, in order.
+const (
+	clauseValidation   = "a"
+	clauseLatency      = "b"
+	clauseVRAM         = "c"
+	clauseReproducible = "d"
+)
+
+// decide reaches the verdict for one candidate. Every clause is evaluated; a
+// clause the rule does not declare is "not declared" and decides nothing. The
+// first failing clause (a, b, c, d order) decides a fail; failing none, the
+// first inconclusive one decides inconclusive; otherwise the candidate passes
+// and clause b, the improvement, is named.
+func decide(r report.Results, rule report.DecisionRule, cand string) report.Verdict {
+	v := report.Verdict{Candidate: cand, Baseline: rule.Baseline, ClientBound: ClientBoundNote(r.Cells)}
+	v.Clauses = []report.ClauseResult{
+		clauseA(r, rule, cand),
+		clauseB(r, rule, cand),
+		clauseC(r, rule, cand),
+		clauseD(r, rule),
+	}
+	loads := classifyLoads(r, rule, cand)
+	for _, outcome := range []string{report.VerdictFail, report.VerdictInconclusive, report.VerdictNoDifference} {
+		for _, c := range v.Clauses {
+			if c.Outcome == outcome {
+				v.Outcome, v.DecidingClause = outcome, c.Clause
+				v.Reason = c.Name + ": " + c.Detail
+				v.Summary = verdictSummary(v, c, rule, loads)
+				return v
+			}
+		}
+	}
+	v.Outcome, v.DecidingClause = report.VerdictPass, clauseLatency
+	v.Summary = verdictSummary(v, v.Clauses[1], rule, loads)
+	var declared []string
+	for _, c := range v.Clauses {
+		if c.Outcome != report.ClauseNotDeclared {
+			declared = append(declared, c.Clause)
+		}
+	}
+	v.Reason = fmt.Sprintf("%s: %s (every declared clause passed: %s)", v.Clauses[1].Name, v.Clauses[1].Detail, strings.Join(declared, ", "))
+	return v
+}
+
+// VerdictLine is a verdict in one line a buyer reads: "cand vs base: " and
+// Verdict.Summary (one sentence: outcome, the change on the decision metric
+// with its interval and load, the run's resolution). A results file written
+// before Summary existed gets "OUTCOME (clause b: <clause name>: <detail>)".
+// Renderers and the console summary print this line; the clause table keeps
+// the full detail.
+//
+// When cells were client-bound the line ends with "; warning: N of M cells
+// client-bound: their figures are suspect".
+func VerdictLine(v report.Verdict) string {
+	s := fmt.Sprintf("%s vs %s: %s", v.Candidate, v.Baseline, v.Summary)
+	if v.Summary == "" {
+		s = fmt.Sprintf("%s vs %s: %s (clause %s: %s)", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), v.DecidingClause, v.Reason)
+	}
+	if v.ClientBound != "" {
+		s += "; warning: " + v.ClientBound
+	}
+	return s
+}
+
+// ClientBoundNote is "N of M cells client-bound: their figures are suspect"
+// over cells (Cell.ClientBound), or "" when none is flagged.
+func ClientBoundNote(cells []report.Cell) string {
+	n := 0
+	for _, c := range cells {
+		if c.ClientBound {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d cells client-bound: their figures are suspect", n, len(cells))
+}
+
+// DispatchLagFlagText is the figure ClientBound was decided on, labelled
+// truthfully: "dispatch lag p99 1.343 ms over 480 sends", or, below 100
+// samples, where the nearest-rank p99 is the largest sample, "dispatch lag
+// p99 (= the max at n < 100) 1.343 ms over 48 sends".
+func DispatchLagFlagText(c report.Cell) string {
+	label := "dispatch lag p99"
+	if c.DispatchLag.N < nearestRankP99IsMaxBelow {
+		label += " (= the max at n < 100)"
+	}
+	return fmt.Sprintf("%s %.3f ms over %d sends", label, c.DispatchLagP99ForFlagMs, c.DispatchLag.N)
+}
+
+// nearestRankP99IsMaxBelow: for n < 100, ceil(0.99 n) = n, so the
+// nearest-rank p99 is the n-th (largest) sample.
+const nearestRankP99IsMaxBelow = 100
+
+// decidedBy names the deciding clause with its test: "clause b (e2e mean: no regression …)".
+func DecidedBy(v report.Verdict) string {
+	for _, c := range v.Clauses {
+		if c.Clause == v.DecidingClause {
+			return "clause " + c.Clause + " (" + c.Name + ")"
+		}
+	}
+	return "clause " + v.DecidingClause
+}
+
+func clauseA(r report.Results, rule report.DecisionRule, cand string) report.ClauseResult {
+	c := report.ClauseResult{Clause: clauseValidation, Name: "validation covers the served shapes"}
+	if !rule.RequireValidation {
+		c.Outcome, c.Detail = report.ClauseNotDeclared, "the rule does not require validation"
+		return c
+	}
+	if r.Validation == nil || r.Validation.NotMeasured != "" {
+		c.Outcome, c.Detail = report.VerdictFail, "no validation section: "+report.OrText(sectionNote(r.Validation), "absent")
+		return c
+	}
+	i := slices.IndexFunc(r.Validation.Candidates, func(v report.ValidationCandidate) bool { return v.Candidate == cand })
+	if i < 0 {
+		c.Outcome, c.Detail = report.VerdictFail, "no validation report for "+cand
+		return c
+	}
+	vc := r.Validation.Candidates[i]
+	switch {
+	case vc.Verdict != report.VerdictPass:
+		c.Outcome, c.Detail = report.VerdictFail, fmt.Sprintf("validation report %s says %q (failed gates: %s)", report.Short(vc.ReportSHA256), vc.Verdict, report.OrText(strings.Join(vc.FailedGates, ", "), "none listed"))
+		return c
+	case vc.UncoveredShapes > 0:
+		c.Outcome, c.Detail = report.VerdictFail, fmt.Sprintf("%d served shapes are not covered by validation report %s", vc.UncoveredShapes, report.Short(vc.ReportSHA256))
+		return c
+	}
+	if r.Hook != nil {
+		for _, h := range r.Hook.Arms {
+			if h.Arm == cand && h.CallsEager+h.CallsCapture == 0 {
+				c.Outcome, c.Detail = report.VerdictFail, "the hook counted no calls of "+h.Target+": the candidate never ran"
+				return c
+			}
+		}
+	}
+	c.Outcome, c.Detail = report.VerdictPass, fmt.Sprintf("report %s passed and covers every served shape", report.Short(vc.ReportSHA256))
+	return c
+}
+
+func sectionNote(v *report.ValidationSection) string {
+	if v == nil {
+		return ""
+	}
+	return v.NotMeasured
+}
+
+// clauseB: the rule metric's candidate/baseline ratio at every common load,
+// against the threshold T = 1 + margin and the run's resolution ρ (the A/A
+// noise floor, Ratio.Resolution); L = max(T, 1 + ρ) (T when ρ is not
+// measured). At one load:
+//   - the whole interval above L fails (a regression beyond the margin and
+//     the resolution);
+//   - an interval below L that contains 1, or a ratio within 1 ± ρ, is no
+//     difference detectable at this run's resolution;
+//   - any other interval below L passes (a difference the run can detect,
+//     no regression beyond the margin);
+//   - anything else (an interval straddling L, no interval) is inconclusive.
+//
+// Loads whose ratio is Excluded (a client-bound cell) are listed and decide
+// nothing, with or without an interval; one with no ratio at all says why
+// there is none (inconclusive), as that reason comes first. Over the loads: any fail fails; else any inconclusive load makes
+// the clause inconclusive; else any pass passes; else no difference.
+func clauseB(r report.Results, rule report.DecisionRule, cand string) report.ClauseResult {
+	c := report.ClauseResult{Clause: clauseLatency, Name: fmt.Sprintf("%s %s: a difference beyond the run's resolution, no regression beyond the margin", rule.Metric, RuleStat(rule))}
+	thr := 1 + rule.RegressionMargin
+	var fails, incs, passes, same, excluded []string
+	// Loads without an interval share a reason (often "1 repetition: …"):
+	// it is said once per reason, with the loads and their ratios.
+	var notes []string
+	noInterval := map[string][]string{}
+	for _, l := range classifyLoads(r, rule, cand) {
+		q, e := l.ratio, l.ratio.Value
+		desc := fmt.Sprintf("at %s req/s ratio %s", report.Num(q.OfferedLoadRPS), report.EstimateText(e, ""))
+		if q.Resolution != nil {
+			desc += ", resolution " + report.ResolutionText(q.Resolution)
+		}
+		switch l.class {
+		case loadExcluded:
+			excluded = append(excluded, fmt.Sprintf("%s req/s (%s)", report.Num(q.OfferedLoadRPS), q.Excluded))
+		case loadNoInterval:
+			// "no interval (why): ratio 0.98 at 3.00 req/s, …" or, with no value, "no ratio (why) at …".
+			note, at := "no interval ("+report.OrText(e.Note, "no reason recorded")+"): ratio ", report.Num(e.Value)+" at "+report.Num(q.OfferedLoadRPS)+" req/s"
+			if e.Reps == 0 { // no value: printing "ratio 0" would contradict the note
+				note, at = "no ratio ("+report.UndefinedText(e)+") at ", report.Num(q.OfferedLoadRPS)+" req/s"
+			}
+			if _, ok := noInterval[note]; !ok {
+				notes = append(notes, note)
+			}
+			noInterval[note] = append(noInterval[note], at)
+		case loadFail:
+			fails = append(fails, desc)
+		case loadSame:
+			same = append(same, desc)
+		case loadPass:
+			passes = append(passes, desc)
+		default:
+			incs = append(incs, desc+" straddles "+report.Num(l.limit))
+		}
+	}
+	for _, n := range notes {
+		incs = append(incs, n+strings.Join(noInterval[n], ", "))
+	}
+	limit := "threshold 1 + margin = " + report.Num(thr)
+	var tail []string
+	if len(same) > 0 {
+		tail = append(tail, "no difference detectable "+strings.Join(same, "; "))
+	}
+	if len(excluded) > 0 {
+		tail = append(tail, "excluded from the verdict: "+strings.Join(excluded, "; "))
+	}
+	rest := ""
+	if len(tail) > 0 {
+		rest = "; " + strings.Join(tail, "; ")
+	}
+	switch {
+	case len(fails) > 0:
+		c.Outcome, c.Detail = report.VerdictFail, "regressed beyond the margin "+strings.Join(fails, "; ")+" ("+limit+")"+rest
+	case len(incs) > 0:
+		c.Outcome, c.Detail = report.VerdictInconclusive, strings.Join(incs, "; ")+" ("+limit+")"+rest
+	case len(passes) > 0:
+		c.Outcome, c.Detail = report.VerdictPass, "beyond the resolution and below "+report.Num(thr)+" "+strings.Join(passes, "; ")+rest
+	case len(same) > 0:
+		c.Outcome, c.Detail = report.VerdictNoDifference, "no difference detectable at this run's resolution "+strings.Join(same, "; ")+onlyIf(len(excluded) > 0, "; excluded from the verdict: "+strings.Join(excluded, "; "))
+	case len(excluded) > 0:
+		c.Outcome, c.Detail = report.VerdictInconclusive, "every load was excluded from the verdict: "+strings.Join(excluded, "; ")
+	default:
+		c.Outcome, c.Detail = report.VerdictInconclusive, "no offered load measured both arms"
+	}
+	return c
+}
+
+// How clause b classes one load's ratio (classifyLoads).
+const (
+	loadExcluded   = "excluded"    // a client-bound cell: shown, decides nothing
+	loadNoInterval = "no interval" // no interval (or no ratio): inconclusive
+	loadFail       = "fail"        // the whole interval above the limit
+	loadSame       = "same"        // within the resolution, or an interval containing 1
+	loadPass       = "pass"        // a detectable difference below the limit
+	loadStraddle   = "straddle"    // the interval straddles the limit
+)
+
+// classedLoad is one load's decision-metric ratio, its class and the limit
+// L = max(1 + margin, 1 + resolution) it was held against.
+type classedLoad struct {
+	ratio report.Ratio
+	class string
+	limit float64
+}
+
+// classifyLoads classes the rule metric's ratio of cand at every load, as
+// clauseB's doc says; clauseB and verdictSummary read the one classing.
+func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []classedLoad {
+	if r.Stats == nil {
+		return nil
+	}
+	stat := RuleStat(rule)
+	thr := 1 + rule.RegressionMargin
+	var out []classedLoad
+	for _, q := range r.Stats.Ratios {
+		if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
+			continue
+		}
+		e := q.Value
+		within := q.Resolution != nil && math.Abs(e.Value-1) <= *q.Resolution
+		// A regression is one beyond both the margin and the resolution.
+		lim := thr
+		if q.Resolution != nil {
+			lim = max(thr, 1+*q.Resolution)
+		}
+		l := classedLoad{ratio: q, limit: lim}
+		switch {
+		case q.Excluded != "" && (e.Interval || e.Reps > 0):
+			// A client-bound ratio is shown and decides nothing; with no
+			// ratio at all, why there is none (e.g. failed requests) comes first.
+			l.class = loadExcluded
+		case !e.Interval:
+			l.class = loadNoInterval
+		case e.Low > lim:
+			l.class = loadFail
+		case e.High < lim && ((e.Low <= 1 && 1 <= e.High) || within):
+			l.class = loadSame
+		case e.High < lim:
+			l.class = loadPass
+		default:
+			l.class = loadStraddle
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// verdictSummary is the verdict in one sentence (Verdict.Summary): decided
+// by clause b, the change on the decision metric at the loads of the
+// deciding class ("mean E2E vs the baseline: 14.7 % lower at 3.00 req/s (ratio
+// 0.853, 95 % interval [0.842, 0.863]; resolution ±0.08 %)"), then the loads
+// left out; decided by another clause, that clause's name and detail.
+func verdictSummary(v report.Verdict, decider report.ClauseResult, rule report.DecisionRule, loads []classedLoad) string {
+	out := strings.ToUpper(v.Outcome)
+	if v.DecidingClause != clauseLatency {
+		return out + ": " + decider.Name + ": " + decider.Detail
+	}
+	metric := metricLabel(rule)
+	pick := func(class string) []string {
+		var s []string
+		for _, l := range loads {
+			if l.class == class {
+				s = append(s, changeAt(l, rule))
+			}
+		}
+		return s
+	}
+	n, left := 0, 0
+	for _, l := range loads {
+		n++
+		if l.class == loadExcluded {
+			left++
+		}
+	}
+	var s string
+	switch v.Outcome {
+	case report.VerdictPass:
+		beyond := "beyond this run's resolution"
+		if slices.ContainsFunc(loads, func(l classedLoad) bool { return l.class == loadPass && l.ratio.Resolution == nil }) {
+			beyond = "its interval excludes no change (this run's resolution was not measured: no A/A replicate)"
+		}
+		s = fmt.Sprintf("%s: %s vs the baseline: %s; %s, with no regression beyond the %s margin", out, metric, strings.Join(pick(loadPass), "; "), beyond, report.PctOf(rule.RegressionMargin))
+	case report.VerdictFail:
+		s = fmt.Sprintf("%s: %s vs the baseline: %s: a regression beyond the %s margin", out, metric, strings.Join(pick(loadFail), "; "), report.PctOf(rule.RegressionMargin))
+	case report.VerdictNoDifference:
+		s = fmt.Sprintf("%s: no change in %s this run can detect: %s", out, metric, strings.Join(pick(loadSame), "; "))
+	default:
+		switch {
+		case n == 0:
+			return out + ": no offered load measured both arms"
+		case left == n:
+			return fmt.Sprintf("%s: every load (%d) had a client-bound cell, so none decides; a less loaded client machine measures them", out, n)
+		}
+		// Loads without an interval share a reason: said once, with the loads.
+		var why, reasons []string
+		byReason := map[string][]string{}
+		for _, l := range loads {
+			e := l.ratio.Value
+			switch l.class {
+			case loadStraddle:
+				why = append(why, fmt.Sprintf("%s ratio %s at %s req/s straddles the limit %s, so the run cannot tell a gain from a regression", metric, report.EstimateText(e, ""), report.Num(l.ratio.OfferedLoadRPS), report.Num(l.limit)))
+			case loadNoInterval:
+				reason := report.OrText(e.Note, "no reason recorded")
+				if e.Reps == 0 {
+					reason = report.UndefinedText(e)
+				}
+				if _, ok := byReason[reason]; !ok {
+					reasons = append(reasons, reason)
+				}
+				byReason[reason] = append(byReason[reason], report.Num(l.ratio.OfferedLoadRPS))
+			}
+		}
+		for _, reason := range reasons {
+			why = append(why, fmt.Sprintf("no interval for %s at %s req/s: %s", metric, strings.Join(byReason[reason], ", "), reason))
+		}
+		s = out + ": " + strings.Join(why, "; ")
+	}
+	if left > 0 {
+		s += fmt.Sprintf("; %d of %d loads left out (client-bound)", left, n)
+	}
+	return s
+}
+
+// metricLabel is the rule's decision metric as a reader says it: "mean E2E", "TTFT p99".
+func metricLabel(rule report.DecisionRule) string {
+	m := strings.ToUpper(rule.Metric)
+	if rule.UseMean {
+		return "mean " + m
+	}
+	return m + " " + RuleStat(rule)
+}
+
+// changeAt says one load's ratio as a change: "14.7 % lower at 3.00 req/s (ratio 0.853, 95 % interval [0.842, 0.863],
+// resolution ±0.08 %)".
+func changeAt(l classedLoad, rule report.DecisionRule) string {
+	e := l.ratio.Value
+	dir := "lower"
+	if e.Value > 1 {
+		dir = "higher"
+	}
+	d := math.Abs(e.Value - 1)
+	ds := report.PctOf(d)
+	if d >= 0.01 {
+		ds = fmt.Sprintf("%.1f %%", 100*d)
+	}
+	s := fmt.Sprintf("%s %s at %s req/s (ratio %s, %s %% interval [%s, %s]", ds, dir, report.Num(l.ratio.OfferedLoadRPS), report.Num(e.Value), strconv.FormatFloat(100*rule.IntervalLevel, 'f', -1, 64), report.Num(e.Low), report.Num(e.High))
+	if l.ratio.Resolution != nil {
+		s += ", resolution " + report.ResolutionText(l.ratio.Resolution)
+	}
+	return s + ")"
+}
+
+func clauseC(r report.Results, rule report.DecisionRule, cand string) report.ClauseResult {
+	c := report.ClauseResult{Clause: clauseVRAM, Name: "peak VRAM within budget"}
+	if rule.VRAMBudgetBytes == 0 {
+		c.Outcome, c.Detail = report.ClauseNotDeclared, "no VRAM budget declared"
+		return c
+	}
+	var peak uint64
+	measured := 0
+	if r.Energy != nil && r.Energy.NotMeasured == "" {
+		for _, e := range r.Energy.Cells {
+			if e.Arm == cand && e.Available && e.Has("peak_vram_bytes") {
+				measured++
+				peak = max(peak, e.PeakVRAMBytes)
+			}
+		}
+	}
+	switch {
+	case measured == 0:
+		c.Outcome, c.Detail = report.VerdictInconclusive, fmt.Sprintf("budget %d bytes declared but the candidate's VRAM was not measured", rule.VRAMBudgetBytes)
+	case peak > rule.VRAMBudgetBytes:
+		c.Outcome, c.Detail = report.VerdictFail, fmt.Sprintf("peak VRAM %d bytes > budget %d bytes", peak, rule.VRAMBudgetBytes)
+	default:
+		c.Outcome, c.Detail = report.VerdictPass, fmt.Sprintf("peak VRAM %d bytes ≤ budget %d bytes over %d cells", peak, rule.VRAMBudgetBytes, measured)
+	}
+	return c
+}
+
+func clauseD(r report.Results, rule report.DecisionRule) report.ClauseResult {
+	c := report.ClauseResult{Clause: clauseReproducible, Name: "reproducible from the manifest"}
+	if !rule.RequireReproducible {
+		c.Outcome, c.Detail = report.ClauseNotDeclared, "the rule does not require reproducibility"
+		return c
+	}
+	var missing []string
+	if !r.Complete {
+		missing = append(missing, "run incomplete ("+report.OrText(r.IncompleteReason, "no reason")+")")
+	}
+	if r.Manifest.ConfigSHA256 == "" {
+		missing = append(missing, "config hash missing")
+	}
+	if r.Trace.SHA256 == "" {
+		missing = append(missing, "trace hash missing")
+	}
+	if len(missing) > 0 {
+		c.Outcome, c.Detail = report.VerdictFail, strings.Join(missing, "; ")
+		return c
+	}
+	c.Outcome, c.Detail = report.VerdictPass, fmt.Sprintf("complete; config %s, trace %s, seed %d recorded", report.Short(r.Manifest.ConfigSHA256), report.Short(r.Trace.SHA256), r.Manifest.Seed)
+	return c
+}

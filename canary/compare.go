@@ -1,0 +1,247 @@
+package canary
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/report"
+)
+
+// Differences lists what makes two results.json unfit for a like-for-like
+// comparison: schema, trace (hash, format, rows: the trace is identified by
+// its content, so the same file at another path compares), config hash, SLO,
+// whether they were simulated, and the offered loads swept. Empty means
+// comparable. Each entry reads "field: A=…, B=…".
+func Differences(a, b report.Results) []string {
+	var d []string
+	diff := func(field string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s: A=%v, B=%v", field, x, y))
+		}
+	}
+	diff("schema_version", a.SchemaVersion, b.SchemaVersion)
+	diff("trace.sha256", a.Trace.SHA256, b.Trace.SHA256)
+	diff("trace.format", a.Trace.Format, b.Trace.Format)
+	diff("trace.rows", a.Trace.Rows, b.Trace.Rows)
+	diff("manifest.config_sha256", a.Manifest.ConfigSHA256, b.Manifest.ConfigSHA256)
+	diff("slo", a.SLO, b.SLO)
+	diff("simulated", a.Simulated, b.Simulated)
+	diff("offered_loads_rps", report.LoadsOf(a), report.LoadsOf(b))
+	return d
+}
+
+// Provenance lists where two results came from different commits,
+// configs, traces, servers, Go versions or machines: "commit: A=…, B=…".
+// Unlike Differences these do not refuse a comparison (a canary is a new
+// build by design), but a difference between the runs includes them.
+func Provenance(a, b report.Results) []string {
+	var d []string
+	diff := func(field string, x, y any) {
+		if fmt.Sprint(x) != fmt.Sprint(y) {
+			d = append(d, fmt.Sprintf("%s (A=%v, B=%v)", field, report.OrText(fmt.Sprint(x), "not recorded"), report.OrText(fmt.Sprint(y), "not recorded")))
+		}
+	}
+	diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
+	diff("configs", report.Short(a.Manifest.ConfigSHA256), report.Short(b.Manifest.ConfigSHA256))
+	diff("traces", report.Short(a.Trace.SHA256), report.Short(b.Trace.SHA256))
+	diff("trace paths", a.Trace.Source, b.Trace.Source)
+	diff("servers", serverKinds(a), serverKinds(b))
+	diff("Go versions", a.Manifest.GoVersion, b.Manifest.GoVersion)
+	diff("machines", a.Manifest.Machine, b.Manifest.Machine)
+	return d
+}
+
+// serverKinds is the server description of each arm, as recorded.
+func serverKinds(r report.Results) string {
+	keys := slices.Sorted(maps.Keys(r.Manifest.Server))
+	s := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if info, ok := r.Manifest.Server[k].(map[string]any); ok {
+			s = append(s, fmt.Sprintf("%s: %v", k, info["kind"]))
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// CompareOptions picks the arms to compare and how.
+type CompareOptions struct {
+	// ArmA and ArmB name the arm taken from each file (default "baseline" for both).
+	ArmA, ArmB string
+	// NameA and NameB are the arms' names in the comparison (default "A:<arm>", "B:<arm>").
+	NameA, NameB string
+	// PathA and PathB are the files A and B were read from, named in the
+	// comparison's Inputs (empty: "(path not given)").
+	PathA, PathB string
+	// Force compares even when Differences is not empty (they are kept in the result).
+	Force bool
+	// Rule decides; its Baseline is set to NameA.
+	Rule report.DecisionRule
+}
+
+// Comparison is the outcome of Compare: a Results holding A's arm as the
+// baseline and B's as the candidate, analysed, plus what differed.
+type Comparison struct {
+	Results     report.Results `json:"results"`
+	Differences []string       `json:"differences,omitempty"`
+	Forced      bool           `json:"forced,omitempty"`
+}
+
+// Compare is the canary comparison of two results made from the same trace
+// and config (production vs canary, vendor claim vs re-measurement): A's arm
+// is the baseline, B's the candidate, and the statistics and verdict are
+// Analyze's. The two runs were not interleaved, so ratios resample the two
+// sides independently. It refuses (error listing every difference) when
+// Differences is not empty, unless opts.Force.
+func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
+	if opts.ArmA == "" {
+		opts.ArmA = report.DefaultBaseline
+	}
+	if opts.ArmB == "" {
+		opts.ArmB = opts.ArmA
+	}
+	if opts.NameA == "" {
+		opts.NameA = "A:" + opts.ArmA
+	}
+	if opts.NameB == "" {
+		opts.NameB = "B:" + opts.ArmB
+	}
+	if opts.NameA == opts.NameB {
+		return Comparison{}, fmt.Errorf("report: compare: both arms are named %q", opts.NameA)
+	}
+	cmp := Comparison{Differences: Differences(a, b), Forced: opts.Force}
+	if len(cmp.Differences) > 0 && !opts.Force {
+		return cmp, fmt.Errorf("report: compare: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
+	}
+	// CreatedAt stays zero: a comparison's own creation time is the caller's
+	// to set; each input's created_at is in Inputs, labelled A and B.
+	out := report.Results{
+		SchemaVersion: report.SchemaVersion,
+		Inputs: []report.Input{
+			{Label: "A", Path: opts.PathA, CreatedAt: a.CreatedAt, Arm: opts.ArmA, Name: opts.NameA, Complete: a.Complete},
+			{Label: "B", Path: opts.PathB, CreatedAt: b.CreatedAt, Arm: opts.ArmB, Name: opts.NameB, Complete: b.Complete},
+		},
+		Simulated: a.Simulated || b.Simulated,
+		Complete:  a.Complete && b.Complete,
+		Manifest:  a.Manifest, Trace: a.Trace, SLO: a.SLO, Aliases: a.Aliases,
+	}
+	if !out.Complete {
+		out.IncompleteReason = fmt.Sprintf("A: %s; B: %s", completeness(a), completeness(b))
+	}
+	out.Manifest.ArmOrder = []string{opts.NameA, opts.NameB}
+	na, nb := 0, 0
+	for _, c := range a.Cells {
+		if c.Arm == opts.ArmA {
+			c.Arm = opts.NameA
+			out.Cells = append(out.Cells, c)
+			na++
+		}
+	}
+	// A's A/A replicate, when A ran one against the compared arm: the
+	// comparison's resolution (two separate runs add the drift between
+	// them, which neither run measured; Provenance says what differs).
+	for _, c := range a.Cells {
+		if c.Arm == report.AAArm(opts.ArmA) {
+			c.Arm = report.AAArm(opts.NameA)
+			out.Cells = append(out.Cells, c)
+		}
+	}
+	for _, c := range b.Cells {
+		if c.Arm == opts.ArmB {
+			c.Arm = opts.NameB
+			out.Cells = append(out.Cells, c)
+			nb++
+		}
+	}
+	if na == 0 || nb == 0 {
+		return cmp, fmt.Errorf("report: compare: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
+	}
+	// The inputs' own warnings stay in their reports; a cell that lost more
+	// than MaxNotOKShare of its requests is flagged again here, where it
+	// refuses the comparison's figures.
+	out.Warnings = analysis.FailureWarnings(out.Cells)
+	if p := Provenance(a, b); len(p) > 0 {
+		out.Warnings = append(out.Warnings, "A and B came from different "+strings.Join(p, "; ")+": a difference measured between them is not the arms' alone")
+	}
+	if !slices.ContainsFunc(a.Cells, func(c report.Cell) bool { return c.Arm == report.AAArm(opts.ArmA) }) {
+		out.Warnings = append(out.Warnings, "A has no A/A replicate of "+opts.ArmA+" (resolution.aa_replicate was off, or an older run): the comparison's resolution is not measured, so no verdict can say a difference is within it")
+	}
+	out.Energy = renameEnergy(a.Energy, b.Energy, opts)
+	out.Cost = renameCost(a.Cost, b.Cost, opts)
+	notPart := "not carried into a comparison of two runs: see each run's own report"
+	out.Amdahl = &report.AmdahlSection{NotMeasured: notPart}
+	out.Validation = &report.ValidationSection{NotMeasured: notPart}
+	out.Hook = &report.HookSection{NotMeasured: notPart}
+	rule := opts.Rule
+	rule.Baseline = opts.NameA
+	rule.Independent = true
+	if err := analysis.Analyze(&out, rule); err != nil {
+		return cmp, err
+	}
+	cmp.Results = out
+	return cmp, nil
+}
+
+// renameEnergy carries both sides' energy cells of the compared arms, renamed,
+// so a VRAM budget can decide; "not measured" when neither side measured energy.
+func renameEnergy(a, b *report.EnergySection, opts CompareOptions) *report.EnergySection {
+	var cells []report.EnergyCell
+	if a != nil && a.NotMeasured == "" {
+		cells = takeArm(a.Cells, opts.ArmA, opts.NameA, func(c *report.EnergyCell) *string { return &c.Arm })
+	}
+	if b != nil && b.NotMeasured == "" {
+		cells = append(cells, takeArm(b.Cells, opts.ArmB, opts.NameB, func(c *report.EnergyCell) *string { return &c.Arm })...)
+	}
+	if len(cells) == 0 {
+		return &report.EnergySection{NotMeasured: "not measured in either run"}
+	}
+	return &report.EnergySection{Cells: cells}
+}
+
+// renameCost carries both sides' cost cells of the compared arms, renamed.
+func renameCost(a, b *report.CostSection, opts CompareOptions) *report.CostSection {
+	var cells []report.CostCell
+	if a != nil && a.NotMeasured == "" {
+		cells = takeArm(a.Cells, opts.ArmA, opts.NameA, func(c *report.CostCell) *string { return &c.Arm })
+	}
+	if b != nil && b.NotMeasured == "" {
+		cells = append(cells, takeArm(b.Cells, opts.ArmB, opts.NameB, func(c *report.CostCell) *string { return &c.Arm })...)
+	}
+	if len(cells) == 0 {
+		return &report.CostSection{NotMeasured: "not measured in either run"}
+	}
+	return &report.CostSection{Cells: cells}
+}
+
+// takeArm returns copies of the cells whose arm (armOf) is arm, renamed to name.
+func takeArm[T any](cells []T, arm, name string, armOf func(*T) *string) []T {
+	var out []T
+	for _, c := range cells {
+		if a := armOf(&c); *a == arm {
+			*a = name
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// completeness says whether a run completed and, if not, why.
+func completeness(r report.Results) string {
+	if r.Complete {
+		return "complete"
+	}
+	return "incomplete (" + report.OrText(r.IncompleteReason, "no reason recorded") + ")"
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, l := range s {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package canary
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/transferlab/transferlab/analysis/analysistest"
+	"github.com/transferlab/transferlab/report"
+)
+
+func TestCompare(t *testing.T) {
+	t.Parallel()
+	a := analysistest.FixtureResults(t)
+	b := analysistest.FixtureResults(t)
+	t.Run("canary faster than production passes", func(t *testing.T) {
+		c, err := Compare(a, b, CompareOptions{ArmA: "baseline", ArmB: "candidate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := c.Results.Verdicts
+		if len(v) != 1 || v[0].Outcome != "pass" || v[0].Candidate != "B:candidate" || v[0].Baseline != "A:baseline" {
+			t.Fatalf("verdicts %+v", v)
+		}
+		if !strings.Contains(c.Results.Stats.Method, "independently") {
+			t.Errorf("compare must resample independently: %s", c.Results.Stats.Method)
+		}
+	})
+	t.Run("identical runs are inconclusive", func(t *testing.T) {
+		c, err := Compare(a, b, CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.Results.Verdicts[0]; v.Outcome != "inconclusive" || v.DecidingClause != "b" {
+			t.Errorf("verdict %s by %s: %s", v.Outcome, v.DecidingClause, v.Reason)
+		}
+	})
+	t.Run("different traces are refused, listing the differences", func(t *testing.T) {
+		b2 := b
+		b2.Trace.SHA256 = "0000"
+		b2.Manifest.ConfigSHA256 = "1111"
+		_, err := Compare(a, b2, CompareOptions{ArmB: "candidate"})
+		if err == nil {
+			t.Fatal("want refusal")
+		}
+		for _, want := range []string{"trace.sha256: A=feedbeeffeedbeef, B=0000", "manifest.config_sha256", "--force"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+		c, err := Compare(a, b2, CompareOptions{ArmB: "candidate", Force: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Forced || len(c.Differences) != 2 {
+			t.Errorf("forced comparison: Forced=%v Differences=%v", c.Forced, c.Differences)
+		}
+	})
+	t.Run("the same trace at another path compares, the path named as provenance", func(t *testing.T) {
+		b2 := b
+		b2.Trace.Source = "/elsewhere/" + filepath.Base(a.Trace.Source) + ".copy"
+		c, err := Compare(a, b2, CompareOptions{ArmB: "candidate"})
+		if err != nil {
+			t.Fatalf("same trace hash, other path refused: %v", err)
+		}
+		if !slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "trace paths (A=") }) {
+			t.Errorf("the differing trace path is not said: %v", c.Results.Warnings)
+		}
+	})
+	t.Run("missing arm", func(t *testing.T) {
+		if _, err := Compare(a, b, CompareOptions{ArmB: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+func TestCompareCarriesEnergyAndCost(t *testing.T) {
+	t.Parallel()
+	a, b := analysistest.FixtureResults(t), analysistest.FixtureResults(t)
+	c, err := Compare(a, b, CompareOptions{ArmB: "candidate", Rule: report.DecisionRule{VRAMBudgetBytes: 60 << 30}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Results
+	// 9 cells per arm in each fixture; only the compared arms come over, renamed.
+	if len(r.Energy.Cells) != 18 || len(r.Cost.Cells) != 18 {
+		t.Fatalf("energy %d cells, cost %d cells; want 18 each", len(r.Energy.Cells), len(r.Cost.Cells))
+	}
+	for _, e := range r.Energy.Cells {
+		if e.Arm != "A:baseline" && e.Arm != "B:candidate" {
+			t.Errorf("energy cell of arm %q", e.Arm)
+		}
+	}
+	// The fixture's 70 GiB peak exceeds the declared 60 GiB budget: clause c decides.
+	if v := r.Verdicts[0]; v.Outcome != "fail" || v.DecidingClause != "c" {
+		t.Errorf("verdict %s by %s, want fail by c: %s", v.Outcome, v.DecidingClause, v.Reason)
+	}
+	if r.Amdahl.NotMeasured == "" || r.Validation.NotMeasured == "" || r.Hook.NotMeasured == "" {
+		t.Error("sections not carried into a comparison must say why")
+	}
+}

@@ -1,0 +1,260 @@
+package render
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/report"
+)
+
+// AnswerBlock is the first-screen answer for one candidate: its lines, in
+// the order a buyer asks (verdict; measured gain on the decision metric with
+// interval and resolution; Amdahl bound; capacity at SLO; cost and energy
+// change; the one warning that matters most). report.md, report.html and
+// the console print the same lines.
+type AnswerBlock struct {
+	Candidate string
+	Lines     []string
+}
+
+// Answer builds one AnswerBlock per verdict of r (Analyze must have run).
+func Answer(r report.Results) []AnswerBlock {
+	if r.Rule == nil {
+		return nil
+	}
+	var out []AnswerBlock
+	for _, v := range r.Verdicts {
+		b := AnswerBlock{Candidate: v.Candidate}
+		add := func(s string) {
+			if s != "" {
+				b.Lines = append(b.Lines, s)
+			}
+		}
+		add("verdict: " + report.OrText(v.Summary, strings.ToUpper(v.Outcome)+" ("+v.Reason+")"))
+		for _, l := range gainLines(r, v.Candidate) {
+			add(l)
+		}
+		add(boundLine(r, v.Candidate))
+		add(capacityGainLine(r, v.Candidate))
+		add(changeLine(r, v.Candidate, "cost per 1M output tokens", costPer1M))
+		add(changeLine(r, v.Candidate, "GPU energy per output token", joulesPerToken))
+		add(mainWarning(r, v))
+		out = append(out, b)
+	}
+	return out
+}
+
+// AboveBoundNote says why a transfer efficiency above 1 (a measured gain
+// past the Amdahl bound) is not an error; printed wherever such an
+// efficiency appears (console, report.md, report.html).
+const AboveBoundNote = "efficiency > 1: the measured gain exceeds the Amdahl bound, which holds for service time; under load a shorter service also shortens the queue, so queueing amplifies the gain past the bound (the simulator's truth shows the same)"
+
+// gainLines are the decision metric's candidate/baseline ratios, one per
+// load: value, interval, resolution, the simulator's truth where known, and
+// whether the load feeds the verdict.
+func gainLines(r report.Results, cand string) []string {
+	if r.Stats == nil {
+		return nil
+	}
+	stat := analysis.RuleStat(*r.Rule)
+	var out []string
+	for _, q := range r.Stats.Ratios {
+		if q.Candidate != cand || q.Metric != r.Rule.Metric || q.Stat != stat {
+			continue
+		}
+		s := fmt.Sprintf("%s %s candidate/baseline at %s req/s: %s", q.Metric, q.Stat, report.Num(q.OfferedLoadRPS), report.EstimateText(q.Value, ""))
+		var notes []string
+		if q.Value.Reps > 0 {
+			notes = append(notes, "resolution "+report.ResolutionText(q.Resolution))
+		}
+		for _, t := range r.SimTruth {
+			if t.Candidate == cand && t.OfferedLoadRPS == q.OfferedLoadRPS && t.Metric == q.Metric && t.Stat == q.Stat {
+				notes = append(notes, "simulator's truth "+fmt.Sprintf("%.3f", t.Value))
+			}
+		}
+		if q.Excluded != "" {
+			notes = append(notes, "not in the verdict: client-bound")
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, "; ") + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// boundLine is the Amdahl bound of cand (as a ratio candidate/baseline, 1 /
+// bound, beside the resolution), or why it is not measured.
+func boundLine(r report.Results, cand string) string {
+	if r.Amdahl == nil || r.Amdahl.NotMeasured != "" {
+		why := "not measured"
+		if r.Amdahl != nil {
+			why += ": " + r.Amdahl.NotMeasured
+		}
+		return "Amdahl bound: " + why
+	}
+	var parts []string
+	below := 0
+	for _, l := range r.Amdahl.Loads {
+		if l.Candidate != cand || !(l.Bound > 0) {
+			continue
+		}
+		s := fmt.Sprintf("%.4f at %s req/s (%s faster in service time", l.Bound, report.Num(l.OfferedLoadRPS), report.PctOf(1-1/l.Bound))
+		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil {
+			if 1-1/l.Bound < *res {
+				s += ", below the resolution " + report.ResolutionText(res)
+				below++
+			}
+		}
+		parts = append(parts, s+")")
+	}
+	if len(parts) == 0 {
+		return "Amdahl bound: not measured for " + cand + " (the profiled target op is not the one it changes, or no baseline profile)"
+	}
+	s := "Amdahl bound (speedup): " + strings.Join(parts, "; ")
+	switch {
+	case below == len(parts):
+		s += ": the most this kernel can give in service time is smaller than what this run can detect"
+	case below > 0:
+		s += fmt.Sprintf(": below this run's resolution at %d of %d loads", below, len(parts))
+	}
+	// The bound holds for service time; queueing at load can amplify a
+	// service-time gain past it (the Amdahl section compares the two).
+	return s + "; a bound on service time: under load, queueing can amplify the gain past it"
+}
+
+// resolutionAt is the decision metric's resolution at load, or nil.
+func resolutionAt(r report.Results, load float64) *float64 {
+	if r.Stats == nil || r.Rule == nil {
+		return nil
+	}
+	for _, res := range r.Stats.Resolution {
+		if res.OfferedLoadRPS == load && res.Metric == r.Rule.Metric && res.Stat == analysis.RuleStat(*r.Rule) {
+			return res.PlusMinus
+		}
+	}
+	return nil
+}
+
+// capacityGainLine is cand's capacity-at-SLO gain, or why it is unknown.
+func capacityGainLine(r report.Results, cand string) string {
+	if r.Stats == nil {
+		return ""
+	}
+	if r.Stats.CapacityNotMeasured != "" {
+		return "capacity at SLO: not measured (" + r.Stats.CapacityNotMeasured + ")"
+	}
+	for _, g := range r.Stats.CapacityGain {
+		if g.Candidate == cand {
+			s := "capacity at SLO (" + sloText(r.SLO) + "), candidate/baseline: " + report.EstimateText(g.Gain, "×")
+			if g.Gain.Interval && g.Gain.Note != "" {
+				s += " — " + g.Gain.Note
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// perCell reads one figure of a cost or energy cell; ok false when absent.
+type perCell func(r report.Results, arm string, load float64) (v float64, unit string, ok bool)
+
+func costPer1M(r report.Results, arm string, load float64) (float64, string, bool) {
+	if r.Cost == nil || r.Cost.NotMeasured != "" {
+		return 0, "", false
+	}
+	var vs []float64
+	cur := ""
+	for _, c := range r.Cost.Cells {
+		if c.Arm == arm && c.OfferedLoadRPS == load && c.CostPer1MOutputTokens > 0 {
+			vs, cur = append(vs, c.CostPer1MOutputTokens), c.Currency
+		}
+	}
+	if len(vs) == 0 {
+		return 0, "", false
+	}
+	return meanOf(vs), " " + cur, true
+}
+
+func joulesPerToken(r report.Results, arm string, load float64) (float64, string, bool) {
+	if r.Energy == nil || r.Energy.NotMeasured != "" {
+		return 0, "", false
+	}
+	var vs []float64
+	for _, c := range r.Energy.Cells {
+		if c.Arm == arm && c.OfferedLoadRPS == load && c.Available && c.JPerOutputToken > 0 {
+			vs = append(vs, c.JPerOutputToken)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, "", false
+	}
+	return meanOf(vs), " J", true
+}
+
+func meanOf(vs []float64) float64 {
+	s := 0.0
+	for _, v := range vs {
+		s += v
+	}
+	return s / float64(len(vs))
+}
+
+// changeLine is "<what>: base → cand (±x %) at L req/s; …" over the loads
+// both arms measured, said per load because a per-token figure at a fixed
+// offered load moves with the load far more than with the arm.
+func changeLine(r report.Results, cand, what string, get perCell) string {
+	base := r.Rule.Baseline
+	var loads []float64
+	for _, c := range r.Cells {
+		if c.Arm == cand && !slices.Contains(loads, c.OfferedLoadRPS) {
+			loads = append(loads, c.OfferedLoadRPS)
+		}
+	}
+	slices.Sort(loads)
+	var parts []string
+	for _, l := range loads {
+		b, unit, ok1 := get(r, base, l)
+		c, _, ok2 := get(r, cand, l)
+		if !ok1 || !ok2 || b == 0 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s → %s%s (%+.1f %%) at %s req/s", report.Num(b), report.Num(c), unit, 100*(c/b-1), report.Num(l)))
+	}
+	if len(parts) == 0 {
+		return what + ": not measured"
+	}
+	label := what
+	if r.Simulated {
+		label += " (simulated)"
+	}
+	return label + ", baseline → candidate: " + strings.Join(parts, "; ")
+}
+
+// mainWarning is the one warning that matters most for v, or "": loads left
+// out of the verdict (client-bound) first, then lost requests, then an
+// incomplete run.
+func mainWarning(r report.Results, v report.Verdict) string {
+	n, total := 0, 0
+	if r.Stats != nil {
+		for _, q := range r.Stats.Ratios {
+			if q.Candidate == v.Candidate && r.Rule != nil && q.Metric == r.Rule.Metric && q.Stat == analysis.RuleStat(*r.Rule) {
+				total++
+				if q.Excluded != "" {
+					n++
+				}
+			}
+		}
+	}
+	switch {
+	case n > 0:
+		return fmt.Sprintf("warning: %d of %d loads were client-bound (the client's own dispatch lag exceeded its budget, so it may have set the pace) and feed no verdict; a less loaded client machine measures them", n, total)
+	case analysis.CensoredNote(r) != "":
+		return "warning: " + analysis.CensoredNote(r)
+	case !r.Complete:
+		return "warning: incomplete run: " + report.OrText(r.IncompleteReason, "no reason recorded")
+	}
+	return ""
+}

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/analysis/analysistest"
+	"github.com/transferlab/transferlab/report"
+
+	"github.com/transferlab/transferlab/loadgen"
+)
+
+// TestDispatchLagFlagText: below 100 sends the nearest-rank p99 the
+// client-bound flag uses is the largest sample, and the label says so.
+func TestDispatchLagFlagText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n      int
+		wantEq bool // the flag's p99 is the max
+		label  string
+	}{
+		{48, true, "dispatch lag p99 (= the max at n < 100) "},
+		{99, true, "dispatch lag p99 (= the max at n < 100) "},
+		{100, false, "dispatch lag p99 "},
+		{480, false, "dispatch lag p99 "},
+	} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			recs := make([]loadgen.Record, tc.n)
+			for i := range recs {
+				// dispatch lag i µs, the last one 1.343 ms
+				at := time.Duration(i+1) * 10 * analysistest.MsD
+				lag := time.Duration(i) * time.Microsecond
+				if i == tc.n-1 {
+					lag = 1343 * time.Microsecond
+				}
+				recs[i] = loadgen.Record{RequestID: i, State: loadgen.StateOK, ScheduledAt: at, DispatchedAt: at + lag, SentAt: at + lag,
+					Events: []loadgen.TokenEvent{{At: at + lag + analysistest.MsD, Tokens: 1}}, EndAt: at + lag + 2*analysistest.MsD, OutputTokens: 1, OutputTokensSource: loadgen.SourceEvents}
+			}
+			c := analysis.BuildCell(recs, analysis.CellOptions{})
+			if c.DispatchLag.N != tc.n {
+				t.Fatalf("dispatch lag n = %d, want %d", c.DispatchLag.N, tc.n)
+			}
+			if isMax := c.DispatchLagP99ForFlagMs == *c.DispatchLag.MaxMs; isMax != tc.wantEq {
+				t.Errorf("n = %d: flag p99 %v, max %v: equal %t, want %t", tc.n, c.DispatchLagP99ForFlagMs, *c.DispatchLag.MaxMs, isMax, tc.wantEq)
+			}
+			got := analysis.DispatchLagFlagText(c)
+			want := fmt.Sprintf("%s%.3f ms over %d sends", tc.label, c.DispatchLagP99ForFlagMs, tc.n)
+			if got != want {
+				t.Errorf("DispatchLagFlagText = %q, want %q", got, want)
+			}
+			if tc.n == 48 {
+				if !c.ClientBound || got != "dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends" {
+					t.Errorf("48 sends with a 1.343 ms max: client-bound %t, %q", c.ClientBound, got)
+				}
+				var md bytes.Buffer
+				if err := WriteMarkdown(&md, report.Results{SchemaVersion: report.SchemaVersion, Cells: []report.Cell{c}}); err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(md.String(), "**client-bound**: the client's own dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends exceeded its 1.00 ms budget") {
+					t.Errorf("report.md does not label the flag's figure:\n%s", md.String())
+				}
+			}
+		})
+	}
+}
+
+// TestVerdictNamesClauseBAndClientBound: clause b's name says what it
+// tests (a difference beyond the resolution, no regression beyond the
+// margin: a 1.5 % slower candidate passes a 2 % margin); a ratio over a
+// client-bound cell is shown but feeds no verdict (the only load's is
+// excluded: inconclusive, naming the flagged cells), and the run says so
+// with each verdict, in VerdictLine (console, HTML) and report.md.
+func TestVerdictNamesClauseBAndClientBound(t *testing.T) {
+	t.Parallel()
+	base := []float64{20.0, 20.4, 19.8, 20.1}
+	slower := []float64{20.3, 20.7, 20.1, 20.4} // 1.5 % slower
+	r := analysistest.TwoArms(base, slower)
+	r.Cells[1].ClientBound, r.Cells[6].ClientBound = true, true
+	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "tpot", Percentile: 99, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verdicts[0]
+	if v.Outcome != "inconclusive" || !strings.Contains(v.Reason, "every load was excluded from the verdict: 4.00 req/s (client-bound: candidate rep 2") {
+		t.Fatalf("client-bound cells at the only load: %s", analysis.VerdictLine(v))
+	}
+	const name = "tpot p99: a difference beyond the run's resolution, no regression beyond the margin"
+	if v.Clauses[1].Name != name {
+		t.Errorf("clause b name %q, want %q", v.Clauses[1].Name, name)
+	}
+	const note = "2 of 8 cells client-bound: their figures are suspect"
+	if v.ClientBound != note {
+		t.Errorf("verdict client-bound note %q, want %q", v.ClientBound, note)
+	}
+	line := analysis.VerdictLine(v)
+	if !strings.HasSuffix(line, "; warning: "+note) || strings.Contains(line, "improves") {
+		t.Errorf("VerdictLine %q", line)
+	}
+	md, html := renderBoth(t, r)
+	if !strings.Contains(md, "> **Warning:** "+note) {
+		t.Error("report.md's verdict does not say cells were client-bound")
+	}
+	if !strings.Contains(html, "warning: "+note) {
+		t.Error("report.html's verdict does not say cells were client-bound")
+	}
+
+	// No client-bound cell: nothing said.
+	clean := analysistest.TwoArms(base, slower)
+	if err := analysis.Analyze(&clean, report.DecisionRule{Metric: "tpot", Percentile: 99, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	if v := clean.Verdicts[0]; v.ClientBound != "" || strings.Contains(analysis.VerdictLine(v), "client-bound") || v.Outcome != "pass" {
+		t.Errorf("1.5 %% slower with a 2 %% margin, no client-bound cell: verdict %q", analysis.VerdictLine(v))
+	}
+}
