@@ -85,8 +85,8 @@ func (o CellOptions) withDefaults() CellOptions {
 //   - OutputTokens, output-token source counts, usage mismatches and
 //     MissingUsage are over ok requests; QueuedByCap and PromptMismatches over
 //     sent ones;
-//   - ClientBound is loadgen.ClientBound(nearest-rank dispatch-lag p99 of
-//     the samples, published or not, opts.ClientBoundLag);
+//   - ClientBound and DispatchLagP99ForFlagMs are loadgen.ClientBoundFlag
+//     of the samples, published or not, and opts.ClientBoundLag;
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist);
 //   - Requests keeps each ok measured request's TTFT, TPOT and E2E (ms) by
@@ -109,6 +109,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 	}
 
 	var ttft, ttftInt, ttfo, itl, tpot, e2e, lag, dispatch []float64
+	var clientLags []time.Duration
 	var prompts promptChecker
 	measured := make([]*loadgen.Record, 0, len(recs))
 	for i := range recs {
@@ -124,6 +125,7 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 		}
 		if d, ok := loadgen.ClientLag(r); ok {
 			dispatch = append(dispatch, ms(d))
+			clientLags = append(clientLags, d)
 		}
 		if r.QueuedByCap {
 			c.QueuedByCap++
@@ -208,14 +210,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 
 	c.SLOClaims = claims.claims(opts.Confidence)
 
-	// The flag is a warning, not a tail claim: it uses the p99 of the samples
-	// (stats.NearestRank, as loadgen's summary does) even where the report refuses
-	// to publish a p99 for want of samples; the max would flag a single outlier.
-	if len(dispatch) > 0 {
-		sorted := slices.Clone(dispatch)
-		slices.Sort(sorted)
-		c.DispatchLagP99ForFlagMs = stats.NearestRank(sorted, 0.99)
-		c.ClientBound = loadgen.ClientBound(fromMs(c.DispatchLagP99ForFlagMs), opts.ClientBoundLag)
+	// The flag is a warning, not a tail claim: loadgen computes it (the same
+	// figure its Summary carries) even where DispatchLag refuses to publish a
+	// p99 for want of samples; the max would flag a single outlier.
+	if len(clientLags) > 0 {
+		p99, bound := loadgen.ClientBoundFlag(clientLags, opts.ClientBoundLag)
+		c.DispatchLagP99ForFlagMs, c.ClientBound = ms(p99), bound
 	}
 	return c
 }

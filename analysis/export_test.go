@@ -7,7 +7,6 @@ import "github.com/transferlab/transferlab/report"
 
 var (
 	Key    = key
-	FromMs = fromMs
 	Decide = decide
 )
 

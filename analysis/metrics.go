@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"math"
 	"time"
 
 	"github.com/transferlab/transferlab/loadgen"
@@ -28,7 +27,3 @@ func measure(r *loadgen.Record) requestMetrics {
 	m.itls = r.ITLs()
 	return m
 }
-
-// fromMs is ms's inverse, rounded to the ns: for a nearest-rank percentile
-// (one of the samples ms converted) it gives back the sample's exact Duration.
-func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }

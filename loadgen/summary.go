@@ -42,14 +42,14 @@ type Summary struct {
 	ThroughputTokPerS float64
 	// ScheduleLagP99 is the p99 of SentAt − ScheduledAt over sent requests (HDR, µs resolution).
 	ScheduleLagP99 time.Duration
-	// DispatchLagP99 is the p99 (stats.NearestRank over the exact samples,
-	// as report.BuildCell's flag) of ClientLag: the
+	// DispatchLagP99 is the p99 (ClientBoundFlag: stats.NearestRank over
+	// the exact samples, the figure analysis.BuildCell's flag carries) of ClientLag: the
 	// DispatchedAt − ScheduledAt of measured requests not held by the
 	// in-flight cap, the instrument's own lateness without the wait for a
 	// server connection (a server slow to accept shows in ScheduleLagP99 only).
 	DispatchLagP99 time.Duration
-	// ClientBound is ClientBound(DispatchLagP99, lag budget) (1 ms by
-	// default): the client itself, not the server, was late.
+	// ClientBound is ClientBoundFlag's flag: DispatchLagP99 above the lag
+	// budget (1 ms by default): the client itself, not the server, was late.
 	ClientBound bool
 	// MultiTokenEvents counts token events that carried more than one token (DESIGN.md).
 	MultiTokenEvents int
@@ -193,11 +193,9 @@ func ClientLag(r *Record) (time.Duration, bool) {
 	return r.DispatchLag()
 }
 
-// ClientBound is the client-bound rule, the one both Summary and report.BuildCell
-// apply: the client itself, not the server, was late when lagRef exceeds
-// budget. lagRef is the p99 of ClientLag over one cell's records (or their
-// max where the caller refuses a p99 for too few samples); budget ≤ 0 means
-// DefaultLagBudget (1 ms).
+// ClientBound is the client-bound rule: the client itself, not the server,
+// was late when lagRef, the p99 of ClientLag over one cell's records,
+// exceeds budget; budget ≤ 0 means DefaultLagBudget (1 ms).
 func ClientBound(lagRef, budget time.Duration) bool {
 	if budget <= 0 {
 		budget = DefaultLagBudget
@@ -205,11 +203,31 @@ func ClientBound(lagRef, budget time.Duration) bool {
 	return lagRef > budget
 }
 
+// ClientBoundFlag is the one implementation of the client-bound figure and
+// flag, which Summary and analysis.BuildCell both take from here: p99 is the
+// nearest-rank p99 (stats.NearestRank, exact, a measured sample) of lags, one
+// cell's ClientLag samples, published or not (for fewer than 100 samples it
+// is the largest); bound is ClientBound(p99, budget). It is a warning, not a
+// tail claim, so it does not refuse small samples; with no sample p99 is 0 and
+// bound false. lags is left unchanged.
+func ClientBoundFlag(lags []time.Duration, budget time.Duration) (p99 time.Duration, bound bool) {
+	if len(lags) == 0 {
+		return 0, false
+	}
+	ns := make([]float64, len(lags))
+	for i, l := range lags {
+		ns[i] = float64(l)
+	}
+	slices.Sort(ns)
+	p99 = time.Duration(stats.NearestRank(ns, 0.99))
+	return p99, ClientBound(p99, budget)
+}
+
 // summarizer folds records into a Summary as they end.
 type summarizer struct {
 	s         Summary
 	lagBudget time.Duration
-	dispatch  []float64 // ClientLag samples, ns (8 B per request)
+	dispatch  []time.Duration // ClientLag samples (8 B per request)
 	window    windowFold
 }
 
@@ -233,7 +251,7 @@ func (z *summarizer) add(r *Record) {
 		s.QueuedByCap++
 	}
 	if lag, ok := ClientLag(r); ok {
-		z.dispatch = append(z.dispatch, float64(lag))
+		z.dispatch = append(z.dispatch, lag)
 	}
 	s.MultiTokenEvents += r.MultiTokenEvents()
 	if r.MissingUsage() {
@@ -255,11 +273,7 @@ func (z *summarizer) finish() Summary {
 	s.WindowStart, s.WindowEnd = wf.Start, wf.End
 	s.WindowOutputTokens, s.ThroughputTokPerS = wf.OutputTokens, wf.ThroughputTokPerS
 	s.ScheduleLagP99 = QuantileDuration(s.Hist.ScheduleLag, 99)
-	if len(z.dispatch) > 0 {
-		slices.Sort(z.dispatch)
-		s.DispatchLagP99 = time.Duration(stats.NearestRank(z.dispatch, 0.99))
-	}
-	s.ClientBound = ClientBound(s.DispatchLagP99, z.lagBudget)
+	s.DispatchLagP99, s.ClientBound = ClientBoundFlag(z.dispatch, z.lagBudget)
 	return s
 }
 

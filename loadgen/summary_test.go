@@ -3,6 +3,7 @@ package loadgen
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -134,5 +135,38 @@ func TestClientLagAndBound(t *testing.T) {
 		if got := ClientBound(tc.lag, tc.budget); got != tc.want {
 			t.Errorf("ClientBound(%v, %v) = %t, want %t", tc.lag, tc.budget, got, tc.want)
 		}
+	}
+}
+
+// TestClientBoundFlag: the figure is the nearest-rank p99 of the samples,
+// always one of them (the largest below 100 samples, where no p99 is
+// published), whatever their order; the flag is that figure above the budget.
+func TestClientBoundFlag(t *testing.T) {
+	t.Parallel()
+	us := time.Microsecond
+	// 200 samples 1..200 µs, shuffled: ⌈0.99·200⌉ = 198th smallest.
+	lags := make([]time.Duration, 200)
+	for i := range lags {
+		lags[i] = time.Duration(i+1) * us
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(lags), func(i, j int) { lags[i], lags[j] = lags[j], lags[i] })
+	before := slices.Clone(lags)
+	if p99, bound := ClientBoundFlag(lags, 0); p99 != 198*us || bound {
+		t.Errorf("200 samples: p99 %v bound %t, want 198µs false", p99, bound)
+	}
+	if !slices.Equal(lags, before) {
+		t.Error("ClientBoundFlag reordered its input")
+	}
+	if p99, bound := ClientBoundFlag(lags, 150*us); p99 != 198*us || !bound {
+		t.Errorf("budget 150µs: p99 %v bound %t, want 198µs true", p99, bound)
+	}
+	// Below 100 samples the nearest-rank p99 is the largest: one late send
+	// among 4 decides the flag.
+	few := []time.Duration{300 * us, 2 * time.Millisecond, 100 * us, 200 * us}
+	if p99, bound := ClientBoundFlag(few, 0); p99 != 2*time.Millisecond || !bound {
+		t.Errorf("4 samples: p99 %v bound %t, want 2ms true", p99, bound)
+	}
+	if p99, bound := ClientBoundFlag(nil, 0); p99 != 0 || bound {
+		t.Errorf("no samples: p99 %v bound %t, want 0 false", p99, bound)
 	}
 }

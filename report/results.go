@@ -220,16 +220,16 @@ type Cell struct {
 	InputTokens       int            `json:"input_tokens"`
 	UsageSourceCounts map[string]int `json:"output_tokens_source"`
 	UsageMismatches   int            `json:"usage_mismatches"`
-	// ClientBound is loadgen.ClientBound(DispatchLagP99ForFlagMs,
-	// CellOptions.ClientBoundLag): the client's own lateness, not the
-	// server, may have set the pace.
+	// ClientBound is loadgen.ClientBoundFlag's flag over the cell's ClientLag
+	// samples (DispatchLagP99ForFlagMs above analysis.CellOptions.ClientBoundLag):
+	// the client's own lateness, not the server, may have set the pace.
 	ClientBound bool `json:"client_bound"`
 	// DispatchLagP99ForFlagMs is the nearest-rank p99 of the dispatch-lag
 	// samples that ClientBound compares with the 1 ms budget (ms), computed
 	// even when DispatchLag refuses to publish a p99 for want of samples.
 	// With fewer than 100 samples (DispatchLag.N < 100) the nearest-rank p99
 	// IS the largest sample (ceil(0.99 n) = n): it is then the max, and
-	// Cell.DispatchLagFlagText labels it so.
+	// analysis.DispatchLagFlagText labels it so.
 	DispatchLagP99ForFlagMs float64 `json:"dispatch_lag_p99_for_flag_ms"`
 	// QueuedByCap counts measured requests the in-flight cap held back (sent late, in order).
 	QueuedByCap int `json:"queued_by_cap"`
