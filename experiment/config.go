@@ -436,6 +436,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, err) // each names amdahl.profile.<key>
 		}
 	}
+	if cs := c.Extra.CapacitySearch; cs != nil {
+		if err := cs.validate(c.Load, c.SLO); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := c.Extra.validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -471,6 +476,10 @@ func (c Config) Effective() Config {
 	if c.Amdahl.Profile != nil {
 		p := c.Amdahl.Profile.effective()
 		c.Amdahl.Profile = &p
+	}
+	if c.Extra.CapacitySearch != nil {
+		cs := c.Extra.CapacitySearch.effective(c.Load)
+		c.Extra.CapacitySearch = &cs
 	}
 	return c
 }

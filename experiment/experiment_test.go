@@ -52,6 +52,10 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"trace.path", "load.rates_rps[0]", "load.rates_rps[2]", "load.duration", "load.mode", "server.kind", "arms[1].name", "sim_overrides.rmsnorm", "arms[0]", "slo.percentile"}},
 		{"override on the sim", "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}, {name: c, sim_overrides: {rmsnorm: 2}}]\namdahl: {target_op: rmsnorm}\nenergy: {period: -1s}\n",
 			[]string{"energy.period"}},
+		{"capacity search bounds", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nslo: {ttft_ms: 100}\ncapacity_search:\n  max_rps: 1\n  budget: -1s\n",
+			[]string{"capacity_search.budget (line 8)", "capacity_search.max_rps (line 7): must be above min_rps (2 req/s)"}},
+		{"capacity search without an SLO", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\ncapacity_search: {relative_precision: -0.1}\n",
+			[]string{"capacity_search (line 5): needs an SLO target", "capacity_search.relative_precision"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,6 +21,9 @@ type ExtraConfig struct {
 	OTel telemetry.Config `yaml:"otel,omitempty"`
 	// Resolution configures how the run measures its own resolution.
 	Resolution ResolutionConfig `yaml:"resolution,omitempty"`
+	// CapacitySearch, when declared, searches each arm's capacity at SLO
+	// after the sweep (off without the block).
+	CapacitySearch *CapacitySearchConfig `yaml:"capacity_search,omitempty"`
 }
 
 // ResolutionConfig is the `resolution` block.

@@ -24,6 +24,7 @@ const (
 	stepWarmup                  // an unmeasured warm-up replay of a schedule
 	stepCell                    // a measured cell: its schedule's replay
 	stepProfile                 // an unmeasured profiling pass (reference baseline cells)
+	stepProbe                   // a capacity search probe (how many: estimated)
 	nStepKinds
 )
 
@@ -32,6 +33,7 @@ var stepNames = [nStepKinds][2]string{
 	{"warm-up replay", "warm-up replays"},
 	{"cell", "cells"},
 	{"profiling pass", "profiling passes"},
+	{"search probe", "search probes"},
 }
 
 // planStep is one step of the plan. sched is the scheduled length of a
@@ -51,7 +53,10 @@ const DefaultServerStartGuess = 60 * time.Second
 // runPlan lists a run's steps in runAll's order: a server start whenever the
 // arm changes, a warm-up replay before the first cell of each load on a
 // fresh server (load.warmup_replay), the cell, and after each baseline cell
-// a profiling pass (amdahl.profile on the reference server).
+// a profiling pass (amdahl.profile on the reference server); then, with a
+// capacity_search block, per searched arm a server start and the search
+// probes analysis.Search.PlannedProbes estimates (a count that is a guess:
+// the search stops when its bracket is narrow enough).
 func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []planStep {
 	var steps []planStep
 	prev := ""
@@ -70,6 +75,18 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 		steps = append(steps, planStep{kind: stepCell, sched: d})
 		if p := cfg.Amdahl.Profile; p != nil && cfg.Server.Kind == servers.Reference && k.Arm == cfg.Arms[0].Name {
 			steps = append(steps, planStep{kind: stepProfile, sched: min(d, cfg.Load.Warmup+p.effective().Window)})
+		}
+	}
+	if cs := cfg.Extra.CapacitySearch; cs != nil {
+		n := cs.search(cfg.SLO).PlannedProbes()
+		for _, a := range cfg.Arms {
+			if a.IsCeiling() {
+				continue
+			}
+			steps = append(steps, planStep{kind: stepStart})
+			for range n {
+				steps = append(steps, planStep{kind: stepProbe, sched: cs.ProbeWarmup + cs.ProbeDuration})
+			}
 		}
 	}
 	return steps
@@ -94,6 +111,7 @@ type runProgress struct {
 	obs [nStepKinds]struct {
 		n             int
 		actual, sched time.Duration
+		maxTail       time.Duration // the longest actual − sched
 	}
 	// requests ended in the current cell, and its scheduled count.
 	reqs, reqTotal atomic.Int64
@@ -123,6 +141,17 @@ func (p *runProgress) begin(kind stepKind) {
 	p.cur = len(p.steps) // beyond the plan: nothing left to estimate
 }
 
+// maxTail is the longest time a finished step of kind took beyond its
+// schedule (its drain), 0 before one finished or for a nil runProgress.
+func (p *runProgress) maxTail(kind stepKind) time.Duration {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.obs[kind].maxTail
+}
+
 // finish ends the step under way: the run is over.
 func (p *runProgress) finish() {
 	if p == nil {
@@ -143,6 +172,7 @@ func (p *runProgress) closeCurrent(now time.Time) {
 	o.n++
 	o.actual += now.Sub(p.curBegan)
 	o.sched += s.sched
+	o.maxTail = max(o.maxTail, now.Sub(p.curBegan)-s.sched)
 	p.curBegan = now
 }
 
@@ -210,7 +240,7 @@ func (p *runProgress) status() progressStatus {
 			d = max(d-now.Sub(p.curBegan), 0)
 		}
 		st.Remaining += d
-		if guess {
+		if guess || s.kind == stepProbe { // how many probes run is itself a guess
 			guessN[s.kind]++
 			guessD[s.kind] += d
 		}
@@ -224,8 +254,11 @@ func (p *runProgress) status() progressStatus {
 			name = stepNames[k][0]
 		}
 		what := fmt.Sprintf("%d %s ≈ %s", guessN[k], name, roundDur(guessD[k]))
-		if k == stepCell {
+		switch k {
+		case stepCell:
 			what = fmt.Sprintf("%d %s: scheduled %s, tail not yet observed", guessN[k], name, roundDur(guessD[k]))
+		case stepProbe:
+			what = fmt.Sprintf("%d %s (a planned count: the search stops once bracketed) ≈ %s", guessN[k], name, roundDur(guessD[k]))
 		}
 		st.Estimated = append(st.Estimated, what)
 	}
@@ -332,7 +365,11 @@ func (r *runner) startProgress(order []report.CellKey) (stop func()) {
 	if r.cfg.Server.Kind == servers.Sim {
 		guess = 0
 	}
-	r.progress = newRunProgress(runPlan(r.cfg, order, r.scheds), guess, time.Now)
+	cfg := r.cfg
+	if r.opt.Slice != nil {
+		cfg.Extra.CapacitySearch = nil // a shard does not search (searchCapacity)
+	}
+	r.progress = newRunProgress(runPlan(cfg, order, r.scheds), guess, time.Now)
 	if r.opt.Progress == nil && r.log == io.Discard {
 		return r.progress.finish
 	}

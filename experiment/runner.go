@@ -257,7 +257,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			fmt.Fprintf(warn, "warning: %s\n", w)
 		}
 	}
-	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, scheds: scheds, res: res, jsonl: jsonl,
+	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, base: base, scheds: scheds, res: res, jsonl: jsonl,
 		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut,
 		launcher: &servers.Launcher{Device: eff.Energy.Device, Log: log, Warn: warn, Headers: lv.headers, Scrub: lv.scrub}}
 	r.startExport(ctx)
@@ -342,10 +342,13 @@ func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, e
 
 // runner carries one run's state.
 type runner struct {
-	cfg    Config
-	opt    Options
-	log    io.Writer
-	warn   io.Writer // warning lines (Options.Warn)
+	cfg  Config
+	opt  Options
+	log  io.Writer
+	warn io.Writer // warning lines (Options.Warn)
+	// base is the trace as read (transforms applied); scheds are the
+	// offered loads' schedules built from it.
+	base   traces.Schedule
 	scheds []traces.Schedule
 	res    *report.Results
 	jsonl  loadgen.Sink
@@ -428,6 +431,25 @@ func (r *runner) runAll(ctx context.Context) error {
 		return nil
 	}
 	defer closeSrv()
+	// use returns arm's server: the one up when it is arm's, else a fresh
+	// start after the other arm's server is shut down.
+	use := func(arm ArmConfig) (servers.Server, error) {
+		if srv != nil && srvArm == arm.Name {
+			return srv, nil
+		}
+		if err := closeSrv(); err != nil {
+			return nil, err
+		}
+		r.progress.begin(stepStart)
+		s, err := r.startArm(ctx, arm)
+		if err != nil {
+			return nil, fmt.Errorf("arm %s: %w", arm.Name, err)
+		}
+		srv, srvArm = s, arm.Name
+		replayed = map[int]bool{}
+		r.addServerInfo(ctx, arm.Name, srv)
+		return srv, nil
+	}
 	for i, k := range order {
 		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
 		if r.kept != nil {
@@ -441,17 +463,8 @@ func (r *runner) runAll(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("run stopped before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
 		}
-		if srv == nil || srvArm != k.Arm {
-			if err := closeSrv(); err != nil {
-				return err
-			}
-			r.progress.begin(stepStart)
-			if srv, err = r.startArm(ctx, arms[k.Arm]); err != nil {
-				return fmt.Errorf("arm %s: %w", k.Arm, err)
-			}
-			srvArm = k.Arm
-			replayed = map[int]bool{}
-			r.addServerInfo(ctx, k.Arm, srv)
+		if _, err := use(arms[k.Arm]); err != nil {
+			return err
 		}
 		if r.cfg.Load.WarmupReplay && !replayed[li] {
 			r.progress.begin(stepWarmup)
@@ -472,6 +485,12 @@ func (r *runner) runAll(ctx context.Context) error {
 		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
 			return err
 		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("run stopped before the capacity search: %w", context.Cause(ctx))
+	}
+	if err := r.searchCapacity(ctx, use); err != nil {
+		return err
 	}
 	return closeSrv()
 }

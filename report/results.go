@@ -51,6 +51,9 @@ type Results struct {
 	Rule *DecisionRule `json:"decision_rule,omitempty"`
 	// Stats holds the statistics over repetitions (Analyze); nil before analysis.
 	Stats *Stats `json:"stats,omitempty"`
+	// CapacitySearch holds each arm's capacity at SLO found by searching the
+	// offered load (config capacity_search); nil when no search was declared.
+	CapacitySearch *CapacitySearch `json:"capacity_search,omitempty"`
 	// SimTruth holds, for a run on the simulator, the true candidate/baseline
 	// ratios the measured ones estimate (TruthRatio); nil otherwise.
 	SimTruth []TruthRatio `json:"sim_truth,omitempty"`

@@ -1,0 +1,441 @@
+package analysis
+
+// The search for an arm's capacity at SLO: which load to probe next, the
+// bracket, its interval, and the capacity gain. experiment runs the probes.
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// Search bounds one capacity search (DESIGN.md "Capacity at SLO").
+type Search struct {
+	// MinRPS and MaxRPS bound the loads probed (req/s, 0 < MinRPS < MaxRPS).
+	MinRPS, MaxRPS float64
+	// RelativePrecision: the search stops once fail/pass − 1 ≤ it (> 0).
+	RelativePrecision float64
+	// Growth multiplies the highest passing load while no load has missed
+	// the SLO, and divides the lowest missing one while none has met it
+	// (> 1; default 2).
+	Growth float64
+	// Quantile is the SLO percentile as a fraction (0.9 for p90).
+	Quantile float64
+	// Level is the capacity interval's confidence level (default 0.95).
+	Level float64
+}
+
+// WithDefaults fills Growth (2) and Level (0.95).
+func (s Search) WithDefaults() Search {
+	if s.Growth == 0 {
+		s.Growth = 2
+	}
+	if s.Level == 0 {
+		s.Level = 0.95
+	}
+	return s
+}
+
+// Validate reports the first setting out of range.
+func (s Search) Validate() error {
+	s = s.WithDefaults()
+	switch {
+	case !(s.MinRPS > 0 && s.MaxRPS > s.MinRPS) || math.IsInf(s.MaxRPS, 0):
+		return fmt.Errorf("analysis: capacity search: need 0 < min_rps (%v) < max_rps (%v)", s.MinRPS, s.MaxRPS)
+	case !(s.RelativePrecision > 0):
+		return fmt.Errorf("analysis: capacity search: relative precision must be > 0, got %v", s.RelativePrecision)
+	case !(s.Growth > 1):
+		return fmt.Errorf("analysis: capacity search: growth must be > 1, got %v", s.Growth)
+	case !(s.Quantile > 0 && s.Quantile < 1):
+		return fmt.Errorf("analysis: capacity search: quantile must be in (0, 1), got %v", s.Quantile)
+	case !(s.Level > 0 && s.Level < 1):
+		return fmt.Errorf("analysis: capacity search: level must be in (0, 1), got %v", s.Level)
+	}
+	return nil
+}
+
+// Stop reasons of Next and report.CapacityArm.Stopped.
+const (
+	StopBracketed = "bracketed"
+	StopMax       = "max_rps"
+	StopMin       = "min_rps"
+)
+
+// Method describes the search and its interval, for results.json.
+func (s Search) Method() string {
+	s = s.WithDefaults()
+	return fmt.Sprintf("per arm, from the sweep's cells: while no load missed the SLO, multiply the highest passing load by %g (at most max_rps); while none met it, divide the lowest missing one by %g (at least min_rps); then step inside [pass, fail] to where the binding target's attained share, interpolated in log load, crosses the quantile (kept ≥ 1/5 of the bracket's log width from its ends; the geometric midpoint while the pass end's share is 1) until fail/pass − 1 ≤ %g; then at most one load beyond each end the interval leaves open (fail × %g, pass ÷ %g). "+
+		"A load meets the SLO when, for every target, the share of its requests within the target is ≥ %g (the nearest-rank percentile ≤ the target; a failed request misses every target). "+
+		"Capacity = √(pass·fail). Its %g %% interval runs from the highest load ≤ pass whose every target's one-sided Clopper–Pearson lower bound on that share is ≥ %g, to the lowest load ≥ fail where some target's upper bound is < %g; "+
+		"each end at %g %% one-sided, Bonferroni-corrected over the loads on its side (and over the targets, for the upper end); it assumes the share falls as the load rises. Gain interval: [cand low/base high, cand high/base low], ≥ %g %% (Bonferroni over the two arms)",
+		s.Growth, s.Growth, s.RelativePrecision, s.Growth, s.Growth, s.Quantile, 100*s.Level, s.Quantile, s.Quantile, 100*(1-(1-s.Level)/2), 100*(1-2*(1-s.Level)))
+}
+
+// perLoad is the probes at one load, pooled.
+type perLoad struct {
+	load float64
+	att  []report.SLOAttainment
+}
+
+// pool sums the probes' counts per load (ascending), per target.
+func pool(probes []report.CapacityProbe) []perLoad {
+	var out []perLoad
+	for _, p := range probes {
+		if p.Incomplete != "" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(l perLoad) bool { return l.load == p.LoadRPS })
+		if i < 0 {
+			out = append(out, perLoad{load: p.LoadRPS, att: slices.Clone(p.Attainment)})
+			continue
+		}
+		for _, a := range p.Attainment {
+			j := slices.IndexFunc(out[i].att, func(b report.SLOAttainment) bool { return b.Metric == a.Metric })
+			if j < 0 {
+				out[i].att = append(out[i].att, a)
+				continue
+			}
+			out[i].att[j].N += a.N
+			out[i].att[j].Over += a.Over
+		}
+	}
+	slices.SortFunc(out, func(a, b perLoad) int { return cmp.Compare(a.load, b.load) })
+	return out
+}
+
+// Met is the point outcome of attainment counts against quantile q: every
+// target has N > 0 and (N − Over)/N ≥ q. Counts with no target are not met.
+func Met(att []report.SLOAttainment, q float64) bool {
+	if len(att) == 0 {
+		return false
+	}
+	for _, a := range att {
+		if a.N == 0 || float64(a.N-a.Over) < q*float64(a.N)-1e-9 { // 1e-9: 0.9·n is not exact in binary
+			return false
+		}
+	}
+	return true
+}
+
+// ClopperPearson is the one-sided Clopper–Pearson bounds on a binomial
+// proportion from k successes in n trials, each at confidence 1 − alpha:
+// lower = Beta(k, n−k+1) quantile alpha (0 when k = 0), upper = Beta(k+1,
+// n−k) quantile 1 − alpha (1 when k = n) (Clopper & Pearson, Biometrika
+// 1934; gonum's distuv.Beta). It panics on n < 1 or k outside [0, n].
+func ClopperPearson(k, n int, alpha float64) (lower, upper float64) {
+	if n < 1 || k < 0 || k > n {
+		panic(fmt.Sprintf("analysis: ClopperPearson(%d, %d)", k, n))
+	}
+	lower, upper = 0, 1
+	if k > 0 {
+		lower = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(alpha)
+	}
+	if k < n {
+		upper = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - alpha)
+	}
+	return lower, upper
+}
+
+// surelyMet: every target's lower bound on the attained share is ≥ q at alpha.
+func surelyMet(att []report.SLOAttainment, q, alpha float64) bool {
+	if len(att) == 0 {
+		return false
+	}
+	for _, a := range att {
+		if a.N == 0 {
+			return false
+		}
+		if lo, _ := ClopperPearson(a.N-a.Over, a.N, alpha); lo < q {
+			return false
+		}
+	}
+	return true
+}
+
+// surelyMissed: some target's upper bound on the attained share is < q at
+// alpha / (number of targets).
+func surelyMissed(att []report.SLOAttainment, q, alpha float64) bool {
+	for _, a := range att {
+		if a.N == 0 {
+			continue
+		}
+		if _, hi := ClopperPearson(a.N-a.Over, a.N, alpha/float64(len(att))); hi < q {
+			return true
+		}
+	}
+	return false
+}
+
+// bracket is the point bracket: the lowest load that missed (0: none) and
+// the highest load below it that met (0: none).
+func bracket(loads []perLoad, q float64) (pass, fail float64) {
+	for _, l := range loads {
+		if !Met(l.att, q) {
+			fail = l.load
+			break
+		}
+	}
+	for _, l := range loads {
+		if (fail == 0 || l.load < fail) && Met(l.att, q) {
+			pass = l.load
+		}
+	}
+	return pass, fail
+}
+
+// Next is the load to probe next given an arm's probes so far, or, when the
+// search of the arm is over, 0 and why (StopBracketed, StopMax, StopMin).
+// With no probe it starts at MinRPS. Once bracketed to the precision, it
+// asks for at most one more load on each side where the interval has no end
+// yet (FailRPS × Growth above, PassRPS ÷ Growth below, within the bounds) so
+// the interval can close. A load already probed is never proposed again.
+func (s Search) Next(probes []report.CapacityProbe) (float64, string) {
+	s = s.WithDefaults()
+	loads := pool(probes)
+	if len(loads) == 0 {
+		return s.MinRPS, ""
+	}
+	pass, fail := bracket(loads, s.Quantile)
+	var next float64
+	switch {
+	case fail == 0: // nothing missed: grow from the highest load
+		if pass >= s.MaxRPS {
+			return 0, StopMax
+		}
+		next = min(pass*s.Growth, s.MaxRPS)
+	case pass == 0: // nothing met below the lowest miss: shrink
+		if fail <= s.MinRPS {
+			return 0, StopMin
+		}
+		next = max(fail/s.Growth, s.MinRPS)
+	case fail/pass-1 <= s.RelativePrecision*(1+1e-9):
+		return s.closing(loads, probes, pass, fail)
+	default:
+		next = s.between(loads, pass, fail)
+	}
+	if probed(loads, next) {
+		return 0, StopBracketed
+	}
+	return next, ""
+}
+
+// closing is Next once bracketed: a load beyond an open end of the
+// interval, if none beyond it was probed and the bounds allow; else stop.
+func (s Search) closing(loads []perLoad, probes []report.CapacityProbe, pass, fail float64) (float64, string) {
+	e := s.Capacity("", probes, StopBracketed).CapacityRPS
+	beyond := func(ok func(float64) bool) bool {
+		return slices.ContainsFunc(loads, func(l perLoad) bool { return ok(l.load) })
+	}
+	if e.High == 0 && !beyond(func(l float64) bool { return l > fail }) {
+		if next := min(fail*s.Growth, s.MaxRPS); next > fail && !probed(loads, next) {
+			return next, ""
+		}
+	}
+	if e.Low == 0 && !beyond(func(l float64) bool { return l < pass }) {
+		if next := max(pass/s.Growth, s.MinRPS); next < pass && !probed(loads, next) {
+			return next, ""
+		}
+	}
+	return 0, StopBracketed
+}
+
+// probed reports whether load is among loads.
+func probed(loads []perLoad, load float64) bool {
+	return slices.ContainsFunc(loads, func(l perLoad) bool { return l.load == load })
+}
+
+// between is the next load inside (pass, fail): where the binding target's
+// attained share, interpolated linearly in log load between the two ends,
+// crosses the quantile (regula falsi on the share), kept at least a fifth
+// of the bracket's log width from either end so every probe removes ≥ 20 %
+// of it; the geometric midpoint when the pass end's share is 1 (no slope).
+func (s Search) between(loads []perLoad, pass, fail float64) float64 {
+	xp, xf := math.Log(pass), math.Log(fail)
+	w := xf - xp
+	x := xp + w/2
+	fp, ff := margin(loads, pass, s.Quantile), margin(loads, fail, s.Quantile)
+	// A pass end with every request within every target (share 1) says
+	// nothing about the slope: bisect.
+	if fp >= 0 && fp < 1-s.Quantile-1e-9 && ff < 0 {
+		x = xp + w*fp/(fp-ff)
+	}
+	return math.Exp(min(max(x, xp+w/5), xf-w/5))
+}
+
+// margin is the binding target's attained share minus q at load.
+func margin(loads []perLoad, load, q float64) float64 {
+	m := math.Inf(1)
+	for _, l := range loads {
+		if l.load != load {
+			continue
+		}
+		for _, a := range l.att {
+			if a.N > 0 {
+				m = min(m, float64(a.N-a.Over)/float64(a.N)-q)
+			}
+		}
+	}
+	return m
+}
+
+// PlannedProbes estimates how many search probes one arm takes when the
+// sweep has left a bracket one growth factor wide: one step to it, then the
+// bisections to the precision. An estimate (for progress), not a bound.
+func (s Search) PlannedProbes() int {
+	s = s.WithDefaults()
+	return 1 + int(max(math.Ceil(math.Log2(math.Log(s.Growth)/math.Log1p(s.RelativePrecision))), 0))
+}
+
+// Capacity summarises an arm's probes: each probe's Met and Decided set, the
+// bracket, and the capacity with its interval. stopped is why its search
+// ended (Next's reason, or "budget: <field>").
+func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped string) report.CapacityArm {
+	s = s.WithDefaults()
+	loads := pool(probes)
+	out := report.CapacityArm{Arm: arm, Probes: slices.Clone(probes), Stopped: stopped}
+	out.PassRPS, out.FailRPS = bracket(loads, s.Quantile)
+	endAlpha := (1 - s.Level) / 2
+	var below, above []perLoad
+	for _, l := range loads {
+		if out.PassRPS > 0 && l.load <= out.PassRPS {
+			below = append(below, l)
+		}
+		if out.FailRPS > 0 && l.load >= out.FailRPS {
+			above = append(above, l)
+		}
+	}
+	low, high := 0.0, 0.0
+	for _, l := range below {
+		if surelyMet(l.att, s.Quantile, endAlpha/float64(len(below))) {
+			low = l.load
+		}
+	}
+	for i := len(above) - 1; i >= 0; i-- {
+		if surelyMissed(above[i].att, s.Quantile, endAlpha/float64(len(above))) {
+			high = above[i].load
+		}
+	}
+	for i := range out.Probes {
+		p := &out.Probes[i]
+		p.Met = Met(p.Attainment, s.Quantile)
+		p.Decided = ""
+		if l := slices.IndexFunc(below, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && surelyMet(below[l].att, s.Quantile, endAlpha/float64(len(below))) {
+			p.Decided = "met"
+		}
+		if l := slices.IndexFunc(above, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && surelyMissed(above[l].att, s.Quantile, endAlpha/float64(len(above))) {
+			p.Decided = "missed"
+		}
+	}
+	est := &out.CapacityRPS
+	var notes []string
+	switch {
+	case len(loads) == 0:
+		est.Note = "unknown: no probe of " + arm + " ran to its end"
+		return out
+	case out.PassRPS == 0:
+		est.Note = fmt.Sprintf("below %s req/s: %s missed the SLO at every load probed", num(out.FailRPS), arm)
+		if stopped != StopMin {
+			est.Note = "unknown: " + est.Note + "; " + stopText(stopped)
+		}
+		est.High = out.FailRPS
+		return out
+	case out.FailRPS == 0:
+		est.Value = out.PassRPS
+		if stopped == StopMax {
+			est.Note = fmt.Sprintf("a lower bound: %s met the SLO at max_rps (%s req/s), the search's ceiling", arm, num(out.PassRPS))
+		} else {
+			est.Note = fmt.Sprintf("unknown: %s met the SLO at every load probed (up to %s req/s), so its capacity is at least that; %s", arm, num(out.PassRPS), stopText(stopped))
+		}
+		est.Low = low
+		return out
+	}
+	est.Value = math.Sqrt(out.PassRPS * out.FailRPS)
+	est.Low, est.High = low, high
+	est.Interval = high > 0
+	if low == 0 {
+		notes = append(notes, "no load was met with the interval's confidence: its lower end is 0")
+	}
+	if high == 0 {
+		est.High = 0
+		notes = append(notes, "no load was missed with the interval's confidence: no upper end")
+	}
+	if stopped != StopBracketed && out.FailRPS/out.PassRPS-1 > s.RelativePrecision*(1+1e-9) {
+		notes = append(notes, fmt.Sprintf("bracket [%s, %s] req/s wider than the precision (%s): %s", num(out.PassRPS), num(out.FailRPS), pctText(s.RelativePrecision), stopText(stopped)))
+	}
+	est.Note = strings.Join(notes, "; ")
+	return out
+}
+
+// stopText says why a search ended early.
+func stopText(stopped string) string {
+	if b, ok := strings.CutPrefix(stopped, "budget: "); ok {
+		return "the search's budget ran out (" + b + ")"
+	}
+	return "the search ended: " + stopped
+}
+
+// Gain is cand's capacity over base's: the ratio of the point capacities,
+// its interval [cand low / base high, cand high / base low] when both
+// intervals are closed and base low > 0, and Separable when the arms'
+// intervals do not overlap.
+func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
+	g := report.CapacitySearchGain{Candidate: cand.Arm, Baseline: base.Arm}
+	c, b := cand.CapacityRPS, base.CapacityRPS
+	switch {
+	case b.Value == 0 || c.Value == 0:
+		g.Gain.Note = "unknown: " + firstNote(c.Note, b.Note, "an arm's capacity is unknown")
+		return g
+	case c.Note != "" && strings.HasPrefix(c.Note, "unknown") || b.Note != "" && strings.HasPrefix(b.Note, "unknown"):
+		g.Gain = report.Estimate{Note: "unknown: " + firstNote(onlyUnknown(c.Note), onlyUnknown(b.Note), "")}
+		return g
+	}
+	g.Gain.Value = c.Value / b.Value
+	g.Gain.Reps = 1
+	if c.Interval && b.Interval && b.Low > 0 {
+		g.Gain.Low, g.Gain.High, g.Gain.Interval = c.Low/b.High, c.High/b.Low, true
+		g.Separable = c.Low > b.High || c.High < b.Low
+		if !g.Separable {
+			g.Gain.Note = fmt.Sprintf("not separable: the capacity intervals overlap (%s [%s, %s], %s [%s, %s] req/s)", cand.Arm, num(c.Low), num(c.High), base.Arm, num(b.Low), num(b.High))
+		}
+		return g
+	}
+	// One side open or starting at 0: the gain has one bound at most.
+	g.Gain.Low, g.Gain.High = g.Gain.Value, g.Gain.Value
+	switch {
+	case cand.FailRPS == 0 && b.Interval && b.High > 0:
+		g.Gain.Low = c.Low / b.High
+		g.Separable = c.Low > b.High
+		g.Gain.Note = fmt.Sprintf("a lower bound: %s", c.Note)
+	default:
+		g.Gain.Note = "no interval: " + firstNote(c.Note, b.Note, "an arm's interval is open")
+	}
+	return g
+}
+
+func onlyUnknown(s string) string {
+	if strings.HasPrefix(s, "unknown") {
+		return strings.TrimPrefix(s, "unknown: ")
+	}
+	return ""
+}
+
+func firstNote(notes ...string) string {
+	for _, n := range notes {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// num prints a load compactly (3 significant digits).
+func num(v float64) string { return fmt.Sprintf("%.3g", v) }
+
+// pctText prints a fraction as a percentage.
+func pctText(f float64) string { return fmt.Sprintf("%g %%", 100*f) }

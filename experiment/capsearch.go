@@ -1,0 +1,329 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/cost"
+	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
+	"github.com/transferlab/transferlab/traces"
+)
+
+// CapacitySearchConfig is the `capacity_search` block: after the sweep, each
+// arm's offered load is searched until its capacity at the SLO (slo block:
+// targets and percentile) is bracketed to RelativePrecision (DESIGN.md
+// "Capacity at SLO"). Declaring the block opts in; without it the capacity
+// is read from the swept loads only. Every field is optional.
+type CapacitySearchConfig struct {
+	// RelativePrecision: stop when fail/pass − 1 ≤ it (default 0.1).
+	RelativePrecision float64 `yaml:"relative_precision,omitempty"`
+	// MinRPS and MaxRPS bound the loads probed, req/s (default: half the
+	// lowest and four times the highest of load.rates_rps).
+	MinRPS float64 `yaml:"min_rps,omitempty"`
+	MaxRPS float64 `yaml:"max_rps,omitempty"`
+	// Growth multiplies the highest passing load while nothing has missed
+	// (and divides the lowest missing one while nothing has met; default 2).
+	Growth float64 `yaml:"growth,omitempty"`
+	// ProbeDuration is each search probe's measured span of arrivals
+	// (default load.duration); ProbeWarmup its unmeasured lead-in (default
+	// load.warmup).
+	ProbeDuration time.Duration `yaml:"probe_duration,omitempty"`
+	ProbeWarmup   time.Duration `yaml:"probe_warmup,omitempty"`
+	// ArmBudget and Budget bound the wall time of one arm's probes and of
+	// the whole search (0: no bound). A probe starts only when its
+	// scheduled span plus the longest drain seen (of the sweep's cells and
+	// the probes before it) fits.
+	ArmBudget time.Duration `yaml:"arm_budget,omitempty"`
+	Budget    time.Duration `yaml:"budget,omitempty"`
+}
+
+// effective fills the defaults from the load block.
+func (c CapacitySearchConfig) effective(l LoadConfig) CapacitySearchConfig {
+	if c.RelativePrecision == 0 {
+		c.RelativePrecision = 0.1
+	}
+	if c.Growth == 0 {
+		c.Growth = 2
+	}
+	if len(l.RatesRPS) > 0 {
+		if c.MinRPS == 0 {
+			c.MinRPS = slices.Min(l.RatesRPS) / 2
+		}
+		if c.MaxRPS == 0 {
+			c.MaxRPS = 4 * slices.Max(l.RatesRPS)
+		}
+	}
+	if c.ProbeDuration == 0 {
+		c.ProbeDuration = l.Duration
+	}
+	if c.ProbeWarmup == 0 {
+		c.ProbeWarmup = l.Warmup
+	}
+	return c
+}
+
+// search is the analysis side's settings for these bounds.
+func (c CapacitySearchConfig) search(slo SLOConfig) analysis.Search {
+	return analysis.Search{MinRPS: c.MinRPS, MaxRPS: c.MaxRPS, RelativePrecision: c.RelativePrecision, Growth: c.Growth, Quantile: slo.Percentile / 100}
+}
+
+// validate names each problem by field (after defaults from the load block).
+func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig) error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("capacity_search.%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	if slo.TTFTMs <= 0 && slo.TPOTMs <= 0 && slo.E2EMs <= 0 {
+		errs = append(errs, errors.New("capacity_search: needs an SLO target to search for (slo.ttft_ms, slo.tpot_ms or slo.e2e_ms)"))
+	}
+	if c.RelativePrecision < 0 {
+		bad("relative_precision", "must be > 0, got %g", c.RelativePrecision)
+	}
+	if c.Growth != 0 && !(c.Growth > 1) {
+		bad("growth", "must be > 1, got %g", c.Growth)
+	}
+	if c.MinRPS < 0 {
+		bad("min_rps", "must be > 0 req/s, got %g", c.MinRPS)
+	}
+	if c.MaxRPS < 0 {
+		bad("max_rps", "must be > 0 req/s, got %g", c.MaxRPS)
+	}
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"probe_duration", c.ProbeDuration}, {"probe_warmup", c.ProbeWarmup}, {"arm_budget", c.ArmBudget}, {"budget", c.Budget}} {
+		if d.v < 0 {
+			bad(d.field, "must be ≥ 0, got %s", d.v)
+		}
+	}
+	if e := c.effective(l); e.MinRPS > 0 && e.MaxRPS > 0 && e.MinRPS >= e.MaxRPS {
+		bad("max_rps", "must be above min_rps (%g req/s), got %g", e.MinRPS, e.MaxRPS)
+	}
+	return errors.Join(errs...)
+}
+
+// searchSettings is the run's search, defaults filled (nil when the config
+// declares none).
+func (r *runner) searchSettings() *CapacitySearchConfig {
+	if r.cfg.Extra.CapacitySearch == nil {
+		return nil
+	}
+	return r.cfg.Extra.CapacitySearch // Effective filled its defaults
+}
+
+// probeSchedule is the schedule of one search probe at rate: the load
+// block's mode with the probe's warm-up and duration, synthetic arrivals
+// seeded by the rate itself, so every arm probed at one rate replays the
+// same requests.
+func (r *runner) probeSchedule(c CapacitySearchConfig, rate float64) (traces.Schedule, error) {
+	l := r.cfg.Load
+	l.Duration, l.Warmup = c.ProbeDuration, c.ProbeWarmup
+	return cellSchedule(r.base, l, rate, r.cfg.Seed, int(math.Float64bits(rate)%(1<<31)))
+}
+
+// searchArms are the arms searched: the baseline, then each candidate (not
+// the A/A replicate, which is the baseline, nor a ceiling).
+func (r *runner) searchArms() []ArmConfig {
+	var out []ArmConfig
+	for _, a := range r.cfg.Arms {
+		if !a.IsCeiling() {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// sweepProbes are arm's complete sweep cells as search observations.
+func sweepProbes(res *report.Results, arm string) []report.CapacityProbe {
+	var out []report.CapacityProbe
+	for _, c := range res.Cells {
+		if c.Arm == arm && c.Incomplete == "" {
+			p := probeOf(c, "sweep")
+			p.Repetition = c.Repetition
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// probeOf reads a cell's SLO attainment counts (Cell.SLOClaims), client
+// flag and window.
+func probeOf(c report.Cell, source string) report.CapacityProbe {
+	p := report.CapacityProbe{LoadRPS: c.OfferedLoadRPS, Source: source, ClientBound: c.ClientBound, Incomplete: c.Incomplete}
+	for _, cl := range c.SLOClaims {
+		p.Attainment = append(p.Attainment, report.SLOAttainment{Metric: cl.Metric, TargetMs: cl.TargetMs, N: cl.N, Over: cl.Over})
+	}
+	if c.WindowS != nil {
+		p.WindowS = *c.WindowS
+		p.OutputTokens = int(math.Round(c.WindowOutputTokens))
+		p.TotalTokens = p.OutputTokens + c.InputTokens
+	}
+	return p
+}
+
+// searchCapacity runs the capacity search after the sweep (use starts or
+// reuses an arm's server) and sets the results' capacity_search section.
+// Its probes' records are summarised (counts per SLO target, window,
+// tokens) in results.json, not written to records.jsonl, and --resume does
+// not keep them: a resumed run searches again from the sweep's cells.
+func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (servers.Server, error)) error {
+	c := r.searchSettings()
+	if c == nil {
+		return nil
+	}
+	s := c.search(r.cfg.SLO)
+	cs := &report.CapacitySearch{
+		Method: s.Method(), SLO: r.res.SLO, RelativePrecision: c.RelativePrecision, MinRPS: c.MinRPS, MaxRPS: c.MaxRPS,
+		ProbeDurationS: c.ProbeDuration.Seconds(), ProbeWarmupS: c.ProbeWarmup.Seconds(),
+		ArmBudgetS: c.ArmBudget.Seconds(), BudgetS: c.Budget.Seconds(), Level: s.WithDefaults().Level,
+	}
+	r.res.CapacitySearch = cs
+	if r.opt.Slice != nil {
+		cs.NotRun = "a shard (run --shard) replays part of each schedule: the search needs whole ones; run it unsplit"
+		return nil
+	}
+	if r.kept != nil {
+		fmt.Fprintf(r.log, "capacity search: --resume keeps no search probe: the search runs again from the sweep's cells\n")
+	}
+	began := time.Now()
+	var tail time.Duration // the longest drain (probe wall − scheduled span) so far
+	for _, arm := range r.searchArms() {
+		probes := sweepProbes(r.res, arm.Name)
+		armBegan := time.Now()
+		stopped := ""
+		for {
+			load, stop := s.Next(probes)
+			if stop != "" {
+				stopped = stop
+				break
+			}
+			sched, err := r.probeSchedule(*c, load)
+			if err != nil {
+				return fmt.Errorf("capacity_search at %g req/s (capacity_search.max_rps, probe_duration): %w", load, err)
+			}
+			// A budget is a cap: the longest drain seen (the sweep's cells' before the first probe).
+			est := sched.Duration() + max(tail, r.progress.maxTail(stepCell))
+			if c.ArmBudget > 0 && time.Since(armBegan)+est > c.ArmBudget {
+				stopped = fmt.Sprintf("budget: capacity_search.arm_budget = %s", c.ArmBudget)
+				break
+			}
+			if c.Budget > 0 && time.Since(began)+est > c.Budget {
+				stopped = fmt.Sprintf("budget: capacity_search.budget = %s", c.Budget)
+				break
+			}
+			srv, err := use(arm) // its error names the arm
+			if err != nil {
+				return err
+			}
+			r.progress.begin(stepProbe)
+			fmt.Fprintf(r.log, "capacity search, arm %s: probe at %.4g req/s: %d requests over %s; %s\n",
+				arm.Name, load, len(sched.Requests), sched.Duration().Round(time.Millisecond), r.progress.status())
+			p, err := r.runProbe(ctx, srv, arm.Name, load, sched, c.ProbeWarmup)
+			probes = append(probes, p)
+			tail = max(tail, time.Duration(p.DurationS*float64(time.Second))-sched.Duration())
+			if err != nil {
+				cs.Arms = append(cs.Arms, s.Capacity(arm.Name, probes, "stopped: "+err.Error()))
+				return err
+			}
+		}
+		a := s.Capacity(arm.Name, probes, stopped)
+		a.ElapsedS = time.Since(armBegan).Seconds()
+		a.Cost = r.costAtCapacity(a)
+		cs.Arms = append(cs.Arms, a)
+		e := a.CapacityRPS
+		fmt.Fprintf(r.log, "capacity search, arm %s: %.4g req/s, interval [%.4g, %.4g], bracket [%.4g, %.4g] req/s, stopped: %s%s\n",
+			arm.Name, e.Value, e.Low, e.High, a.PassRPS, a.FailRPS, a.Stopped, noteText(e.Note))
+	}
+	base := cs.Arms[0]
+	for _, a := range cs.Arms[1:] {
+		g := analysis.Gain(a, base)
+		// Costs compare at capacity only when both arms were bracketed: a
+		// budget-cut arm's pass load may lie far below its capacity.
+		if a.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && a.Stopped == analysis.StopBracketed && base.Stopped == analysis.StopBracketed {
+			v := 100 * (a.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
+			g.CostChangePct = &v
+		}
+		cs.Gains = append(cs.Gains, g)
+	}
+	return nil
+}
+
+// noteText is "; note", or "" without one.
+func noteText(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
+}
+
+// runProbe replays one search probe's schedule on srv and summarises it
+// (analysis.BuildCell's SLO claims, client flag and window). Its records go
+// nowhere else. The server dying or the run ending is an error.
+func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, rate float64, sched traces.Schedule, warmup time.Duration) (report.CapacityProbe, error) {
+	keep := &loadgen.SliceSink{}
+	sinks := []loadgen.Sink{keep}
+	if r.progress != nil {
+		r.progress.startCell(len(sched.Requests))
+		sinks = append(sinks, cellRequests{r.progress})
+	}
+	opts := append(r.replayOptions(arm+" (capacity search)", rate, 0), loadgen.WithWarmup(warmup))
+	cctx, stop := servers.UntilDied(ctx, srv.Died())
+	defer stop()
+	began := time.Now()
+	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), loadgen.MultiSink(sinks...), opts...)
+	c := analysis.BuildCell(keep.Records, analysis.CellOptions{Arm: arm, OfferedLoadRPS: rate, SLO: r.res.SLO})
+	if !sum.Complete {
+		c.Incomplete = sum.IncompleteReason
+		if c.Incomplete == "" {
+			c.Incomplete = "the probe did not run to its end"
+		}
+	}
+	p := probeOf(c, "search")
+	p.DurationS = time.Since(began).Seconds()
+	select {
+	case <-srv.Died():
+		return p, fmt.Errorf("arm %s at %g req/s (capacity search): the server died: %w", arm, rate, srv.Err())
+	default:
+	}
+	if rerr != nil {
+		return p, fmt.Errorf("arm %s at %g req/s (capacity search): %w", arm, rate, rerr)
+	}
+	if ctx.Err() != nil {
+		return p, fmt.Errorf("arm %s at %g req/s (capacity search): run stopped: %w", arm, rate, context.Cause(ctx))
+	}
+	return p, nil
+}
+
+// costAtCapacity prices arm's probes at its PassRPS (their windows and
+// tokens pooled) with the config's cost inputs; nil without them.
+func (r *runner) costAtCapacity(a report.CapacityArm) *report.CapacityCost {
+	in := r.cfg.Extra.Cost
+	if in == nil || a.PassRPS == 0 {
+		return nil
+	}
+	var window float64
+	var out, total int
+	for _, p := range a.Probes {
+		if p.LoadRPS == a.PassRPS && p.Incomplete == "" && p.WindowS > 0 {
+			window += p.WindowS
+			out += p.OutputTokens
+			total += p.TotalTokens
+		}
+	}
+	if window == 0 {
+		return nil
+	}
+	res, err := cost.Compute(*in, time.Duration(window*float64(time.Second)), out, total, nil)
+	if err != nil || res.CostPer1MOutputTokens == nil {
+		fmt.Fprintf(r.warn, "warning: no cost at capacity for %s at %g req/s: %v %v\n", a.Arm, a.PassRPS, err, res.Notes)
+		return nil
+	}
+	return &report.CapacityCost{LoadRPS: a.PassRPS, Currency: in.Currency, CostPer1MOutputTokens: *res.CostPer1MOutputTokens}
+}

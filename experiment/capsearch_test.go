@@ -1,0 +1,238 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/traces"
+)
+
+// truthAttainment is what a perfect client would count for sched on the
+// simulator cfg (virtual time, sim.Config.Replay via replayTruth): per
+// declared SLO target, the measured requests (scheduled at or after warmup)
+// and those over it.
+func truthAttainment(t *testing.T, cfg sim.Config, sched traces.Schedule, warmup time.Duration, slo report.SLO) []report.SLOAttainment {
+	t.Helper()
+	truth, err := replayTruth(cfg, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var att []report.SLOAttainment
+	for _, tg := range []struct {
+		metric string
+		ms     float64
+	}{{"ttft", slo.TTFTMs}, {"tpot", slo.TPOTMs}, {"e2e", slo.E2EMs}} {
+		if tg.ms <= 0 {
+			continue
+		}
+		a := report.SLOAttainment{Metric: tg.metric, TargetMs: tg.ms}
+		for _, q := range sched.Requests {
+			if q.Offset < warmup {
+				continue
+			}
+			if v, ok := truth[q.ID].metric(tg.metric); ok {
+				a.N++
+				if v > tg.ms {
+					a.Over++
+				}
+			}
+		}
+		att = append(att, a)
+	}
+	return att
+}
+
+// capSearchConfig is a two-arm simulated run with a capacity search: a
+// constant-rate schedule of identical short requests on an engine limited to
+// two sequences, so capacity sits at a few req/s and each probe drains fast.
+const capSearchConfig = `
+name: capsearch
+seed: 3
+trace: {path: %s}
+load: {mode: constant, rates_rps: [2, 4], warmup: 500ms, duration: 2s}
+server:
+  kind: sim
+  sim: {gpu: {gemm_bandwidth_tbps: 0.5}, scheduler: {max_num_seqs: 8}}
+resolution: {aa_replicate: false}
+arms:
+  - name: baseline
+  - name: fast
+    sim_overrides: {gate_up_proj: 2, down_proj: 2}
+slo: {ttft_ms: 400, tpot_ms: 60, percentile: 50}
+capacity_search: {relative_precision: 0.25, max_rps: 40}
+cost: {price_per_gpu_hour: 2, currency: USD, price_date: "2026-01-01", price_source: "test input", gpus: 1, utilisation: 1}
+`
+
+// capSearchTrace writes capSearchConfig's trace into dir: 400 identical
+// requests (64 prompt, 32 output tokens) a second apart.
+func capSearchTrace(t *testing.T, dir string) string {
+	t.Helper()
+	var csv strings.Builder
+	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	for i := range 400 {
+		fmt.Fprintf(&csv, "2023-11-16 18:%02d:%02d.0000000,64,32\n", 10+i/60, i%60)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return trace
+}
+
+// TestCapacitySearchMatchesSimTruth: each arm's searched capacity interval
+// holds a crossing of the simulator's truth: at the interval's low end the
+// probe's own schedule, replayed in virtual time (sim.Config.Replay, no host
+// noise), meets the SLO, and at its high end misses it. The search stops
+// bracketed to its precision, the gain is computed, and the cost at capacity
+// is priced.
+func TestCapacitySearchMatchesSimTruth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := capSearchTrace(t, dir)
+	cfg, res, _, log := runText(t, "capsearch.yaml", fmt.Sprintf(capSearchConfig, trace))
+	cs := res.CapacitySearch
+	if cs == nil || len(cs.Arms) != 2 || len(cs.Gains) != 1 {
+		t.Fatalf("capacity_search: %+v\nlog:\n%s", cs, log)
+	}
+	eff := cfg.Effective()
+	r := &runner{cfg: eff}
+	r.base = mustBase(t, &eff)
+	sc := *eff.Extra.CapacitySearch
+	slo := res.SLO
+	met := func(arm ArmConfig, rate float64) bool {
+		sched, err := r.probeSchedule(sc, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		att := truthAttainment(t, r.simConfig(arm), sched, sc.ProbeWarmup, slo)
+		return analysis.Met(att, slo.Percentile/100)
+	}
+	for i, a := range cs.Arms {
+		arm := eff.Arms[i]
+		e := a.CapacityRPS
+		t.Logf("%s: %+v, bracket [%v, %v], stopped %s, %d probes", a.Arm, e, a.PassRPS, a.FailRPS, a.Stopped, len(a.Probes))
+		if a.Stopped != analysis.StopBracketed || a.FailRPS/a.PassRPS-1 > sc.RelativePrecision+1e-9 {
+			t.Errorf("%s: stopped %q with bracket [%v, %v], want bracketed to %v", a.Arm, a.Stopped, a.PassRPS, a.FailRPS, sc.RelativePrecision)
+		}
+		if e.Low > 0 && !met(arm, e.Low) {
+			t.Errorf("%s: the interval's low end %v req/s misses the SLO in the simulator's truth", a.Arm, e.Low)
+		}
+		if e.High > 0 && met(arm, e.High) {
+			t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
+		}
+		if !e.Interval || e.Low == 0 {
+			t.Errorf("%s: no closed interval: %+v", a.Arm, e)
+		}
+		if a.Cost == nil || a.Cost.LoadRPS != a.PassRPS || !(a.Cost.CostPer1MOutputTokens > 0) || a.Cost.Currency != "USD" {
+			t.Errorf("%s: cost at capacity %+v", a.Arm, a.Cost)
+		}
+		for _, p := range a.Probes {
+			if p.Source == "search" && (p.LoadRPS < sc.MinRPS || p.LoadRPS > sc.MaxRPS) {
+				t.Errorf("%s: probe at %v req/s outside [%v, %v]", a.Arm, p.LoadRPS, sc.MinRPS, sc.MaxRPS)
+			}
+		}
+	}
+	if g := cs.Gains[0]; !(g.Gain.Value > 1) || g.CostChangePct == nil {
+		t.Errorf("gain of the faster arm: %+v", g)
+	}
+	if !strings.Contains(log.String(), "capacity search, arm fast: probe at") {
+		t.Errorf("the log names no search probe:\n%s", log)
+	}
+}
+
+// TestProgressPlansSearchProbes: with a capacity_search block the whole
+// run's plan ends, per searched arm (not the ceiling), with a server start
+// and the search's planned probes, and the remaining time labels their
+// count as planned, not known.
+func TestProgressPlansSearchProbes(t *testing.T) {
+	t.Parallel()
+	cfg := Config{
+		Load: LoadConfig{RatesRPS: []float64{2}, Duration: 2 * time.Second, Warmup: time.Second},
+		Arms: []ArmConfig{{Name: "b"}, {Name: "c"}},
+		SLO:  SLOConfig{TTFTMs: 100, Percentile: 90},
+	}
+	cs := CapacitySearchConfig{}.effective(cfg.Load)
+	cfg.Extra.CapacitySearch = &cs
+	order := []report.CellKey{{Arm: "b", OfferedLoadRPS: 2}, {Arm: "c", OfferedLoadRPS: 2}}
+	sched := traces.Schedule{Requests: []traces.Request{{ID: 0}, {ID: 1, Offset: 3 * time.Second}}}
+	steps := runPlan(cfg, order, []traces.Schedule{sched})
+	n := cs.search(cfg.SLO).PlannedProbes()
+	want := []stepKind{stepStart, stepCell, stepStart, stepCell}
+	for range 2 {
+		want = append(want, stepStart)
+		for range n {
+			want = append(want, stepProbe)
+		}
+	}
+	var got []stepKind
+	for _, s := range steps {
+		got = append(got, s.kind)
+		if s.kind == stepProbe && s.sched != 3*time.Second {
+			t.Errorf("probe step scheduled %s, want warm-up + duration 3s", s.sched)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan %v, want %v", got, want)
+	}
+	now := time.Unix(0, 0)
+	p := newRunProgress(steps, 0, func() time.Time { return now })
+	if st := p.status().String(); !strings.Contains(st, fmt.Sprintf("%d search probes (a planned count", 2*n)) {
+		t.Errorf("status %q does not label the planned probes", st)
+	}
+}
+
+// TestResumeSearchesAgain: a run stopped after its last sweep cell, before
+// its capacity search, keeps every cell on --resume and runs the search
+// (its probes are not in cells.jsonl), saying so.
+func TestResumeSearchesAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := capSearchTrace(t, dir)
+	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 1, max_rps: 8}", 1)
+	cfg, err := Parse(strings.NewReader(text), "capsearch.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	run := func(resume bool, stopAfter int) (*report.Results, string, error) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		log := &bytes.Buffer{}
+		ended := 0
+		opt := Options{OutDir: out, ConfigRaw: []byte(text), Log: log, Resume: resume}
+		if stopAfter > 0 {
+			opt.AfterCell = func(CellMeasured) {
+				if ended++; ended == stopAfter {
+					cancel(errors.New("test interrupt"))
+				}
+			}
+		}
+		res, err := Run(ctx, cfg, opt)
+		return res, log.String(), err
+	}
+	res, _, err := run(false, 4)
+	if err == nil || res == nil || res.CapacitySearch != nil {
+		t.Fatalf("interrupted run: err %v, capacity_search %+v", err, res.CapacitySearch)
+	}
+	res, log, err := run(true, 0)
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, log)
+	}
+	if res.ResumedFrom == nil || res.ResumedFrom.KeptCells != 4 || res.CapacitySearch == nil || len(res.CapacitySearch.Arms) != 2 {
+		t.Fatalf("resumed: %+v, capacity_search %+v", res.ResumedFrom, res.CapacitySearch)
+	}
+	if !strings.Contains(log, "--resume keeps no search probe: the search runs again") {
+		t.Errorf("the resumed run does not say the search runs again:\n%s", log)
+	}
+}

@@ -1,0 +1,121 @@
+package report
+
+// CapacitySearch is results.json's "capacity_search": each arm's capacity at
+// SLO found by searching the offered load (DESIGN.md "Capacity at SLO"),
+// each candidate's capacity gain, and the cost at capacity. Absent from
+// results written before the search existed and from runs that declared no
+// search; the schema version is unchanged (an optional section).
+type CapacitySearch struct {
+	// Method says how loads were chosen and how the interval was computed.
+	Method string `json:"method"`
+	// SLO is what each probe is judged against (targets in ms, percentile).
+	SLO SLO `json:"slo"`
+	// RelativePrecision: the search stops when fail/pass − 1 ≤ this.
+	RelativePrecision float64 `json:"relative_precision"`
+	// MinRPS and MaxRPS bound the loads probed (req/s).
+	MinRPS float64 `json:"min_rps"`
+	MaxRPS float64 `json:"max_rps"`
+	// ProbeDurationS and ProbeWarmupS are each search probe's measured span
+	// and its unmeasured warm-up span of arrivals (s).
+	ProbeDurationS float64 `json:"probe_duration_s"`
+	ProbeWarmupS   float64 `json:"probe_warmup_s"`
+	// ArmBudgetS and BudgetS are the wall-time budgets per arm and for the
+	// whole search (s; 0: none).
+	ArmBudgetS float64 `json:"arm_budget_s,omitempty"`
+	BudgetS    float64 `json:"budget_s,omitempty"`
+	// Level is the confidence level of each arm's capacity interval (0.95).
+	Level float64       `json:"level"`
+	Arms  []CapacityArm `json:"arms"`
+	// Gains are each candidate's capacity over the baseline's.
+	Gains []CapacitySearchGain `json:"gains,omitempty"`
+	// NotRun says why the search did not run (the arms are then empty).
+	NotRun string `json:"not_run,omitempty"`
+}
+
+// CapacityArm is one arm's searched capacity at SLO.
+type CapacityArm struct {
+	Arm string `json:"arm"`
+	// Probes are the loads measured for this arm: the sweep's cells
+	// (source "sweep") and the search's own replays (source "search").
+	Probes []CapacityProbe `json:"probes"`
+	// PassRPS is the highest load that met the SLO below every load that
+	// missed it (0: none met); FailRPS is the lowest load that missed it
+	// (0: none missed). Point outcomes, pooled per load.
+	PassRPS float64 `json:"pass_rps"`
+	FailRPS float64 `json:"fail_rps"`
+	// CapacityRPS is the capacity (req/s): the geometric midpoint of
+	// [PassRPS, FailRPS] (PassRPS alone when nothing missed: a lower bound),
+	// with its interval (Low, High; DESIGN.md) and a Note when a figure is
+	// a bound, unknown, or not bracketed to the precision.
+	CapacityRPS Estimate `json:"capacity_rps"`
+	// Stopped says why the search of this arm ended: "bracketed" (to the
+	// precision), "max_rps" (the arm met the SLO at max_rps), "min_rps" (it
+	// missed at min_rps), or "budget: <config field>" (that budget ran out).
+	Stopped string `json:"stopped"`
+	// ElapsedS is the wall time the arm's search probes took (s).
+	ElapsedS float64 `json:"elapsed_s"`
+	// Cost is the cost per 1M output tokens at PassRPS (nil: no cost inputs
+	// or no passing load).
+	Cost *CapacityCost `json:"cost,omitempty"`
+}
+
+// CapacityProbe is one measured load of a capacity search.
+type CapacityProbe struct {
+	LoadRPS float64 `json:"load_rps"`
+	// Source is "sweep" (a cell of load.rates_rps) or "search".
+	Source string `json:"source"`
+	// Repetition is the sweep cell's repetition (0 for search probes).
+	Repetition int `json:"repetition"`
+	// Attainment counts, per declared SLO target, the requests judged (N)
+	// and those over the target (Over); a sent request that failed is over
+	// every target (as in Cell.SLOClaims).
+	Attainment []SLOAttainment `json:"attainment"`
+	// Met is the point outcome: every target's attained fraction ≥ the
+	// SLO quantile (the nearest-rank percentile ≤ the target).
+	Met bool `json:"met"`
+	// Decided is "met" or "missed" when the outcome holds at the interval's
+	// confidence (Clopper–Pearson, DESIGN.md), "" when it does not.
+	Decided string `json:"decided,omitempty"`
+	// ClientBound: the client's own dispatch lag exceeded its budget.
+	ClientBound bool `json:"client_bound,omitempty"`
+	// WindowS, OutputTokens and TotalTokens are the measured window (s) and
+	// the tokens completed in it (cost at capacity uses them).
+	WindowS      float64 `json:"window_s,omitempty"`
+	OutputTokens int     `json:"output_tokens,omitempty"`
+	TotalTokens  int     `json:"total_tokens,omitempty"`
+	// DurationS is the probe's wall time, replay and tail (s; search probes).
+	DurationS float64 `json:"duration_s,omitempty"`
+	// Incomplete says why a probe did not run to its end ("" when it did).
+	Incomplete string `json:"incomplete,omitempty"`
+}
+
+// SLOAttainment is one SLO target's request counts in one probe.
+type SLOAttainment struct {
+	Metric   string  `json:"metric"`
+	TargetMs float64 `json:"target_ms"`
+	N        int     `json:"n"`
+	Over     int     `json:"over_target"`
+}
+
+// CapacityCost is the cost per 1M output tokens at an arm's capacity: at
+// the highest load that met the SLO (LoadRPS), from that probe's window.
+type CapacityCost struct {
+	LoadRPS               float64 `json:"load_rps"`
+	Currency              string  `json:"currency"`
+	CostPer1MOutputTokens float64 `json:"cost_per_1m_output_tokens"`
+}
+
+// CapacitySearchGain is candidate capacity / baseline capacity.
+type CapacitySearchGain struct {
+	Candidate string `json:"candidate"`
+	Baseline  string `json:"baseline"`
+	// Gain is the ratio of the arms' CapacityRPS values; its interval is
+	// [candidate low / baseline high, candidate high / baseline low].
+	Gain Estimate `json:"gain"`
+	// Separable is false when the arms' capacity intervals overlap (the
+	// gain's interval holds 1): the search cannot tell the capacities apart.
+	Separable bool `json:"separable"`
+	// CostChangePct is the candidate's cost per 1M output tokens at its
+	// capacity against the baseline's at its own, in % (nil: not both).
+	CostChangePct *float64 `json:"cost_change_pct,omitempty"`
+}
