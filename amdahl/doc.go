@@ -31,6 +31,6 @@
 // What it does not know: how profiles were taken, which server ran, how
 // requests were sent or recorded (callers pass active intervals as plain
 // values), and how the report renders. It imports no
-// transferlab package but internal/bootstrap (the seeded percentile-bootstrap
-// mechanics it shares with report).
+// transferlab package but stats (the percentile definition and the seeded
+// percentile-bootstrap mechanics it shares with analysis).
 package amdahl

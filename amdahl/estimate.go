@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/transferlab/transferlab/internal/bootstrap"
+	"github.com/transferlab/transferlab/stats"
 )
 
 // Estimate is a point value with a confidence interval [Lo, Hi] at Level
@@ -68,11 +68,11 @@ func (c bootConfig) validate() error {
 	return nil
 }
 
-func (c bootConfig) rng() *rand.Rand { return bootstrap.Stream(c.seed, 0x7472616e73666572) }
+func (c bootConfig) rng() *rand.Rand { return stats.BootstrapStream(c.seed, 0x7472616e73666572) }
 
 // percentile interval of the replicates (sorted in place, NaNs dropped).
 func (c bootConfig) interval(reps []float64) (Num, Num) {
-	lo, hi, _ := bootstrap.Interval(reps, c.level)
+	lo, hi, _ := stats.BootstrapInterval(reps, c.level)
 	return Num(lo), Num(hi)
 }
 

@@ -4,10 +4,9 @@ import (
 	"math/rand/v2"
 
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/stats"
 
 	"gonum.org/v1/gonum/stat"
-
-	"github.com/transferlab/transferlab/internal/bootstrap"
 )
 
 // bootstrapper draws seeded percentile-bootstrap intervals over repetitions.
@@ -19,11 +18,11 @@ type bootstrapper struct {
 	level     float64
 }
 
-func (b bootstrapper) rng(key string) *rand.Rand { return bootstrap.StreamFor(b.seed, key) }
+func (b bootstrapper) rng(key string) *rand.Rand { return stats.BootstrapStreamFor(b.seed, key) }
 
 // interval returns the (1−level)/2 and (1+level)/2 empirical quantiles of draws.
 func (b bootstrapper) interval(draws []float64) (lo, hi float64) {
-	lo, hi, _ = bootstrap.Interval(draws, b.level)
+	lo, hi, _ = stats.BootstrapInterval(draws, b.level)
 	return lo, hi
 }
 

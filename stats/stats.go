@@ -1,7 +1,9 @@
 // Package stats holds the project's one percentile definition
 // (docs/DESIGN.md, "Percentiles": exact, from raw samples, never an
-// interpolation), computed by gonum, and the binomial bounds on a
-// percentile claim (binomial.go: MinSamples, BinomialCDF). analysis,
+// interpolation), computed by gonum, the binomial bounds on a percentile
+// claim (binomial.go: MinSamples, BinomialCDF) and the mechanics of the
+// seeded percentile bootstrap (bootstrap.go: BootstrapStream,
+// BootstrapStreamFor, BootstrapInterval; gonum's empirical quantile). analysis,
 // amdahl, loadgen and bench-client take every percentile from here. It
 // knows nothing of requests, records or reports: it sees numbers.
 package stats
