@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -155,4 +157,35 @@ func (c *validationConfig) schedule(cfgPath string, n int) (traces.Schedule, err
 		return traces.Schedule{}, fmt.Errorf("validate: trace %s has %d requests, --requests asks for %d", p, len(s.Requests), n)
 	}
 	return s, nil
+}
+
+// PrepareValidation readies v, whose flags (Arm, Requests, Out, Captured, …)
+// are set, for integrate.Validate.Run on config path: the config's reference
+// server, the arm's override, the trace, seed and GPU (LoadValidation); a
+// --captured file that is there; the GPU software check run makes
+// (integrate.Preflight), before anything is written; then v.Out made and
+// made absolute.
+func PrepareValidation(ctx context.Context, path string, v *integrate.Validate) error {
+	setup, err := LoadValidation(path, v.Arm, v.Requests)
+	if err != nil {
+		return err
+	}
+	if v.Captured != "" {
+		if _, err := FindFile("--captured", v.Captured, "."); err != nil {
+			return fmt.Errorf("validate: %w", err)
+		}
+	}
+	if _, err := integrate.Preflight(ctx, setup.Reference); err != nil {
+		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", path, err)
+	}
+	if err := os.MkdirAll(v.Out, 0o755); err != nil {
+		return err
+	}
+	out, err := filepath.Abs(v.Out)
+	if err != nil {
+		return err
+	}
+	v.Out = out
+	v.Reference, v.Override, v.Schedule, v.Seed, v.Device = setup.Reference, setup.Override, setup.Schedule, setup.Seed, setup.Device
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -246,4 +247,25 @@ func Manifest(s Spec) ([]byte, error) {
 		b.Write(y)
 	}
 	return b.Bytes(), nil
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// DefaultName is Spec.Name when none is given: "transferlab-" and the
+// config's name: field (name), or when that is blank its file name
+// (configFile) without the extension, as a DNS-1123 label fragment (lower
+// case, [a-z0-9-], ≤ 30 characters; "run" when nothing is left).
+func DefaultName(name, configFile string) string {
+	s := name
+	if strings.TrimSpace(s) == "" {
+		s = strings.TrimSuffix(configFile, path.Ext(configFile))
+	}
+	s = strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 30 {
+		s = strings.Trim(s[:30], "-")
+	}
+	if s == "" {
+		s = "run"
+	}
+	return "transferlab-" + s
 }

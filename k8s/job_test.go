@@ -172,3 +172,23 @@ func TestDataClaimAndBadSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultName: the config's name: field, or its file name without the
+// extension when that is blank, as a DNS-1123 label fragment of at most 30
+// characters, after "transferlab-".
+func TestDefaultName(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"quickstart.yaml":                   "transferlab-quickstart",
+		"H200 Llama_study.v2.yaml":          "transferlab-h200-llama-study-v2",
+		"___.yaml":                          "transferlab-run",
+		strings.Repeat("a", 29) + "-b.yaml": "transferlab-" + strings.Repeat("a", 29),
+	} {
+		if got := DefaultName("", in); got != want {
+			t.Errorf("DefaultName(\"\", %q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := DefaultName("My Study_v2", "other.yaml"); got != "transferlab-my-study-v2" {
+		t.Errorf("DefaultName(name:) = %q, want the name: field's label", got)
+	}
+}

@@ -101,6 +101,20 @@ func (s *JSONLSink) Close() error {
 // maxRecordLine bounds one JSONL line when reading (bytes).
 const maxRecordLine = 256 << 20
 
+// ReadRecordsFile is ReadRecords of the file at path; errors name it.
+func ReadRecordsFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := ReadRecords(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return recs, nil
+}
+
 // ReadRecords reads records written by JSONLSink. Blank lines are skipped;
 // an undecodable line or an unknown state is an error naming its line.
 func ReadRecords(r io.Reader) ([]Record, error) {

@@ -306,7 +306,7 @@ func readShard(dir string) (*shardDir, error) {
 	if len(s.man.Measured) != len(s.res.RunOrder) {
 		return nil, fmt.Errorf("merge: shard %s (%s) measured %d of the run's %d cells: %s", s.man.Shard, dir, len(s.man.Measured), len(s.res.RunOrder), orUnknown(s.res.IncompleteReason))
 	}
-	recs, err := readRecords(filepath.Join(dir, experiment.RecordsFile))
+	recs, err := loadgen.ReadRecordsFile(filepath.Join(dir, experiment.RecordsFile))
 	if err != nil {
 		return nil, fmt.Errorf("merge: shard %s (%s): %w", s.man.Shard, dir, err)
 	}
@@ -434,20 +434,6 @@ func checkCoverage(k int, key report.CellKey, shards []*shardDir, sched Schedule
 		return fmt.Errorf("%s: scheduled requests missing: %s", where, strings.Join(parts, ", "))
 	}
 	return nil
-}
-
-// readRecords reads a records.jsonl file.
-func readRecords(path string) ([]loadgen.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := loadgen.ReadRecords(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, nil
 }
 
 // groupRecords groups records by cell.

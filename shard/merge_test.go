@@ -69,7 +69,7 @@ func options(t *testing.T, cfgPath, out string) (*experiment.Config, experiment.
 
 func recordsOf(t *testing.T, path string) []loadgen.Record {
 	t.Helper()
-	recs, err := readRecords(path)
+	recs, err := loadgen.ReadRecordsFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -162,7 +162,7 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 // writeShardHDR writes hdr.log from the shard's records.jsonl: one interval
 // per measured cell, on the reference clock.
 func writeShardHDR(dir string, man *Manifest, clock Clock) error {
-	recs, err := readRecords(filepath.Join(dir, experiment.RecordsFile))
+	recs, err := loadgen.ReadRecordsFile(filepath.Join(dir, experiment.RecordsFile))
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +47,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 			}
 			spec.Config, spec.ConfigName = raw, filepath.Base(args[0])
 			if spec.Name == "" {
-				spec.Name = jobName(cfg.Name, spec.ConfigName)
+				spec.Name = k8s.DefaultName(cfg.Name, spec.ConfigName)
 			}
 			if spec.DataClaim == "" {
 				spec.TracePath = cfg.Trace.Path
@@ -103,28 +101,4 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 	_ = cmd.MarkFlagRequired("image")
 	_ = cmd.MarkFlagRequired("out-claim")
 	return cmd
-}
-
-// jobName is the default prefix of the objects' names: transferlab- and the
-// config's name: field as a DNS-1123 label, or its file name's stem when
-// name: is unset.
-func jobName(name, configFile string) string {
-	if strings.TrimSpace(name) == "" {
-		name = strings.TrimSuffix(configFile, filepath.Ext(configFile))
-	}
-	return "transferlab-" + dnsLabel(name)
-}
-
-var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// dnsLabel turns s into a DNS-1123 label fragment (lower case, [a-z0-9-], ≤ 30 characters).
-func dnsLabel(s string) string {
-	s = strings.Trim(notDNS.ReplaceAllString(strings.ToLower(s), "-"), "-")
-	if len(s) > 30 {
-		s = strings.Trim(s[:30], "-")
-	}
-	if s == "" {
-		s = "run"
-	}
-	return s
 }

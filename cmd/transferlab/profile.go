@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -12,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/amdahl"
-	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/experiment"
 )
 
 // newProfileCmd builds `profile`: read one profile of the baseline server
@@ -79,8 +78,8 @@ func newProfileCmd() *cobra.Command {
 				cfg.Options = append(cfg.Options, amdahl.PhaseAnnotation(name, phase))
 			}
 			if records != "" {
-				if cfg.Active, err = activeFromRecordsFile(records, time.Duration(recordsOffsetNs)); err != nil {
-					return err
+				if cfg.Active, err = experiment.ActiveFromRecordsFile(records, time.Duration(recordsOffsetNs)); err != nil {
+					return fmt.Errorf("profile: --records: %w", err)
 				}
 			} else if f != amdahl.FormatHook {
 				sw := serverWindow
@@ -150,35 +149,4 @@ func profileFormat(flag, path string) (amdahl.Format, error) {
 		return "", fmt.Errorf("profile: %w; pass --format chrome|nsys|hook", err)
 	}
 	return f, nil
-}
-
-// activeFromRecordsFile reads records.jsonl and returns the requests'
-// [sent, end] intervals moved by offset onto the profile's clock. Requests
-// never sent carry no active time; one without an end event counts until
-// its last token event.
-func activeFromRecordsFile(path string, offset time.Duration) ([]amdahl.Interval, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("profile: --records: %w", err)
-	}
-	defer f.Close()
-	recs, err := loadgen.ReadRecords(f)
-	if err != nil {
-		return nil, fmt.Errorf("profile: --records %s: %w", path, err)
-	}
-	spans := make([]amdahl.Interval, 0, len(recs))
-	for _, r := range recs {
-		end := r.EndAt
-		if end == 0 && len(r.Events) > 0 {
-			end = r.Events[len(r.Events)-1].At
-		}
-		if r.State == loadgen.StateNotSent || end <= r.SentAt {
-			continue
-		}
-		spans = append(spans, amdahl.Interval{Start: r.SentAt, End: end})
-	}
-	if len(spans) == 0 {
-		return nil, fmt.Errorf("profile: --records %s: no request with a [sent, end] interval", path)
-	}
-	return amdahl.Shift(amdahl.Union(spans), offset), nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -82,7 +83,7 @@ func TestRunPreflight(t *testing.T) {
 		t.Fatal(err)
 	}
 	vout := filepath.Join(dir, "vout")
-	err = runValidate(t.Context(), &stdout, vcfg, validateOpts{arm: "cand", out: vout}, nil)
+	err = runValidate(t.Context(), vcfg, integrate.Validate{Arm: "cand", Out: vout, Log: &stdout})
 	if err == nil || !strings.Contains(err.Error(), "-c 'import torch' failed: No module named 'torch'") {
 		t.Fatalf("validate: err = %v, want the preflight's", err)
 	}
@@ -125,7 +126,7 @@ func TestMissingTraceNamesFieldAndFolders(t *testing.T) {
 	}
 
 	vout := filepath.Join(dir, "vout")
-	err = runValidate(t.Context(), &buf, cfgPath, validateOpts{arm: "cand", out: vout, requests: 1}, nil)
+	err = runValidate(t.Context(), cfgPath, integrate.Validate{Arm: "cand", Out: vout, Requests: 1, Log: &buf})
 	if err == nil || err.Error() != "validate: config "+cfgPath+": "+want {
 		t.Errorf("validate: err = %v\nwant validate: config %s: %s", err, cfgPath, want)
 	}

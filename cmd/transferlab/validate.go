@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,19 +12,14 @@ import (
 	"github.com/transferlab/transferlab/integrate"
 )
 
-type validateOpts struct {
-	arm, out, captured, controlsFile string
-	shadowFile, timing               string
-	only                             []string
-	requests, concurrency, maxShapes int
-	controls, noShadow, profile      bool
-	timeout                          time.Duration
-}
-
 // newValidateCmd builds `transferlab validate CONFIG --arm NAME`: the validation
 // gate (DESIGN.md, "Validation gate") on the GPU machine.
 func newValidateCmd() *cobra.Command {
-	var o validateOpts
+	var (
+		v        integrate.Validate
+		controls bool
+		only     []string
+	)
 	cmd := &cobra.Command{
 		Use:   "validate CONFIG.yaml --arm NAME",
 		Short: "Validate a candidate kernel on the shapes the reference server really produces (GPU)",
@@ -51,62 +44,43 @@ Point the arm's override at the report (validation_report) and the captured set
 (captured_shapes); run refuses it when missing, failing or stale.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.out == "" {
-				o.out = experiment.DefaultOutDir("validation", time.Now())
-				fmt.Fprintf(cmd.OutOrStdout(), "validate: writing to %s (no --out given)\n", o.out)
+			if v.Out == "" {
+				v.Out = experiment.DefaultOutDir("validation", time.Now())
+				fmt.Fprintf(cmd.OutOrStdout(), "validate: writing to %s (no --out given)\n", v.Out)
 			}
-			return runValidate(cmd.Context(), cmd.OutOrStdout(), args[0], o, os.Args)
+			v.Command, v.Log = os.Args, cmd.OutOrStdout()
+			if controls {
+				v.Controls = integrate.SelectControls(only)
+			}
+			return runValidate(cmd.Context(), args[0], v)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.arm, "arm", "", "arm whose override is validated (required)")
-	f.StringVar(&o.out, "out", "", "output folder (default: runs/validation-<UTC time>, relative to the working folder)")
-	f.StringVar(&o.captured, "captured", "", "use this captured shape set instead of capturing one")
-	f.IntVar(&o.requests, "requests", 48, "trace requests replayed for capture and for shadow")
-	f.IntVar(&o.concurrency, "concurrency", 16, "closed-loop concurrency of the capture and shadow replays")
-	f.IntVar(&o.maxShapes, "max-shapes", 64, "most frequent captured signatures validated (coverage is reported)")
-	f.BoolVar(&o.controls, "controls", false, "also validate the shipped negative controls and check their verdicts")
-	f.StringVar(&o.controlsFile, "controls-file", "configs/kernels/rmsnorm_negative_controls.py", "file holding the negative controls")
-	f.BoolVar(&o.noShadow, "no-shadow", false, "skip the shadow-mode live check")
-	f.StringVar(&o.shadowFile, "shadow", "", "reuse the hook stats of an earlier shadow run (implies --no-shadow)")
-	f.StringVar(&o.timing, "timing", "graph", "isolated timing: graph (CUDA-graph replay, as the reference server runs) or eager")
-	f.StringSliceVar(&o.only, "control", nil, "with --controls, validate only these controls (repeatable)")
-	f.BoolVar(&o.profile, "profile", false, "during capture, also take torch-profiler windows at concurrency 1 and --concurrency")
-	f.DurationVar(&o.timeout, "request-timeout", 5*time.Minute, "timeout of one request")
+	f.StringVar(&v.Arm, "arm", "", "arm whose override is validated (required)")
+	f.StringVar(&v.Out, "out", "", "output folder (default: runs/validation-<UTC time>, relative to the working folder)")
+	f.StringVar(&v.Captured, "captured", "", "use this captured shape set instead of capturing one")
+	f.IntVar(&v.Requests, "requests", 48, "trace requests replayed for capture and for shadow")
+	f.IntVar(&v.Concurrency, "concurrency", 16, "closed-loop concurrency of the capture and shadow replays")
+	f.IntVar(&v.MaxShapes, "max-shapes", 64, "most frequent captured signatures validated (coverage is reported)")
+	f.BoolVar(&controls, "controls", false, "also validate the shipped negative controls and check their verdicts")
+	f.StringVar(&v.ControlsFile, "controls-file", "configs/kernels/rmsnorm_negative_controls.py", "file holding the negative controls")
+	f.BoolVar(&v.NoShadow, "no-shadow", false, "skip the shadow-mode live check")
+	f.StringVar(&v.ShadowFile, "shadow", "", "reuse the hook stats of an earlier shadow run (implies --no-shadow)")
+	f.StringVar(&v.Timing, "timing", "graph", "isolated timing: graph (CUDA-graph replay, as the reference server runs) or eager")
+	f.StringSliceVar(&only, "control", nil, "with --controls, validate only these controls (repeatable)")
+	f.BoolVar(&v.Profile, "profile", false, "during capture, also take torch-profiler windows at concurrency 1 and --concurrency")
+	f.DurationVar(&v.Timeout, "request-timeout", 5*time.Minute, "timeout of one request")
 	_ = cmd.MarkFlagRequired("arm")
 	return cmd
 }
 
-func runValidate(ctx context.Context, w io.Writer, cfgPath string, o validateOpts, argv []string) error {
-	setup, err := experiment.LoadValidation(cfgPath, o.arm, o.requests)
-	if err != nil {
+// runValidate runs the validation v of config cfgPath's arm v.Arm
+// (experiment.PrepareValidation, then integrate.Validate.Run) and maps its
+// outcome to exit statuses: 130/143 when interrupted, exitFail when a
+// verdict is not as expected.
+func runValidate(ctx context.Context, cfgPath string, v integrate.Validate) error {
+	if err := experiment.PrepareValidation(ctx, cfgPath, &v); err != nil {
 		return err
-	}
-	if o.captured != "" {
-		if _, err := experiment.FindFile("--captured", o.captured, "."); err != nil {
-			return fmt.Errorf("validate: %w", err)
-		}
-	}
-	// The same check as run's (experiment.Preflight), before anything is written.
-	if _, err := integrate.Preflight(ctx, setup.Reference); err != nil {
-		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", cfgPath, err)
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
-	out, err := filepath.Abs(o.out)
-	if err != nil {
-		return err
-	}
-	v := integrate.Validate{
-		Reference: setup.Reference, Override: setup.Override, Arm: o.arm,
-		Schedule: setup.Schedule, Requests: o.requests, Concurrency: o.concurrency, Timeout: o.timeout,
-		Out: out, Captured: o.captured, ShadowFile: o.shadowFile, NoShadow: o.noShadow,
-		MaxShapes: o.maxShapes, Seed: setup.Seed, Timing: o.timing, Profile: o.profile,
-		ControlsFile: o.controlsFile, Device: setup.Device, Command: argv, Log: w,
-	}
-	if o.controls {
-		v.Controls = integrate.SelectControls(o.only)
 	}
 	res, err := v.Run(ctx)
 	if err != nil {

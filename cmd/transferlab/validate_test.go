@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/integrate"
 )
 
 // TestValidateOutIsOptional: without --out, validate goes on to its real
@@ -35,8 +37,8 @@ func TestValidateRefusesBadInvocations(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := runValidate(context.Background(), io.Discard, filepath.Join(root, tc.config),
-				validateOpts{arm: tc.arm, out: t.TempDir()}, nil)
+			err := runValidate(context.Background(), filepath.Join(root, tc.config),
+				integrate.Validate{Arm: tc.arm, Out: t.TempDir(), Log: io.Discard})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
 			}
