@@ -2,7 +2,9 @@ package render
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/transferlab/transferlab/analysis"
@@ -33,9 +35,7 @@ func Answer(r report.Results) []AnswerBlock {
 			}
 		}
 		add("verdict: " + report.OrText(v.Summary, strings.ToUpper(v.Outcome)+" ("+v.Reason+")"))
-		for _, l := range gainLines(r, v.Candidate) {
-			add(l)
-		}
+		add(gainLine(r, v.Candidate))
 		add(boundLine(r, v.Candidate))
 		add(capacityGainLine(r, v.Candidate))
 		add(changeLine(r, v.Candidate, "cost per 1M output tokens", costPer1M))
@@ -51,78 +51,108 @@ func Answer(r report.Results) []AnswerBlock {
 // efficiency appears (console, report.md, report.html).
 const AboveBoundNote = "efficiency > 1: the measured gain exceeds the Amdahl bound, which holds for service time; under load a shorter service also shortens the queue, so queueing amplifies the gain past the bound (the simulator's truth shows the same)"
 
-// gainLines are the decision metric's candidate/baseline ratios, one per
-// load: value, interval, resolution, the simulator's truth where known, and
-// whether the load feeds the verdict.
-func gainLines(r report.Results, cand string) []string {
+// gainLine is the decision metric's candidate/baseline ratio at every load
+// in one line: value, interval, resolution, the simulator's truth where
+// known, and the loads that feed no verdict.
+func gainLine(r report.Results, cand string) string {
 	if r.Stats == nil {
-		return nil
+		return ""
 	}
 	stat := analysis.RuleStat(*r.Rule)
-	var out []string
+	var parts []string
 	for _, q := range r.Stats.Ratios {
 		if q.Candidate != cand || q.Metric != r.Rule.Metric || q.Stat != stat {
 			continue
 		}
-		s := fmt.Sprintf("%s %s candidate/baseline at %s req/s: %s", q.Metric, q.Stat, report.Num(q.OfferedLoadRPS), report.EstimateText(q.Value, ""))
+		s := report.EstimateText(q.Value, "") + " at " + report.Num(q.OfferedLoadRPS) + " req/s"
 		var notes []string
 		if q.Value.Reps > 0 {
-			notes = append(notes, "resolution "+report.ResolutionText(q.Resolution))
+			notes = append(notes, report.ResolutionText(q.Resolution))
 		}
 		for _, t := range r.SimTruth {
 			if t.Candidate == cand && t.OfferedLoadRPS == q.OfferedLoadRPS && t.Metric == q.Metric && t.Stat == q.Stat {
-				notes = append(notes, "simulator's truth "+fmt.Sprintf("%.3f", t.Value))
+				notes = append(notes, "truth "+fmt.Sprintf("%.3f", t.Value))
 			}
 		}
 		if q.Excluded != "" {
-			notes = append(notes, "not in the verdict: client-bound")
+			notes = append(notes, "client-bound: not in the verdict")
 		}
 		if len(notes) > 0 {
 			s += " (" + strings.Join(notes, "; ") + ")"
 		}
-		out = append(out, s)
+		parts = append(parts, s)
 	}
-	return out
+	if len(parts) == 0 {
+		return ""
+	}
+	what := "resolution"
+	if len(r.SimTruth) > 0 {
+		what += "; the simulator's truth"
+	}
+	return fmt.Sprintf("gain, %s %s candidate/baseline (%s %% interval; %s): %s", r.Rule.Metric, stat, strconv.FormatFloat(100*r.Rule.IntervalLevel, 'f', -1, 64), what, strings.Join(parts, "; "))
 }
 
-// boundLine is the Amdahl bound of cand (as a ratio candidate/baseline, 1 /
-// bound, beside the resolution), or why it is not measured.
+// boundLine is the Amdahl bound of cand over the loads (and the ceiling
+// speedup where an ablation measured one), against the resolution, or why
+// it is not measured.
 func boundLine(r report.Results, cand string) string {
-	if r.Amdahl == nil || r.Amdahl.NotMeasured != "" {
+	if r.Amdahl == nil || (r.Amdahl.NotMeasured != "" && len(r.Amdahl.Ablation) == 0) {
 		why := "not measured"
 		if r.Amdahl != nil {
 			why += ": " + r.Amdahl.NotMeasured
 		}
 		return "Amdahl bound: " + why
 	}
-	var parts []string
-	below := 0
+	lo, hi, n, below, above := math.Inf(1), math.Inf(-1), 0, 0, 0
+	var f, s float64
 	for _, l := range r.Amdahl.Loads {
 		if l.Candidate != cand || !(l.Bound > 0) {
 			continue
 		}
-		s := fmt.Sprintf("%.4f at %s req/s (%s faster in service time", l.Bound, report.Num(l.OfferedLoadRPS), report.PctOf(1-1/l.Bound))
-		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil {
-			if 1-1/l.Bound < *res {
-				s += ", below the resolution " + report.ResolutionText(res)
-				below++
+		n++
+		lo, hi, f, s = min(lo, l.Bound), max(hi, l.Bound), l.FWall, l.S
+		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil && 1-1/l.Bound < *res {
+			below++
+		}
+		if l.TransferMetric != "" && l.TransferEfficiency > 1 {
+			above++
+		}
+	}
+	var out string
+	if n == 0 {
+		out = "Amdahl bound: not measured for " + cand + " (no profile of the op it changes)"
+	} else {
+		out = fmt.Sprintf("Amdahl bound: %s (at most %s faster in service time; f_wall %.3f, s %.3g)", rangeText(lo, hi, "%.4f"), report.PctOf(1-1/hi), f, s)
+		switch {
+		case below == n:
+			out += "; below this run's resolution at every load: smaller than what it can detect"
+		case below > 0:
+			out += fmt.Sprintf("; below this run's resolution at %d of %d loads", below, n)
+		}
+		if above > 0 {
+			out += fmt.Sprintf("; the measured gain exceeds it at %d of %d loads: the bound is on service time and queueing amplifies the gain", above, n)
+		}
+	}
+	for _, al := range r.Amdahl.Ablation {
+		if al.Candidate != cand {
+			continue
+		}
+		for _, m := range al.Metrics {
+			if m.Metric == "e2e" && m.Stat == "mean" && m.CeilingSpeedup.Reps > 0 {
+				out += fmt.Sprintf("; ceiling (the op removed) %s at %s req/s", ratio4(m.CeilingSpeedup.Value), report.Num(al.OfferedLoadRPS))
 			}
 		}
-		parts = append(parts, s+")")
 	}
-	if len(parts) == 0 {
-		return "Amdahl bound: not measured for " + cand + " (the profiled target op is not the one it changes, or no baseline profile)"
+	return out
+}
+
+// rangeText is "a" when a and b print alike, else "a–b".
+func rangeText(a, b float64, format string) string {
+	sa, sb := fmt.Sprintf(format, a), fmt.Sprintf(format, b)
+	if sa == sb {
+		return sa
 	}
-	s := "Amdahl bound (speedup): " + strings.Join(parts, "; ")
-	switch {
-	case below == len(parts):
-		s += ": the most this kernel can give in service time is smaller than what this run can detect"
-	case below > 0:
-		s += fmt.Sprintf(": below this run's resolution at %d of %d loads", below, len(parts))
-	}
-	// The bound holds for service time; queueing at load can amplify a
-	// service-time gain past it (the Amdahl section compares the two).
-	return s + "; a bound on service time: under load, queueing can amplify the gain past it"
+	return sa + "–" + sb
 }
 
 // resolutionAt is the decision metric's resolution at load, or nil.
@@ -221,7 +251,7 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 		if !ok1 || !ok2 || b == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s → %s%s (%+.1f %%) at %s req/s", report.Num(b), report.Num(c), unit, 100*(c/b-1), report.Num(l)))
+		parts = append(parts, fmt.Sprintf("%s%s (%+.1f %%; %s → %s) at %s req/s", signed(c-b), unit, 100*(c/b-1), report.Num(b), report.Num(c), report.Num(l)))
 	}
 	if len(parts) == 0 {
 		return what + ": not measured"
@@ -230,7 +260,15 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 	if r.Simulated {
 		label += " (simulated)"
 	}
-	return label + ", baseline → candidate: " + strings.Join(parts, "; ")
+	return label + ", candidate − baseline (%; baseline → candidate), each at one offered load: " + strings.Join(parts, "; ")
+}
+
+// signed is a difference with its sign: "+0.012", "−0.081".
+func signed(d float64) string {
+	if d < 0 {
+		return "−" + report.Num(-d)
+	}
+	return "+" + report.Num(d)
 }
 
 // mainWarning is the one warning that matters most for v, or "": loads left

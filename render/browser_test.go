@@ -3,7 +3,9 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	htmlstd "html"
 	"image"
 	"image/png"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/analysis/analysistest"
+	"github.com/transferlab/transferlab/report"
 )
 
 // The browser test renders report.html in a real headless Chromium and checks,
@@ -215,4 +218,101 @@ func TestBrowserChartsDraw(t *testing.T) {
 			}
 		}
 	})
+}
+
+// layoutScript, appended to the page under test only, lists in the DOM what
+// a reader at layoutWidth px would find broken: a table whose right edge
+// runs past the page, a chart's text (axis label, tick, legend) drawn
+// outside its chart's box (clipped), and a coloured series line crossing a
+// text of its chart (a legend over a line).
+const layoutScript = `<script>
+(function () {
+  var bad = [];
+  var width = document.documentElement.clientWidth;
+  document.querySelectorAll("table").forEach(function (t, i) {
+    var r = t.getBoundingClientRect();
+    if (r.right > width + 1) {
+      var th = t.querySelector("th");
+      bad.push("table " + i + " (" + (th ? th.textContent : "") + ") is " + Math.round(r.right) + " px wide, past the " + width + " px page");
+    }
+  });
+  document.querySelectorAll("figure").forEach(function (f) {
+    var svg = f.querySelector("svg");
+    var box = svg.getBoundingClientRect();
+    var lines = Array.from(svg.querySelectorAll("path, polyline, line")).filter(function (p) {
+      var m = getComputedStyle(p).stroke.match(/\d+/g);
+      return m && m.length >= 3 && Math.max(+m[0], +m[1], +m[2]) - Math.min(+m[0], +m[1], +m[2]) > 80;
+    });
+    svg.querySelectorAll("text").forEach(function (tx) {
+      var r = tx.getBoundingClientRect();
+      if (!tx.textContent.trim() || r.width === 0) return;
+      // A glyph's box may overhang its chart's by a few px (side bearings, ascent): beyond 4 px a reader loses letters.
+      if (r.left < box.left - 4 || r.right > box.right + 4 || r.top < box.top - 4 || r.bottom > box.bottom + 4) {
+        bad.push(f.id + ": text '" + tx.textContent + "' is clipped by the chart's box (" + [Math.round(r.left - box.left), Math.round(r.top - box.top), Math.round(box.right - r.right), Math.round(box.bottom - r.bottom)].join(",") + " px inside left, top, right, bottom)");
+      }
+      for (var i = 0; i < lines.length; i++) {
+        var ctm = lines[i].getScreenCTM();
+        if (!ctm || !lines[i].isPointInStroke) continue;
+        var inv = ctm.inverse(), hit = false;
+        for (var x = r.left + 1; x < r.right - 1 && !hit; x += 2) {
+          for (var y = r.top + 1; y < r.bottom - 1 && !hit; y += 2) {
+            var p = new DOMPoint(x, y).matrixTransform(inv);
+            hit = lines[i].isPointInStroke(p);
+          }
+        }
+        if (hit) { bad.push(f.id + ": a series line crosses the text '" + tx.textContent + "'"); break; }
+      }
+    });
+  });
+  document.body.setAttribute("data-layout", JSON.stringify(bad));
+})();
+</script>`
+
+// layoutWidth is the page width the layout check reads the report at.
+const layoutWidth = 1400
+
+var layoutRe = regexp.MustCompile(`data-layout="([^"]*)"`)
+
+// layoutProblems loads html with layoutScript at layoutWidth px and returns
+// what the script found.
+func layoutProblems(t *testing.T, bin string, html []byte) []string {
+	t.Helper()
+	page := writePage(t, bytes.Replace(html, []byte("</body>"), []byte(layoutScript+"</body>"), 1))
+	dom := runChromium(t, bin, page, "--dump-dom", fmt.Sprintf("--window-size=%d,1000", layoutWidth))
+	m := layoutRe.FindSubmatch(dom)
+	if m == nil {
+		t.Fatalf("--dump-dom has no layout report: did the page load? (%d bytes of DOM)", len(dom))
+	}
+	var bad []string
+	if err := json.Unmarshal([]byte(htmlstd.UnescapeString(string(m[1]))), &bad); err != nil {
+		t.Fatalf("layout report %q: %v", m[1], err)
+	}
+	return bad
+}
+
+// TestBrowserLayout: at 1,400 px no table runs past the page, no chart text
+// is clipped and no series line crosses a legend or label, on the fixture's
+// report and on the quickstart's; a page with a table forced wider than the
+// window is caught (negative control).
+func TestBrowserLayout(t *testing.T) {
+	bin := chromium(t)
+	q, err := report.ReadResults("testdata/quickstart-results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]report.Results{"fixture": analysistest.FixtureResults(t), "quickstart": q} {
+		var b bytes.Buffer
+		if err := WriteHTML(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range layoutProblems(t, bin, b.Bytes()) {
+			t.Errorf("%s report.html at %d px: %s", name, layoutWidth, p)
+		}
+		if name == "fixture" {
+			wide := bytes.Replace(b.Bytes(), []byte("<table>"), []byte(`<table style="width:3000px">`), 1)
+			if len(layoutProblems(t, bin, wide)) == 0 {
+				t.Error("a 3000 px table was not caught")
+			}
+		}
+	}
 }

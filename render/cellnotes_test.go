@@ -24,11 +24,12 @@ func TestCellNotesInMarkdown(t *testing.T) {
 	}
 	md := b.String()
 	for _, want := range []string{
-		"the in-flight cap queued 1 requests",
-		"missing usage: 1 ok requests carried no usage",
+		"in-flight cap queued 1 (sent late, in order)",
+		"missing usage 1 (output tokens from token events)",
+		"prompt mismatches 1/1 (below)",
 		"prompt mismatches: 1 of 1 requests",
-		"**client-bound**: the client's own dispatch lag",
-		"| dispatch lag | 2 |",
+		"client-bound (dispatch lag p99",
+		"client-bound: the client's own dispatch lag p99 exceeded its 1.00 ms budget",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -60,7 +60,7 @@ func TestDispatchLagFlagText(t *testing.T) {
 				if err := WriteMarkdown(&md, report.Results{SchemaVersion: report.SchemaVersion, Cells: []report.Cell{c}}); err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(md.String(), "**client-bound**: the client's own dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends exceeded its 1.00 ms budget") {
+				if !strings.Contains(md.String(), "client-bound (dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends)") || !strings.Contains(md.String(), "exceeded its 1.00 ms budget") {
 					t.Errorf("report.md does not label the flag's figure:\n%s", md.String())
 				}
 			}

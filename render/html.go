@@ -208,7 +208,7 @@ func buildPage(r report.Results) (htmlPage, error) {
 		return p, err
 	}
 	p.Sections = append(p.Sections, en)
-	co, err := perLoadSection(r, "cost", "Cost per 1M output tokens", "cost per 1M output tokens ("+u(costCurrency(r))+")", arms, colorOf, costPoints)
+	co, err := perLoadSection(r, "cost", "Cost per 1M output tokens", "per 1M output tokens ("+u(costCurrency(r))+")", arms, colorOf, costPoints)
 	if err != nil {
 		return p, err
 	}

@@ -62,7 +62,7 @@ func TestNotMeasuredReasonOneLine(t *testing.T) {
 	t.Parallel()
 	r := report.Results{SchemaVersion: report.SchemaVersion, Amdahl: &report.AmdahlSection{NotMeasured: "no baseline profile at 3 req/s\nno baseline profile at 10 req/s"}}
 	md, html := renderBoth(t, r)
-	const want = "Not measured: no baseline profile at 3 req/s; no baseline profile at 10 req/s."
+	const want = "- Amdahl bound: no baseline profile at 3 req/s; no baseline profile at 10 req/s."
 	if !strings.Contains(md, want) || !strings.Contains(html, "no baseline profile at 3 req/s; no baseline profile at 10 req/s") {
 		t.Errorf("report.md / report.html do not join the reasons into %q:\n%s", want, md)
 	}

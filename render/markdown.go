@@ -28,8 +28,17 @@ func WriteMarkdown(w io.Writer, r report.Results) error {
 	m.verdicts(r)
 	m.capacity(r)
 	m.cells(r)
+	// Sections with nothing measured are said together, one line each.
+	var none []string
 	for _, sec := range tableSections(r) {
+		if sec.NotMeasured != "" {
+			none = append(none, "- "+sec.Heading+": "+sec.NotMeasured+".")
+			continue
+		}
 		sec.writeMarkdown(m)
+	}
+	if len(none) > 0 {
+		m.p("## Not measured\n\n%s\n\n", strings.Join(none, "\n"))
 	}
 	m.aliases(r)
 	return bw.Flush()
@@ -101,7 +110,11 @@ func (m mdWriter) header(r report.Results) {
 		m.p("| arm order | %s |\n", strings.Join(r.Manifest.ArmOrder, " "))
 	}
 	m.p("| SLO | %s |\n", sloText(r.SLO))
-	m.p("\n**Headline: %s.**\n\n", Headline(r))
+	if len(Answer(r)) == 0 {
+		m.p("\n**Headline: %s.**\n\n", Headline(r))
+	} else {
+		m.p("\n")
+	}
 	if r.Resumed {
 		m.p("### Cell start times (resumed run)\n\n| order | arm | load (req/s) | repetition | started at (UTC) | measured by |\n| --- | --- | --- | --- | --- | --- |\n")
 		for _, row := range report.CellStartRows(r) {
@@ -179,16 +192,38 @@ func (m mdWriter) verdicts(r report.Results) {
 	if r.Rule != nil {
 		m.p("Rule: %s.\n\n", ruleText(*r.Rule))
 	}
+	// One table: each candidate's declared clauses (the deciding one in
+	// bold); clauses no candidate declared are named once below it, and the
+	// client-bound warning, the same for every verdict, once above it.
+	if v := r.Verdicts[0]; v.ClientBound != "" {
+		m.p("> **Warning:** %s (the cell tables flag them).\n\n", v.ClientBound)
+	}
+	undeclared := map[string]string{}
+	var order []string
+	m.p("| candidate | verdict | clause | outcome | detail |\n| --- | --- | --- | --- | --- |\n")
 	for _, v := range r.Verdicts {
-		m.p("### %s vs %s: **%s**, decided by %s\n\n", v.Candidate, v.Baseline, strings.ToUpper(v.Outcome), analysis.DecidedBy(v))
-		if v.ClientBound != "" {
-			m.p("> **Warning:** %s (see each cell's client-bound note).\n\n", v.ClientBound)
-		}
-		m.p("| clause | name | outcome | detail |\n| --- | --- | --- | --- |\n")
 		for _, c := range v.Clauses {
-			m.p("|%s|\n", mdRow([]string{c.Clause, c.Name, c.Outcome, c.Detail}))
+			if c.Outcome == "not declared" {
+				if _, ok := undeclared[c.Clause]; !ok {
+					order = append(order, c.Clause)
+				}
+				undeclared[c.Clause] = c.Name
+				continue
+			}
+			verdict, clause := "", c.Clause+" ("+c.Name+")"
+			if c.Clause == v.DecidingClause {
+				verdict, clause = "**"+strings.ToUpper(v.Outcome)+"**", "**"+clause+"** (decides)"
+			}
+			m.p("|%s|\n", mdRow([]string{v.Candidate + " vs " + v.Baseline, verdict, clause, c.Outcome, c.Detail}))
 		}
-		m.p("\n")
+	}
+	m.p("\n")
+	if len(order) > 0 {
+		var names []string
+		for _, c := range order {
+			names = append(names, c+" ("+undeclared[c]+")")
+		}
+		m.p("Not declared by the rule, deciding nothing: %s.\n\n", strings.Join(names, ", "))
 	}
 }
 
@@ -226,21 +261,41 @@ func (m mdWriter) capacity(r report.Results) {
 		m.p(" Loads planned but not measured are named in the next-load column: the capacity may lie among them.")
 	}
 	m.p("\n\n")
-	m.p("| arm | capacity (%s) | interval | next load | per repetition |\n| --- | --- | --- | --- | --- |\n", m.u("req/s"))
+	p := tablePart{Header: []string{"arm", "capacity (" + m.u("req/s") + ")", "interval", "next load", "per repetition", "gain vs the baseline"}}
 	for _, c := range r.Stats.Capacity {
-		next := nextLoadText(c)
-		m.p("| %s | %s | %s | %s | %s |\n", c.Arm, valueText(c.CapacityRPS), report.Interval(c.CapacityRPS), next, report.Nums(c.PerRepRPS))
+		gain := "—"
+		for _, g := range r.Stats.CapacityGain {
+			if g.Candidate == c.Arm {
+				gain = report.EstimateText(g.Gain, "×")
+			}
+		}
+		p.Rows = append(p.Rows, []string{c.Arm, valueText(c.CapacityRPS), report.Interval(c.CapacityRPS), nextLoadText(c), report.Nums(c.PerRepRPS), gain})
 	}
-	m.p("\n")
+	m.part(foldConstantColumns(p))
 	for _, c := range r.Stats.Capacity {
 		if c.Detail != "" {
 			m.p("- %s: %s\n", c.Arm, c.Detail)
 		}
 	}
 	m.p("\n")
-	for _, g := range r.Stats.CapacityGain {
-		m.p("**Capacity gain %s/%s: %s**\n\n", g.Candidate, g.Baseline, report.EstimateText(g.Gain, "×"))
+}
+
+// part writes one table with its heading (###) and note.
+func (m mdWriter) part(p tablePart) {
+	if p.Heading != "" {
+		m.p("### %s\n\n", p.Heading)
 	}
+	if p.Note != "" {
+		m.p("%s\n\n", p.Note)
+	}
+	if len(p.Header) == 0 {
+		return
+	}
+	m.p("|%s|\n|%s|\n", mdRow(p.Header), strings.TrimSuffix(strings.Repeat(" --- |", len(p.Header)), "|"))
+	for _, row := range p.Rows {
+		m.p("|%s|\n", mdRow(row))
+	}
+	m.p("\n")
 }
 
 func (m mdWriter) cells(r report.Results) {
@@ -267,71 +322,163 @@ func (m mdWriter) cells(r report.Results) {
 		}
 		m.p("\n")
 	}
+	for _, p := range cellParts(r, m.u)[:2] {
+		m.part(foldConstantColumns(p))
+	}
+	m.p("TTFT (intended), TTFO, schedule and dispatch lag per cell: report.html's cell table and results.json `cells`.\n\n")
 	for _, c := range report.SortedCells(r) {
-		m.p("### %s at %s req/s offered, repetition %d (cell %d in run order)\n\n", c.Arm, report.Num(c.OfferedLoadRPS), c.Repetition, c.Order+1)
-		if c.Incomplete != "" {
-			m.p("> **Incomplete cell, left out of statistics, ratios and verdicts:** %s\n\n", c.Incomplete)
-		}
-		m.p("| metric | n | p50 (%[1]s) | p90 (%[1]s) | p99 (%[1]s) | mean (%[1]s) |\n| --- | --- | --- | --- | --- | --- |\n", m.u("ms"))
-		for _, d := range []struct {
-			name string
-			d    report.Dist
-		}{{"TTFT", c.TTFT}, {"TTFT (intended)", c.TTFTIntended}, {"TTFO", c.TTFO}, {"ITL (per gap)", c.ITL}, {"TPOT", c.TPOT}, {"E2E", c.E2E}, {"schedule lag", c.ScheduleLag}, {"dispatch lag", c.DispatchLag}} {
-			m.p("| %s | %d | %s | %s | %s | %s |\n", d.name, d.d.N, figure(d.d.P50Ms, d.d.N), figure(d.d.P90Ms, d.d.N), figure(d.d.P99Ms, d.d.N), figure(d.d.MeanMs, d.d.N))
-		}
-		m.p("\n")
-		if c.ArrivalRateRPS != nil {
-			m.p("- arrival rate of the measured requests: %s %s (the offered load is the mean over warm-up and measured span together; a bursty trace's measured part can differ)\n", report.Num(*c.ArrivalRateRPS), m.u("req/s"))
-		} else {
-			m.p("- arrival rate of the measured requests: %s\n", notMeasuredText(report.OrText(c.NotMeasured, "fewer than two measured requests, or all scheduled at one instant")))
-		}
-		if c.NotMeasured != "" {
-			m.p("- window, throughput and goodput: %s\n", notMeasuredText(c.NotMeasured))
-		} else {
-			m.p("- window: %s %s (%s)\n", optWindowText(c.WindowS), m.u("s"), windowDefinition)
-			m.p("- output tokens in the window: %s (%s); the numerator of throughput, J per output token and cost per output token\n", tokensText(c.WindowOutputTokens), windowTokensDefinition)
-			if c.ThroughputTokPerS != nil {
-				m.p("- throughput: %s %s = output tokens in the window / window = %s / %s s\n", report.Num(*c.ThroughputTokPerS), m.u("tok/s"), tokensText(c.WindowOutputTokens), optWindowText(c.WindowS))
-			} else {
-				m.p("- throughput: %s\n", notMeasuredText(zeroWindow))
-			}
-			if c.GoodputRPS != nil {
-				m.p("- goodput: %s %s = arrival rate of the measured requests × %s (%s)\n", report.Num(*c.GoodputRPS), m.u("req/s"), goodText(c, r.SLO), goodputDefinition)
-			} else {
-				m.p("- goodput: %s (%s)\n", notMeasuredText("no arrival rate"), goodText(c, r.SLO))
-			}
-		}
-		m.p("- states: %s (warm-up records left out: %d)\n", statesText(c.States), c.WarmupRecords)
-		m.p("- output tokens of the measured requests: %d (ok measured requests' output_tokens; sources: %s; usage mismatches: %d; not throughput's numerator); input tokens: %d; multi-token events: %d\n", c.OutputTokens, countsText(c.UsageSourceCounts), c.UsageMismatches, c.InputTokens, c.MultiTokenEvents)
-		for _, cl := range c.SLOClaims {
-			allowed := fmt.Sprintf("at %s confidence at most %d may be", report.Pct(cl.Confidence), cl.MaxOver)
-			if cl.MaxOver < 0 {
-				need, _ := stats.MinSamples(cl.Quantile, cl.Confidence)
-				allowed = fmt.Sprintf("n = %d is too few for any claim at %s confidence: it needs ≥ %d", cl.N, report.Pct(cl.Confidence), need)
-			}
-			m.p("- SLO claim %s p%s ≤ %s %s: %s (%d of %d over target; %s; early-stopping p-value %.3g)\n",
-				cl.Metric, strconv.FormatFloat(cl.Quantile*100, 'f', -1, 64), report.Num(cl.TargetMs), m.u("ms"), claimWord(cl.Holds), cl.Over, cl.N, allowed, cl.PValue)
-		}
-		if c.QueuedByCap > 0 {
-			m.p("- the in-flight cap queued %d requests (sent late, in order; their schedule lag includes the wait)\n", c.QueuedByCap)
-		}
-		if c.MissingUsage > 0 {
-			m.p("- missing usage: %d ok requests carried no usage (their output tokens count token events)\n", c.MissingUsage)
-		}
 		if pc := c.PromptCheck; pc.Mismatches > 0 && pc.Diff != nil {
 			d := pc.Diff
-			m.p("- prompt mismatches: %d of %d requests that reported usage.prompt_tokens differed from the intended input length (prompt_tokens − intended: min %d, median %d, max %d tokens (%.1f %% to %.1f %%; median %.1f %%))",
-				pc.Mismatches, pc.Reported, d.MinTokens, d.MedianTokens, d.MaxTokens, d.MinPct, d.MaxPct, d.MedianPct)
+			m.p("- %s at %s req/s rep %d: prompt mismatches: %d of %d requests that reported usage.prompt_tokens differed from the intended input length (prompt_tokens − intended: min %d, median %d, max %d tokens (%.1f %% to %.1f %%; median %.1f %%))",
+				c.Arm, report.Num(c.OfferedLoadRPS), c.Repetition, pc.Mismatches, pc.Reported, d.MinTokens, d.MedianTokens, d.MaxTokens, d.MinPct, d.MaxPct, d.MedianPct)
 			if pc.TextPrompts > 0 {
 				m.p("; %d of the %d reporting requests had text prompts: their token count depends on the server's tokenizer (and chat template), so a difference there is expected and does not mean input was lost", pc.TextPrompts, pc.Reported)
 			}
 			m.p("\n")
 		}
-		if c.ClientBound {
-			m.p("- **client-bound**: the client's own %s exceeded its %s ms budget; the client, not the server, may have set the pace, so this cell's figures are suspect\n", analysis.DispatchLagFlagText(c), report.Num(analysis.DefaultClientBoundLag.Seconds()*1000))
-		}
-		m.p("- percentile method: %s\n\n", c.TTFT.Method)
 	}
+	m.p("\n")
+}
+
+// cellParts are the per-cell tables, one row per arm × load × repetition:
+// latency at p50, the SLO's percentile (and p99 where a cell supports it)
+// and mean; rates, SLO claims and flags; the client's own timing. Each
+// definition and reason is said once, in the table's note.
+func cellParts(r report.Results, u func(string) string) []tablePart {
+	cells := report.SortedCells(r)
+	pq := r.SLO.Percentile
+	if pq == 0 {
+		pq = report.DefaultSLOPercentile
+	}
+	ps := "p" + strconv.FormatFloat(pq, 'f', -1, 64)
+	withP99 := ps != "p99" && slices.ContainsFunc(cells, func(c report.Cell) bool {
+		return c.TTFT.P99Ms != nil || c.TPOT.P99Ms != nil || c.E2E.P99Ms != nil
+	})
+	at := func(d report.Dist, q string) string {
+		v, err := analysis.Quantile(d, q)
+		if err != nil {
+			return figure(nil, d.N)
+		}
+		return report.Num(v)
+	}
+	lat := tablePart{Heading: "Latency (" + u("ms") + ")", Header: []string{"arm", "load (req/s)", "rep", "ok/n"}}
+	type col struct {
+		name string
+		d    func(report.Cell) report.Dist
+		qs   []string
+	}
+	qsOf := func(main bool) []string {
+		q := []string{"p50", ps}
+		if withP99 {
+			q = append(q, "p99")
+		}
+		if main {
+			q = append(q, "mean")
+		}
+		return q
+	}
+	cols := []col{
+		{"TTFT", func(c report.Cell) report.Dist { return c.TTFT }, qsOf(true)},
+		{"ITL", func(c report.Cell) report.Dist { return c.ITL }, []string{"p50", ps}},
+		{"TPOT", func(c report.Cell) report.Dist { return c.TPOT }, qsOf(true)},
+		{"E2E", func(c report.Cell) report.Dist { return c.E2E }, qsOf(true)},
+	}
+	for _, cl := range cols {
+		for _, q := range cl.qs {
+			lat.Header = append(lat.Header, cl.name+" "+q)
+		}
+	}
+	rates := tablePart{Heading: "Rates, SLO claims and flags",
+		Header: []string{"arm", "load (req/s)", "rep", "arrival (" + u("req/s") + ")", "window (" + u("s") + ")", "output tokens in the window", "throughput (" + u("tok/s") + ")", "goodput (" + u("req/s") + "; met SLOs / measured)", "SLO claims at " + ps, "flags"}}
+	timing := tablePart{Heading: "Client timing (" + u("ms") + ")",
+		Header: []string{"arm", "load (req/s)", "rep", "TTFT (intended) p50", "TTFO p50", "schedule lag p50", "schedule lag " + ps, "dispatch lag p50", "dispatch lag max", "warm-up records left out"}}
+	methods := map[string]bool{}
+	var method string
+	claimNote := false
+	for _, c := range cells {
+		key := []string{c.Arm, report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition)}
+		n := 0
+		for _, v := range c.States {
+			n += v
+		}
+		row := append(slices.Clone(key), fmt.Sprintf("%d/%d", c.States["ok"], n))
+		for _, cl := range cols {
+			for _, q := range cl.qs {
+				row = append(row, at(cl.d(c), q))
+			}
+		}
+		lat.Rows = append(lat.Rows, row)
+
+		arrival := notMeasuredText(report.OrText(c.NotMeasured, "fewer than two measured requests"))
+		if c.ArrivalRateRPS != nil {
+			arrival = report.Num(*c.ArrivalRateRPS)
+		}
+		window, tokens, thr := notMeasuredText(c.NotMeasured), "—", "—"
+		if c.NotMeasured == "" {
+			window, tokens, thr = optWindowText(c.WindowS), tokensText(c.WindowOutputTokens), cellRate(c, c.ThroughputTokPerS)
+		}
+		var claims []string
+		for _, cl := range c.SLOClaims {
+			t := fmt.Sprintf("%s ≤ %s ms: %s (%d/%d over", strings.ToUpper(cl.Metric), report.Num(cl.TargetMs), claimWord(cl.Holds), cl.Over, cl.N)
+			if cl.MaxOver < 0 {
+				need, _ := stats.MinSamples(cl.Quantile, cl.Confidence)
+				t += fmt.Sprintf("; n < %d: too few for a claim", need)
+			} else {
+				t += fmt.Sprintf(", ≤ %d allowed", cl.MaxOver)
+			}
+			claims = append(claims, t+")")
+			claimNote = true
+		}
+		var flags []string
+		if c.ClientBound {
+			flags = append(flags, "client-bound ("+analysis.DispatchLagFlagText(c)+")")
+		}
+		if c.Incomplete != "" {
+			flags = append(flags, "incomplete, left out of statistics, ratios and verdicts: "+c.Incomplete)
+		}
+		for _, st := range []string{"http_error", "stream_error", "timeout", "cancelled", "not_sent"} {
+			if c.States[st] > 0 {
+				flags = append(flags, fmt.Sprintf("%s %d", st, c.States[st]))
+			}
+		}
+		if c.QueuedByCap > 0 {
+			flags = append(flags, fmt.Sprintf("in-flight cap queued %d (sent late, in order)", c.QueuedByCap))
+		}
+		if c.MissingUsage > 0 {
+			flags = append(flags, fmt.Sprintf("missing usage %d (output tokens from token events)", c.MissingUsage))
+		}
+		if c.UsageMismatches > 0 {
+			flags = append(flags, fmt.Sprintf("usage mismatches %d", c.UsageMismatches))
+		}
+		if c.MultiTokenEvents > 0 {
+			flags = append(flags, fmt.Sprintf("multi-token events %d", c.MultiTokenEvents))
+		}
+		if c.PromptCheck.Mismatches > 0 {
+			flags = append(flags, fmt.Sprintf("prompt mismatches %d/%d (below)", c.PromptCheck.Mismatches, c.PromptCheck.Reported))
+		}
+		rates.Rows = append(rates.Rows, append(slices.Clone(key), arrival, window, tokens, thr, goodputText(c)+" ("+goodCount(c)+")",
+			report.OrText(strings.Join(claims, "; "), "none declared"), report.OrText(strings.Join(flags, "; "), "none")))
+
+		timing.Rows = append(timing.Rows, append(slices.Clone(key), at(c.TTFTIntended, "p50"), at(c.TTFO, "p50"),
+			at(c.ScheduleLag, "p50"), at(c.ScheduleLag, ps), at(c.DispatchLag, "p50"), at(c.DispatchLag, "max"), fmt.Sprint(c.WarmupRecords)))
+		if c.TTFT.Method != "" && !methods[c.TTFT.Method] {
+			methods[c.TTFT.Method] = true
+			method = report.OrText(method, c.TTFT.Method)
+		}
+	}
+	lat.Note = "ok/n: requests that ended ok of the measured ones (warm-up left out); latency figures are over the ok ones, ITL per gap. refused (n=…): too few samples for that percentile at 99 % confidence (p90 needs ≥ 44, p99 ≥ 459); —: no samples."
+	if method != "" {
+		lat.Note += " Percentile method: " + method + "."
+	}
+	rates.Note = "Arrival: the measured requests' rate ((n − 1) / their scheduled span); the offered load is the mean over warm-up and measured span, so a bursty trace's measured part can arrive faster. Window: " + windowDefinition + ". Output tokens in the window: " + windowTokensDefinition + "; throughput = those tokens / window. Goodput: " + goodputDefinition + "."
+	if claimNote {
+		rates.Note += " SLO claims: of n ok requests, how many exceeded the target, against the most that may at 99 % confidence for the percentile to hold (early stopping; p-values in results.json)."
+	}
+	if slices.ContainsFunc(cells, func(c report.Cell) bool { return c.ClientBound }) {
+		rates.Note += " client-bound: the client's own dispatch lag p99 exceeded its " + report.Num(analysis.DefaultClientBoundLag.Seconds()*1000) + " ms budget, so the client, not the server, may have set the pace: the cell is shown and feeds no verdict."
+	}
+	timing.Note = "TTFT (intended) counts from the scheduled send (coordinated-omission safe); TTFO is the first message of any kind; schedule lag is how late each send left against its schedule, dispatch lag the client's own part of it."
+	return []tablePart{lat, rates, timing}
 }
 
 // The definitions printed next to the window figures (DESIGN.md, "Throughput", "Goodput").

@@ -31,12 +31,13 @@ func TestWriteMarkdownLabels(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"# transferlab report (simulated)",
-		"p50 (ms, simulated)",
+		"### Latency (ms, simulated)",
 		"tok/s, simulated",
-		"Not measured: NVML unavailable",                   // energy: reason kept
-		"## Cost\n\nNot measured: section absent",          // cost: absent
-		"## Override hook\n\nNot measured: section absent", // hook: absent
-		"not_sent 0", // every state, zeros included
+		"## Not measured\n\n",
+		"- Energy and memory: NVML unavailable", // energy: reason kept
+		"- Cost: section absent",                // cost: absent
+		"- Override hook: section absent",       // hook: absent
+		"| ok/n |",                              // every measured request: ok of n, the other states flagged
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)

@@ -57,11 +57,11 @@ func (c chart) svg() (template.HTML, error) {
 	p.Title.Text = c.title
 	p.X.Label.Text = c.xLabel
 	p.Y.Label.Text = c.yLabel
-	p.Legend.Top, p.Legend.Left = !c.legendBottomRight, !c.legendBottomRight
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	if c.legendBottomRight {
-		p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), vg.Points(4)
-	}
+	// The legend is drawn beside the plot, in a strip of its own, so it can
+	// cover no line (inside the data area it did, wherever a series ran
+	// through its corner).
+	leg := plot.NewLegend()
+	leg.Top, leg.Left = !c.legendBottomRight, true
 	p.Add(plotter.NewGrid())
 	for _, s := range c.series {
 		if len(s.points) == 0 {
@@ -93,7 +93,7 @@ func (c chart) svg() (template.HTML, error) {
 		}
 		p.Add(line, pts)
 		if s.name != "" {
-			p.Legend.Add(s.name, line)
+			leg.Add(s.name, line)
 		}
 		if len(errXYs) > 0 {
 			eb, err := plotter.NewYErrorBars(errBars{errXYs, errs})
@@ -106,7 +106,16 @@ func (c chart) svg() (template.HTML, error) {
 		}
 	}
 	cv := vgsvg.New(chartWidth, chartHeight)
-	p.Draw(draw.New(cv))
+	dc := draw.New(cv)
+	if r := leg.Rectangle(dc); r.Max.X > r.Min.X {
+		w := r.Max.X - r.Min.X + vg.Points(8)
+		p.Draw(draw.Crop(dc, 0, -w, 0, 0))
+		// Level with the plot's data area: below the title, above the x axis.
+		lc := draw.Crop(dc, dc.Max.X-dc.Min.X-w+vg.Points(6), 0, vg.Points(40), -vg.Points(24))
+		leg.Draw(lc)
+	} else {
+		p.Draw(dc)
+	}
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return "", fmt.Errorf("report: chart %s: %w", c.id, err)

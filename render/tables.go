@@ -1,8 +1,10 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,21 +59,152 @@ func (sim units) u(unit string) string {
 	return unit + ", simulated"
 }
 
+// ratioSection is one row per candidate, load and metric: the ratio of the
+// mean, p50 and p99 with their intervals, the resolution of each, and
+// whether the load feeds the verdict. A refused or interval-less figure is
+// short in its cell; why is said once under the table.
 func ratioSection(r report.Results) tableSection {
 	const id, h = "ratios", "Candidate / baseline"
 	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
 		return notMeasuredSection(id, h, report.OrText(notAnalysed(r), "no candidate arm"))
 	}
-	note := "Ratios below 1 mean the candidate's figure is lower (faster)."
+	note := "Ratios below 1 mean the candidate's figure is lower (faster); each with its interval. ITL (per gap, not paired by request) is in results.json `stats.ratios`."
 	if r.Stats.ResolutionMethod != "" {
 		note += " Resolution: " + r.Stats.ResolutionMethod + "."
 	}
-	p := tablePart{Note: note,
-		Header: []string{"candidate", "load (req/s)", "metric", "stat", "candidate/baseline", "interval", "resolution", "excluded from the verdict"}}
-	for _, q := range r.Stats.Ratios {
-		p.Rows = append(p.Rows, []string{r.ArmLabel(q.Candidate), report.Num(q.OfferedLoadRPS), q.Metric, q.Stat, valueText(q.Value), report.Interval(q.Value), report.ResolutionText(q.Resolution), report.OrText(q.Excluded, "no")})
+	type key struct {
+		cand, metric string
+		load         float64
 	}
+	stats := []string{"mean", "p50", "p99"}
+	var order []key
+	byKey := map[key]map[string]report.Ratio{}
+	for _, q := range r.Stats.Ratios {
+		if q.Metric == "itl" && (r.Rule == nil || r.Rule.Metric != "itl") {
+			continue // per gap, not paired by request: its ratios (no interval from one repetition) stay in results.json
+		}
+		k := key{q.Candidate, q.Metric, q.OfferedLoadRPS}
+		if byKey[k] == nil {
+			byKey[k] = map[string]report.Ratio{}
+			order = append(order, k)
+		}
+		byKey[k][q.Stat] = q
+	}
+	p := tablePart{Header: []string{"candidate", "load (req/s)", "metric", "mean", "p50", "p99", "resolution (mean / p50 / p99)", "in the verdict"}}
+	notes := &footnotes{}
+	for _, k := range order {
+		row := []string{r.ArmLabel(k.cand), report.Num(k.load), k.metric}
+		var res []string
+		excluded := ""
+		for _, st := range stats {
+			q, ok := byKey[k][st]
+			if !ok {
+				row = append(row, "—")
+				res = append(res, "—")
+				continue
+			}
+			row = append(row, notes.estimate(q.Value))
+			res = append(res, strings.TrimPrefix(report.ResolutionText(q.Resolution), "not measured"))
+			excluded = report.OrText(excluded, q.Excluded)
+		}
+		for i := range res {
+			res[i] = report.OrText(res[i], "—")
+		}
+		row = append(row, strings.Join(res, " / "), report.OrText(excluded, "yes"))
+		p.Rows = append(p.Rows, row)
+	}
+	p.Note = note + notes.text()
 	return tableSection{ID: id, Heading: h, Parts: []tablePart{p}}
+}
+
+// footnotes collects why figures in a table are refused or lack an
+// interval, so each reason is said once under the table.
+type footnotes struct{ reasons []string }
+
+func (f *footnotes) add(reason string) {
+	for _, r := range f.reasons {
+		if r == reason {
+			return
+		}
+	}
+	f.reasons = append(f.reasons, reason)
+}
+
+// estimate is an Estimate in a table cell: "0.853 [0.842, 0.863]", "0.983
+// (no interval)" or "refused (n=91)"; the reason goes to the footnotes.
+func (f *footnotes) estimate(e report.Estimate) string { return f.estimateWith(e, report.Num) }
+
+// estimateWith is estimate with the figures formatted by format.
+func (f *footnotes) estimateWith(e report.Estimate, format func(float64) string) string {
+	switch {
+	case e.Reps == 0 && e.Requests > 0:
+		f.add("refused (n=…): too few paired requests for that percentile at 99 % confidence (p99 needs n ≥ 459)")
+		return fmt.Sprintf("refused (n=%d)", e.Requests)
+	case e.Reps == 0 && strings.HasPrefix(e.Note, "refused"):
+		head, _, _ := strings.Cut(e.Note, ": n =")
+		f.add(head + ": too few samples for that percentile at 99 % confidence (p99 needs n ≥ 459)")
+		return "refused"
+	case e.Reps == 0:
+		f.add("—: " + report.UndefinedText(e))
+		return "—"
+	case !e.Interval:
+		f.add("no interval: " + report.OrText(e.Note, "too few repetitions"))
+		return format(e.Value) + " (no interval)"
+	}
+	return format(e.Value) + " [" + format(e.Low) + ", " + format(e.High) + "]"
+}
+
+// text is the footnotes as sentences to append to a note ("" when none).
+func (f *footnotes) text() string {
+	if len(f.reasons) == 0 {
+		return ""
+	}
+	return " " + strings.Join(f.reasons, ". ") + "."
+}
+
+// foldConstantColumns moves every column (but the first) whose cells are the
+// same in every row of a table with two rows or more into the table's note
+// ("Every row: header value; …"), so a figure or reason shared by all rows is
+// said once and the table stays narrow.
+func foldConstantColumns(p tablePart) tablePart {
+	if len(p.Rows) < 2 || len(p.Header) < 3 {
+		return p
+	}
+	var keep []int
+	var said []string
+	for c := range p.Header {
+		same := c > 0
+		for _, row := range p.Rows {
+			if c >= len(row) || row[c] != p.Rows[0][c] {
+				same = false
+				break
+			}
+		}
+		if same {
+			said = append(said, p.Header[c]+": "+p.Rows[0][c])
+			continue
+		}
+		keep = append(keep, c)
+	}
+	if len(said) == 0 {
+		return p
+	}
+	out := tablePart{Heading: p.Heading, Note: p.Note}
+	if out.Note != "" {
+		out.Note += " "
+	}
+	out.Note += "Every row: " + strings.Join(said, "; ") + "."
+	for _, c := range keep {
+		out.Header = append(out.Header, p.Header[c])
+	}
+	for _, row := range p.Rows {
+		var nr []string
+		for _, c := range keep {
+			nr = append(nr, row[c])
+		}
+		out.Rows = append(out.Rows, nr)
+	}
+	return out
 }
 
 func notAnalysed(r report.Results) string {
@@ -91,52 +224,82 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 		parts[0].Note = "Profile estimate not measured: " + reason + ". " + parts[0].Note
 		return tableSection{ID: id, Heading: h, Parts: parts}
 	}
-	bound := tablePart{Note: "Bound = 1 / ((1 − f_wall) + f_wall / s).",
-		Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound", "bound interval", "transfer efficiency"}}
-	measured := tablePart{Header: []string{"candidate", "load (req/s)", "metric", "stat", "measured speedup (" + u.u("×") + ")", "interval"}}
-	// Bounds and speedups are often within a few % of 1: four decimals, or
-	// the effect itself would round away.
+	// One row per candidate and load: f, s, the bound, the measured
+	// speedups (baseline/candidate) and the transfer efficiency. Bounds and
+	// speedups are often within a few % of 1: four decimals, or the effect
+	// itself would round away.
+	metrics := []struct{ metric, stat string }{{"ttft", "mean"}, {"tpot", "mean"}, {"e2e", "mean"}, {"e2e", "p99"}}
+	bound := tablePart{Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound [interval]"}}
+	for _, m := range metrics {
+		bound.Header = append(bound.Header, "measured "+strings.ToUpper(m.metric)+" "+m.stat+" ("+u.u("×")+")")
+	}
+	bound.Header = append(bound.Header, "transfer efficiency", "measured vs bound")
+	notes := &footnotes{}
+	above := false
 	for _, l := range s.Loads {
-		bi, te := "none given", "not computed"
+		bi := ratio4(l.Bound)
 		if l.BoundLow != 0 || l.BoundHigh != 0 {
-			bi = "[" + ratio4(l.BoundLow) + ", " + ratio4(l.BoundHigh) + "]"
+			bi += " [" + ratio4(l.BoundLow) + ", " + ratio4(l.BoundHigh) + "]"
 		}
-		if l.TransferMetric != "" {
-			te = report.Num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
-		}
-		bound.Rows = append(bound.Rows, []string{l.Candidate, report.Num(l.OfferedLoadRPS), optNum(l.FGPU), ratio4(l.FWall), optNum(l.FExcl), ratio4(l.S), ratio4(l.Bound), bi, te})
-		for _, sp := range l.Measured {
-			v, iv := valueText(sp.Value), report.Interval(sp.Value)
-			if sp.Value.Reps > 0 {
-				v = ratio4(sp.Value.Value)
-				if sp.Value.Interval {
-					iv = "[" + ratio4(sp.Value.Low) + ", " + ratio4(sp.Value.High) + "]"
+		row := []string{l.Candidate, report.Num(l.OfferedLoadRPS), optNum(l.FGPU), ratio4(l.FWall), optNum(l.FExcl), ratio4(l.S), bi}
+		for _, m := range metrics {
+			cell := "—"
+			for _, sp := range l.Measured {
+				if sp.Metric == m.metric && sp.Stat == m.stat {
+					cell = notes.estimateWith(sp.Value, ratio4)
 				}
 			}
-			measured.Rows = append(measured.Rows, []string{l.Candidate, report.Num(l.OfferedLoadRPS), sp.Metric, sp.Stat, v, iv})
+			row = append(row, cell)
 		}
+		te := "not computed"
+		if l.TransferMetric != "" {
+			te = report.Num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
+			if l.TransferEfficiency > 1 {
+				te, above = te+" *", true
+			}
+		}
+		bound.Rows = append(bound.Rows, append(row, te, report.OrText(l.Verdict, "—")))
 	}
-	parts := []tablePart{bound, measured}
+	bound.Note = "Bound = 1 / ((1 − f_wall) + f_wall / s); speedups are baseline/candidate (> 1: faster); transfer efficiency = (measured − 1) / (bound − 1)." + notes.text()
+	if above {
+		bound.Note += " * " + AboveBoundNote + "."
+	}
+	parts := []tablePart{bound}
 	if len(s.Ablation) > 0 {
 		parts = append(parts, ablationParts(s, u)...)
 	}
-	notes := tablePart{Header: []string{"candidate", "load (req/s)", "measured vs bound", "why"}}
-	for _, l := range s.Loads {
-		if l.Verdict != "" {
-			notes.Rows = append(notes.Rows, []string{l.Candidate, report.Num(l.OfferedLoadRPS), l.Verdict, l.Note})
-		}
-	}
-	if len(notes.Rows) > 0 {
-		parts = append(parts, notes)
-	}
+	// Where f and s came from: one row per candidate when every load
+	// shares the same sources, else one per load.
 	sources := tablePart{Header: []string{"candidate", "load (req/s)", "f from", "s timing", "f_wall from hook CUDA events (hook vs profile: calls' GPU span; kernel time)"}}
+	type src struct{ from, timing, check string }
+	var cands []string
+	perCand := map[string][]src{}
+	loadsOf := map[string][]string{}
 	for _, l := range s.Loads {
 		if l.FSource != "" || l.STiming != "" {
 			check := "not measured (hook timings off)"
 			if l.FWallHook != nil && l.HookVsProfileSpanPct != nil && l.HookVsProfilePct != nil {
 				check = fmt.Sprintf("%s (%+.2f %%; %+.2f %%)", ratio4(*l.FWallHook), *l.HookVsProfileSpanPct, *l.HookVsProfilePct)
 			}
-			sources.Rows = append(sources.Rows, []string{l.Candidate, report.Num(l.OfferedLoadRPS), report.OrText(l.FSource, "—"), report.OrText(l.STiming, "—"), check})
+			if _, ok := perCand[l.Candidate]; !ok {
+				cands = append(cands, l.Candidate)
+			}
+			perCand[l.Candidate] = append(perCand[l.Candidate], src{report.OrText(l.FSource, "—"), report.OrText(l.STiming, "—"), check})
+			loadsOf[l.Candidate] = append(loadsOf[l.Candidate], report.Num(l.OfferedLoadRPS))
+		}
+	}
+	for _, c := range cands {
+		ss := perCand[c]
+		same := true
+		for _, x := range ss[1:] {
+			same = same && x == ss[0]
+		}
+		if same {
+			sources.Rows = append(sources.Rows, []string{c, "all (" + strings.Join(loadsOf[c], ", ") + ")", ss[0].from, ss[0].timing, ss[0].check})
+			continue
+		}
+		for i, x := range ss {
+			sources.Rows = append(sources.Rows, []string{c, loadsOf[c][i], x.from, x.timing, x.check})
 		}
 	}
 	if len(sources.Rows) > 0 {
@@ -155,11 +318,16 @@ func energyTable(r report.Results) tableSection {
 	if u {
 		note = "Energy is simulated (each cell's source names the model); on a GPU it is the board counter (GPU-reported), never facility energy."
 	}
+	aa := aaRowsNote
 	p := tablePart{Note: note,
-		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "output tokens in the window", "J/output token (energy / output tokens in the window)", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)"}}
-	for _, c := range s.Cells {
+		Header: []string{"arm", "load (req/s)", "rep", "source", "energy (J)", "output tokens in the window", "J/output token (energy / output tokens in the window)", "J/request", "mean power (W)", "peak power (W)", "idle power (W)", "peak VRAM (bytes)", "steady VRAM (bytes)", "sampler warnings"}}
+	for _, c := range byArmLoad(r, s.Cells, func(c report.EnergyCell) (string, float64, int) { return c.Arm, c.OfferedLoadRPS, c.Repetition }) {
+		if report.IsAAArm(c.Arm) {
+			p.Note, aa = p.Note+aa, ""
+			continue
+		}
 		if !c.Available {
-			p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + report.OrText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", "", ""})
+			p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), "unavailable: " + report.OrText(c.UnavailableReason, "no reason recorded"), "", "", "", "", "", "", "", "", "", ""})
 			continue
 		}
 		src := c.Source
@@ -175,10 +343,15 @@ func energyTable(r report.Results) tableSection {
 		p.Rows = append(p.Rows, []string{r.ArmLabel(c.Arm), report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition), src,
 			f("energy_j", report.Num(c.EnergyJ)), windowTokensOf(r, c.Arm, c.OfferedLoadRPS, c.Repetition), f("j_per_output_token", report.Num(c.JPerOutputToken)), f("j_per_request", report.Num(c.JPerRequest)),
 			f("mean_power_w", report.Num(c.MeanPowerW)), f("peak_power_w", report.Num(c.PeakPowerW)), f("idle_power_w", report.Num(c.IdlePowerW)),
-			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes))})
+			f("peak_vram_bytes", fmt.Sprint(c.PeakVRAMBytes)), f("steady_vram_bytes", fmt.Sprint(c.SteadyVRAMBytes)), report.OrText(strings.Join(c.Warnings, "; "), "none")})
 	}
 	return tableSection{ID: id, Heading: h, Parts: append([]tablePart{p}, energyNotes(s.Cells, u)...)}
 }
+
+// aaRowsNote says where the A/A replicate's energy and cost rows are: they
+// repeat the baseline's (the same arm run twice) and are left out of the
+// tables.
+const aaRowsNote = " The A/A replicate's rows (the baseline run twice) are in results.json."
 
 // windowTokensOf is the window output-token count (throughput's numerator)
 // of the cell arm × load × rep, or why there is none.
@@ -222,8 +395,9 @@ func energyNotes(cells []report.EnergyCell, sim units) []tablePart {
 		if c.Throttled {
 			flags = append(flags, "GPU throttled ("+report.OrText(strings.Join(c.ThrottleReasons, ", "), "reason not given")+")")
 		}
-		if c.EnergyHeadline == "" && c.PowerIntegralJ == nil && c.QuantisationPct == nil && len(flags) == 0 && len(c.Warnings) == 0 {
-			continue
+		material := c.DisagreementPct != nil && math.Abs(*c.DisagreementPct) >= 0.005 || c.QuantisationPct != nil
+		if len(flags) == 0 && !material {
+			continue // nothing to check: the reading is in results.json, the warnings in the energy table
 		}
 		from := c.EnergyHeadline
 		if sim && from == "counter_delta" {
@@ -252,7 +426,12 @@ func costTable(r report.Results, u units) tableSection {
 	p := tablePart{Note: "Cost per 1M tokens = (price per GPU-hour × GPUs × window hours) / tokens × 10⁶; every input is echoed. Output tokens are those in the window (" + windowTokensDefinition + "), throughput's numerator; total tokens are input + output tokens as the cost inputs count them.",
 		Header: []string{"arm", "load (req/s)", "rep", "per 1M output tokens", "per 1M total tokens", "energy cost per 1M output tokens" + currencyOf(s.Cells), "price per GPU-hour", "price date", "GPUs", "utilisation", "window (" + u.u("s") + ")", "output tokens in the window", "total tokens"}}
 	var flagged []string
-	for _, c := range s.Cells {
+	aa := aaRowsNote
+	for _, c := range byArmLoad(r, s.Cells, func(c report.CostCell) (string, float64, int) { return c.Arm, c.OfferedLoadRPS, c.Repetition }) {
+		if report.IsAAArm(c.Arm) {
+			p.Note, aa = p.Note+aa, ""
+			continue
+		}
 		energy := "not computed: needs energy_price_per_kwh (cost.energy_price_per_kwh in the config), not given"
 		if c.EnergyPricePerKWh > 0 {
 			energy = fmt.Sprintf("%s %s (at %s %s/kWh)", report.Num(c.EnergyCostPer1MOutputTokens), u.u(c.Currency), report.Num(c.EnergyPricePerKWh), c.Currency)
@@ -287,10 +466,33 @@ func costTable(r report.Results, u units) tableSection {
 			sources.Rows = append(sources.Rows, row)
 		}
 	}
-	if len(sources.Rows) > 0 {
+	switch {
+	case len(sources.Rows) == 1: // one price for every row: said in the note
+		var said []string
+		for i, hd := range sources.Header {
+			said = append(said, hd+": "+sources.Rows[0][i])
+		}
+		parts[0].Note += " " + strings.Join(said, "; ") + "."
+	case len(sources.Rows) > 1:
 		parts = append(parts, sources)
 	}
 	return tableSection{ID: id, Heading: h, Parts: parts}
+}
+
+// byArmLoad orders a section's cells as the cell tables are: by arm
+// (report.ArmOrder), offered load, repetition.
+func byArmLoad[T any](r report.Results, cells []T, key func(T) (string, float64, int)) []T {
+	rank := map[string]int{}
+	for i, a := range report.ArmOrder(r) {
+		rank[a] = i
+	}
+	out := slices.Clone(cells)
+	slices.SortStableFunc(out, func(a, b T) int {
+		aa, al, ar := key(a)
+		ba, bl, br := key(b)
+		return cmp.Or(cmp.Compare(rank[aa], rank[ba]), cmp.Compare(al, bl), cmp.Compare(ar, br))
+	})
+	return out
 }
 
 func validationTables(s *report.ValidationSection) tableSection {
@@ -348,10 +550,17 @@ func nextLoadText(c report.Capacity) string {
 	return "none above (highest planned load passed)"
 }
 
-// tableSections are the table sections both reports carry, in order.
+// tableSections are the table sections both reports carry, in order, each
+// table's constant columns folded into its note (foldConstantColumns).
 func tableSections(r report.Results) []tableSection {
 	u := units(r.Simulated)
-	return []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r), costTable(r, u), validationTables(r.Validation), hookTable(r.Hook)}
+	secs := []tableSection{ratioSection(r), amdahlTables(r.Amdahl, u), energyTable(r), costTable(r, u), validationTables(r.Validation), hookTable(r.Hook)}
+	for i := range secs {
+		for j := range secs[i].Parts {
+			secs[i].Parts[j] = foldConstantColumns(secs[i].Parts[j])
+		}
+	}
+	return secs
 }
 
 // writeMarkdown renders the section as Markdown (## heading, ### parts, pipe tables).
@@ -362,20 +571,7 @@ func (s tableSection) writeMarkdown(m mdWriter) {
 		return
 	}
 	for _, p := range s.Parts {
-		if p.Heading != "" {
-			m.p("### %s\n\n", p.Heading)
-		}
-		if p.Note != "" {
-			m.p("%s\n\n", p.Note)
-		}
-		if len(p.Header) == 0 {
-			continue
-		}
-		m.p("|%s|\n|%s|\n", mdRow(p.Header), strings.TrimSuffix(strings.Repeat(" --- |", len(p.Header)), "|"))
-		for _, row := range p.Rows {
-			m.p("|%s|\n", mdRow(row))
-		}
-		m.p("\n")
+		m.part(p)
 	}
 }
 
