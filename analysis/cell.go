@@ -85,8 +85,9 @@ func (o CellOptions) withDefaults() CellOptions {
 //   - OutputTokens, output-token source counts, usage mismatches and
 //     MissingUsage are over ok requests; QueuedByCap and PromptMismatches over
 //     sent ones;
-//   - ClientBound and DispatchLagP99ForFlagMs are loadgen.ClientBoundFlag
-//     of the samples, published or not, and opts.ClientBoundLag;
+//   - ClientBound, DispatchLateSends and DispatchLagP99ForFlagMs are
+//     loadgen.ClientBoundFlag of the samples, published or not, and
+//     opts.ClientBoundLag: more than 1 % of the sends late at 99 % confidence;
 //   - SLOClaims test each declared target by early stopping (EarlyStopping);
 //   - percentiles the sample size cannot support are refused (BuildDist);
 //   - Requests keeps each ok measured request's TTFT, TPOT and E2E (ms) by
@@ -211,11 +212,11 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 	c.SLOClaims = claims.claims(opts.Confidence)
 
 	// The flag is a warning, not a tail claim: loadgen computes it (the same
-	// figure its Summary carries) even where DispatchLag refuses to publish a
-	// p99 for want of samples; the max would flag a single outlier.
+	// figures its Summary carries: late sends tested at 99 %, the p99 shown
+	// even where DispatchLag refuses to publish one for want of samples).
 	if len(clientLags) > 0 {
-		p99, bound := loadgen.ClientBoundFlag(clientLags, opts.ClientBoundLag)
-		c.DispatchLagP99ForFlagMs, c.ClientBound = ms(p99), bound
+		p99, late, bound := loadgen.ClientBoundFlag(clientLags, opts.ClientBoundLag)
+		c.DispatchLagP99ForFlagMs, c.DispatchLateSends, c.ClientBound = ms(p99), late, bound
 	}
 	return c
 }

@@ -146,23 +146,27 @@ func TestBuildCellWindow(t *testing.T) {
 	}
 
 	t.Run("client-bound", func(t *testing.T) {
-		// n = 2 cannot support a p99 at the default confidence: the max (2 ms) decides.
+		// n = 2 cannot support a p99 at the default confidence; the flag
+		// counts late sends (A 0.5 ms, B 2 ms) and tests their share
+		// (loadgen.ClientBound: more than 1 % at 99 % confidence).
 		cases := []struct {
 			name   string
 			budget time.Duration
+			late   int
 			want   bool
 		}{
-			{"default budget 1 ms (loadgen.DefaultLagBudget)", 0, true},
-			{"budget 3 ms", 3 * analysistest.MsD, false},
-			{"budget exactly the max: not above", 2 * analysistest.MsD, false},
+			{"default budget 1 ms (loadgen.DefaultLagBudget): 1 of 2 late, p = 0.02", 0, 1, false},
+			{"budget 0.4 ms: 2 of 2 late", 400 * time.Microsecond, 2, true},
+			{"budget 3 ms: none late", 3 * analysistest.MsD, 0, false},
+			{"budget exactly the max: not above", 2 * analysistest.MsD, 0, false},
 		}
 		for _, tc := range cases {
 			got := analysis.BuildCell(recs, analysis.CellOptions{ClientBoundLag: tc.budget})
 			if got.DispatchLag.P99Ms != nil {
 				t.Fatalf("p99 given with n=2: %+v", got.DispatchLag)
 			}
-			if got.ClientBound != tc.want {
-				t.Errorf("%s: ClientBound = %t, want %t", tc.name, got.ClientBound, tc.want)
+			if got.ClientBound != tc.want || got.DispatchLateSends != tc.late {
+				t.Errorf("%s: ClientBound = %t, late %d; want %t, %d", tc.name, got.ClientBound, got.DispatchLateSends, tc.want, tc.late)
 			}
 		}
 		// A 5 ms schedule lag with a punctual dispatch (a server slow to

@@ -89,16 +89,17 @@ func ClientBoundNote(cells []report.Cell) string {
 	return fmt.Sprintf("%d of %d cells client-bound: their figures are suspect", n, len(cells))
 }
 
-// DispatchLagFlagText is the figure ClientBound was decided on, labelled
-// truthfully: "dispatch lag p99 1.343 ms over 480 sends", or, below 100
-// samples, where the nearest-rank p99 is the largest sample, "dispatch lag
-// p99 (= the max at n < 100) 1.343 ms over 48 sends".
+// DispatchLagFlagText is what ClientBound was decided on, labelled
+// truthfully: "7 of 220 sends more than 1 ms late (dispatch lag p99 1.343
+// ms)", or, below 100 samples, where the nearest-rank p99 is the largest
+// sample, "3 of 30 sends more than 1 ms late (dispatch lag max 17.440 ms)".
 func DispatchLagFlagText(c report.Cell) string {
 	label := "dispatch lag p99"
 	if c.DispatchLag.N < nearestRankP99IsMaxBelow {
-		label += " (= the max at n < 100)"
+		label = "dispatch lag max"
 	}
-	return fmt.Sprintf("%s %.3f ms over %d sends", label, c.DispatchLagP99ForFlagMs, c.DispatchLag.N)
+	return fmt.Sprintf("%d of %d sends more than %s ms late (%s %.3f ms)", c.DispatchLateSends, c.DispatchLag.N,
+		report.Num(DefaultClientBoundLag.Seconds()*1000), label, c.DispatchLagP99ForFlagMs)
 }
 
 // nearestRankP99IsMaxBelow: for n < 100, ceil(0.99 n) = n, so the

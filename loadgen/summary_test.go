@@ -132,15 +132,19 @@ func TestClientLagAndBound(t *testing.T) {
 		{2 * ms, -1, true}, // ≤ 0: the default 1 ms
 	}
 	for _, tc := range boundCases {
-		if got := ClientBound(tc.lag, tc.budget); got != tc.want {
-			t.Errorf("ClientBound(%v, %v) = %t, want %t", tc.lag, tc.budget, got, tc.want)
+		// two sends, both at lag: both late (flagged, p = 0.0001) or neither
+		if _, _, got := ClientBoundFlag([]time.Duration{tc.lag, tc.lag}, tc.budget); got != tc.want {
+			t.Errorf("ClientBoundFlag(2 × %v, %v) = %t, want %t", tc.lag, tc.budget, got, tc.want)
 		}
 	}
 }
 
 // TestClientBoundFlag: the figure is the nearest-rank p99 of the samples,
 // always one of them (the largest below 100 samples, where no p99 is
-// published), whatever their order; the flag is that figure above the budget.
+// published), whatever their order; late counts the samples above the
+// budget (the budget itself is not late); the flag is ClientBound of that
+// count: more than 1 % late at 99 % confidence, so one late send among 4
+// does not flag, three among 200 do not, and 150 among 200 do.
 func TestClientBoundFlag(t *testing.T) {
 	t.Parallel()
 	us := time.Microsecond
@@ -151,22 +155,51 @@ func TestClientBoundFlag(t *testing.T) {
 	}
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(lags), func(i, j int) { lags[i], lags[j] = lags[j], lags[i] })
 	before := slices.Clone(lags)
-	if p99, bound := ClientBoundFlag(lags, 0); p99 != 198*us || bound {
-		t.Errorf("200 samples: p99 %v bound %t, want 198µs false", p99, bound)
+	if p99, late, bound := ClientBoundFlag(lags, 0); p99 != 198*us || late != 0 || bound {
+		t.Errorf("200 samples: p99 %v late %d bound %t, want 198µs 0 false", p99, late, bound)
 	}
 	if !slices.Equal(lags, before) {
 		t.Error("ClientBoundFlag reordered its input")
 	}
-	if p99, bound := ClientBoundFlag(lags, 150*us); p99 != 198*us || !bound {
-		t.Errorf("budget 150µs: p99 %v bound %t, want 198µs true", p99, bound)
+	if p99, late, bound := ClientBoundFlag(lags, 197*us); p99 != 198*us || late != 3 || bound {
+		t.Errorf("budget 197µs: p99 %v late %d bound %t, want 198µs 3 false (3 of 200: p = 0.32)", p99, late, bound)
 	}
-	// Below 100 samples the nearest-rank p99 is the largest: one late send
-	// among 4 decides the flag.
+	if p99, late, bound := ClientBoundFlag(lags, 50*us); p99 != 198*us || late != 150 || !bound {
+		t.Errorf("budget 50µs: p99 %v late %d bound %t, want 198µs 150 true", p99, late, bound)
+	}
+	// Below 100 samples the nearest-rank p99 is the largest; one late send
+	// among 4 is shown (p = 0.039), not flagged; two are flagged (p = 0.0006).
 	few := []time.Duration{300 * us, 2 * time.Millisecond, 100 * us, 200 * us}
-	if p99, bound := ClientBoundFlag(few, 0); p99 != 2*time.Millisecond || !bound {
-		t.Errorf("4 samples: p99 %v bound %t, want 2ms true", p99, bound)
+	if p99, late, bound := ClientBoundFlag(few, 0); p99 != 2*time.Millisecond || late != 1 || bound {
+		t.Errorf("4 samples: p99 %v late %d bound %t, want 2ms 1 false", p99, late, bound)
 	}
-	if p99, bound := ClientBoundFlag(nil, 0); p99 != 0 || bound {
-		t.Errorf("no samples: p99 %v bound %t, want 0 false", p99, bound)
+	few[0] = time.Millisecond + us
+	if _, late, bound := ClientBoundFlag(few, time.Millisecond); late != 2 || !bound {
+		t.Errorf("4 samples, 2 late: late %d bound %t, want 2 true", late, bound)
+	}
+	if p99, late, bound := ClientBoundFlag(nil, 0); p99 != 0 || late != 0 || bound {
+		t.Errorf("no samples: p99 %v late %d bound %t, want 0 0 false", p99, late, bound)
+	}
+}
+
+// TestClientBoundThresholds: the exact binomial test at 99 % against a 1 %
+// late share flags at the fewest late sends whose Binomial(n, 0.01) upper
+// tail is below 1 % (2 of 30: P[X ≥ 2] = 0.036; 3 of 30: 0.0033).
+func TestClientBoundThresholds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		late, n int
+		want    bool
+	}{
+		{0, 30, false}, {1, 30, false}, {2, 30, false}, {3, 30, true},
+		{4, 91, false}, {5, 91, true},
+		{6, 220, false}, {7, 220, true},
+		{1, 2, false}, {2, 2, true},
+		{18, 1000, false}, {19, 1000, true},
+		{5, 0, false},
+	} {
+		if got := ClientBound(tc.late, tc.n); got != tc.want {
+			t.Errorf("ClientBound(%d, %d) = %t, want %t", tc.late, tc.n, got, tc.want)
+		}
 	}
 }

@@ -28,8 +28,8 @@ func TestCellNotesInMarkdown(t *testing.T) {
 		"missing usage 1 (output tokens from token events)",
 		"prompt mismatches 1/1 (below)",
 		"prompt mismatches: 1 of 1 requests",
-		"client-bound (dispatch lag p99",
-		"client-bound: the client's own dispatch lag p99 exceeded its 1.00 ms budget",
+		"late sends, not client-bound (1 of 2 sends more than 1.00 ms late (dispatch lag max 2.000 ms))",
+		"late sends, not client-bound: fewer late sends than that",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
@@ -42,7 +42,7 @@ func TestCellNotesInMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&b, report.Results{SchemaVersion: report.SchemaVersion, Complete: true, Cells: []report.Cell{quiet}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, absent := range []string{"in-flight cap", "missing usage", "prompt mismatches", "client-bound"} {
+	for _, absent := range []string{"in-flight cap", "missing usage", "prompt mismatches", "client-bound", "late sends"} {
 		if strings.Contains(b.String(), absent) {
 			t.Errorf("report.md mentions %q for a cell where it is zero", absent)
 		}

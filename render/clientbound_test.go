@@ -14,57 +14,59 @@ import (
 	"github.com/transferlab/transferlab/loadgen"
 )
 
-// TestDispatchLagFlagText: below 100 sends the nearest-rank p99 the
-// client-bound flag uses is the largest sample, and the label says so.
+// TestDispatchLagFlagText: the client-bound flag counts the sends dispatched
+// more than 1 ms late and tests their share (loadgen.ClientBound: more than
+// 1 % at 99 % confidence); the text gives the count and the p99 (labelled the
+// max below 100 sends); one late send of 48 is shown, not flagged, and the
+// fewest late sends that flag a cell of n are flagged, in the cell and in
+// report.md.
 func TestDispatchLagFlagText(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		n      int
-		wantEq bool // the flag's p99 is the max
-		label  string
+		n, flagAt int // flagAt: the fewest late sends that flag n (Binomial(n, 0.01) tail < 1 %)
+		label     string
 	}{
-		{48, true, "dispatch lag p99 (= the max at n < 100) "},
-		{99, true, "dispatch lag p99 (= the max at n < 100) "},
-		{100, false, "dispatch lag p99 "},
-		{480, false, "dispatch lag p99 "},
+		{48, 4, "dispatch lag max"},
+		{99, 5, "dispatch lag max"},
+		{100, 5, "dispatch lag p99"},
+		{480, 12, "dispatch lag p99"},
 	} {
-		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
-			recs := make([]loadgen.Record, tc.n)
-			for i := range recs {
-				// dispatch lag i µs, the last one 1.343 ms
-				at := time.Duration(i+1) * 10 * analysistest.MsD
-				lag := time.Duration(i) * time.Microsecond
-				if i == tc.n-1 {
-					lag = 1343 * time.Microsecond
+		for _, late := range []int{1, tc.flagAt - 1, tc.flagAt} {
+			t.Run(fmt.Sprint(tc.n, "/", late), func(t *testing.T) {
+				recs := make([]loadgen.Record, tc.n)
+				for i := range recs {
+					// dispatch lag i µs, the last `late` ones 1.343 ms
+					at := time.Duration(i+1) * 10 * analysistest.MsD
+					lag := time.Duration(i) * time.Microsecond
+					if i >= tc.n-late {
+						lag = 1343 * time.Microsecond
+					}
+					recs[i] = loadgen.Record{RequestID: i, State: loadgen.StateOK, ScheduledAt: at, DispatchedAt: at + lag, SentAt: at + lag,
+						Events: []loadgen.TokenEvent{{At: at + lag + analysistest.MsD, Tokens: 1}}, EndAt: at + lag + 2*analysistest.MsD, OutputTokens: 1, OutputTokensSource: loadgen.SourceEvents}
 				}
-				recs[i] = loadgen.Record{RequestID: i, State: loadgen.StateOK, ScheduledAt: at, DispatchedAt: at + lag, SentAt: at + lag,
-					Events: []loadgen.TokenEvent{{At: at + lag + analysistest.MsD, Tokens: 1}}, EndAt: at + lag + 2*analysistest.MsD, OutputTokens: 1, OutputTokensSource: loadgen.SourceEvents}
-			}
-			c := analysis.BuildCell(recs, analysis.CellOptions{})
-			if c.DispatchLag.N != tc.n {
-				t.Fatalf("dispatch lag n = %d, want %d", c.DispatchLag.N, tc.n)
-			}
-			if isMax := c.DispatchLagP99ForFlagMs == *c.DispatchLag.MaxMs; isMax != tc.wantEq {
-				t.Errorf("n = %d: flag p99 %v, max %v: equal %t, want %t", tc.n, c.DispatchLagP99ForFlagMs, *c.DispatchLag.MaxMs, isMax, tc.wantEq)
-			}
-			got := analysis.DispatchLagFlagText(c)
-			want := fmt.Sprintf("%s%.3f ms over %d sends", tc.label, c.DispatchLagP99ForFlagMs, tc.n)
-			if got != want {
-				t.Errorf("DispatchLagFlagText = %q, want %q", got, want)
-			}
-			if tc.n == 48 {
-				if !c.ClientBound || got != "dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends" {
-					t.Errorf("48 sends with a 1.343 ms max: client-bound %t, %q", c.ClientBound, got)
+				c := analysis.BuildCell(recs, analysis.CellOptions{})
+				if c.DispatchLag.N != tc.n || c.DispatchLateSends != late {
+					t.Fatalf("dispatch lag n = %d, late %d; want %d, %d", c.DispatchLag.N, c.DispatchLateSends, tc.n, late)
+				}
+				if want := late >= tc.flagAt; c.ClientBound != want {
+					t.Errorf("%d of %d sends late: client-bound %t, want %t", late, tc.n, c.ClientBound, want)
+				}
+				got := analysis.DispatchLagFlagText(c)
+				want := fmt.Sprintf("%d of %d sends more than 1.00 ms late (%s %.3f ms)", late, tc.n, tc.label, c.DispatchLagP99ForFlagMs)
+				if got != want {
+					t.Errorf("DispatchLagFlagText = %q, want %q", got, want)
 				}
 				var md bytes.Buffer
 				if err := WriteMarkdown(&md, report.Results{SchemaVersion: report.SchemaVersion, Cells: []report.Cell{c}}); err != nil {
 					t.Fatal(err)
 				}
-				if !strings.Contains(md.String(), "client-bound (dispatch lag p99 (= the max at n < 100) 1.343 ms over 48 sends)") || !strings.Contains(md.String(), "exceeded its 1.00 ms budget") {
-					t.Errorf("report.md does not label the flag's figure:\n%s", md.String())
+				flagged := strings.Contains(md.String(), "client-bound ("+got+")") && strings.Contains(md.String(), "more than 1 % of the cell's sends left the client more than 1.00 ms late, at 99 % confidence")
+				shown := strings.Contains(md.String(), "late sends, not client-bound ("+got+")")
+				if flagged != c.ClientBound || shown == c.ClientBound {
+					t.Errorf("report.md: client-bound flag %t, late-sends flag %t, for client-bound %t:\n%s", flagged, shown, c.ClientBound, md.String())
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -224,11 +224,15 @@ type Cell struct {
 	UsageSourceCounts map[string]int `json:"output_tokens_source"`
 	UsageMismatches   int            `json:"usage_mismatches"`
 	// ClientBound is loadgen.ClientBoundFlag's flag over the cell's ClientLag
-	// samples (DispatchLagP99ForFlagMs above analysis.CellOptions.ClientBoundLag):
-	// the client's own lateness, not the server, may have set the pace.
+	// samples: more than 1 % of them above analysis.CellOptions.ClientBoundLag
+	// (1 ms by default) at 99 % confidence, so the client's own lateness,
+	// not the server, may have set the pace.
 	ClientBound bool `json:"client_bound"`
+	// DispatchLateSends counts the measured sends dispatched later than the
+	// lag budget (loadgen.ClientBoundFlag), flagged or not.
+	DispatchLateSends int `json:"dispatch_late_sends"`
 	// DispatchLagP99ForFlagMs is the nearest-rank p99 of the dispatch-lag
-	// samples that ClientBound compares with the 1 ms budget (ms), computed
+	// samples (ms), shown beside the late count, computed
 	// even when DispatchLag refuses to publish a p99 for want of samples.
 	// With fewer than 100 samples (DispatchLag.N < 100) the nearest-rank p99
 	// IS the largest sample (ceil(0.99 n) = n): it is then the max, and
