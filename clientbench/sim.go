@@ -158,11 +158,8 @@ func sweepSimConfig(o Options) (sim.Config, error) {
 		benchFastConfig(&cfg)
 	}
 	if o.simSpeedup != 1 {
-		if cfg.Overrides == nil {
-			cfg.Overrides = map[string]float64{}
-		}
 		for _, op := range sim.OpNames() {
-			cfg.Overrides[op] = o.simSpeedup
+			cfg.SetOverride(op, o.simSpeedup)
 		}
 	}
 	if err := cfg.Validate(); err != nil {

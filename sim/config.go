@@ -8,6 +8,8 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -181,6 +183,26 @@ func DecodeConfig(r io.Reader, name string) (Config, error) {
 		return Config{}, fmt.Errorf("sim config %s: %w", name, errors.Join(problems...))
 	}
 	return cfg, nil
+}
+
+// SetOverride divides op's time by factor (Config.Overrides[op]; serve-sim
+// --override OP=FACTOR, bench-client --sim-speedup); Validate checks both.
+func (c *Config) SetOverride(op string, factor float64) {
+	if c.Overrides == nil {
+		c.Overrides = map[string]float64{}
+	}
+	c.Overrides[op] = factor
+}
+
+// ParseOverride reads "OP=FACTOR" (serve-sim --override) as SetOverride's
+// arguments; FACTOR must be a number.
+func ParseOverride(spec string) (op string, factor float64, err error) {
+	op, val, ok := strings.Cut(spec, "=")
+	factor, err = strconv.ParseFloat(val, 64)
+	if !ok || err != nil {
+		return "", 0, fmt.Errorf("override %q: want OP=FACTOR with a number FACTOR", spec)
+	}
+	return op, factor, nil
 }
 
 // LoadConfig is DecodeConfig of the YAML file at path, or DefaultConfig

@@ -130,3 +130,24 @@ func TestConfigYAMLRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestParseAndSetOverride: "OP=FACTOR" parses to its op and number, a
+// missing "=" or a non-number is refused naming the spec, and SetOverride
+// fills a nil map.
+func TestParseAndSetOverride(t *testing.T) {
+	t.Parallel()
+	op, f, err := ParseOverride("rmsnorm=2.5")
+	if err != nil || op != "rmsnorm" || f != 2.5 {
+		t.Fatalf("ParseOverride = %q, %g, %v", op, f, err)
+	}
+	for _, bad := range []string{"rmsnorm", "rmsnorm=fast", "=x"} {
+		if _, _, err := ParseOverride(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseOverride(%q): %v, want a refusal naming it", bad, err)
+		}
+	}
+	var c Config
+	c.SetOverride(op, f)
+	if c.Overrides[op] != 2.5 {
+		t.Errorf("Overrides = %v", c.Overrides)
+	}
+}

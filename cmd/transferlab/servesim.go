@@ -102,15 +102,11 @@ func loadSimConfig(path string, overrides []string) (sim.Config, error) {
 		return cfg, err
 	}
 	for _, o := range overrides {
-		op, val, ok := strings.Cut(o, "=")
-		factor, err := strconv.ParseFloat(val, 64)
-		if !ok || err != nil {
-			return cfg, fmt.Errorf("serve-sim: --override %q: want OP=FACTOR with a number FACTOR", o)
+		op, factor, err := sim.ParseOverride(o)
+		if err != nil {
+			return cfg, fmt.Errorf("serve-sim: --%w", err)
 		}
-		if cfg.Overrides == nil {
-			cfg.Overrides = map[string]float64{}
-		}
-		cfg.Overrides[op] = factor
+		cfg.SetOverride(op, factor)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("serve-sim: %w", err)
