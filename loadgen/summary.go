@@ -30,7 +30,7 @@ type Summary struct {
 	// WindowStart is the first measured (non-warm-up) send; WindowEnd the
 	// last event of any measured request. Zero when nothing was measured.
 	// They, WindowOutputTokens and ThroughputTokPerS are the run's
-	// WindowFigures (see there: the one definition, also report.BuildCell's).
+	// WindowFigures (see there: the one definition, also analysis.BuildCell's).
 	WindowStart, WindowEnd time.Duration
 	// WindowOutputTokens are output tokens whose events fell inside the
 	// window (tokens of warm-up requests that straddle its start count only
@@ -78,7 +78,7 @@ func (s *Summary) Window() time.Duration { return s.WindowEnd - s.WindowStart }
 // it: DESIGN.md "Throughput = output tokens completed inside the measured
 // window / window length; the window excludes warm-up and starts at the first
 // measured send". This is the one implementation: Replay's Summary and
-// report.BuildCell both come from it, so a live run and a re-report from
+// analysis.BuildCell both come from it, so a live run and a re-report from
 // records.jsonl give the same figure.
 type WindowFigures struct {
 	// Measured is false when no measured (non-warm-up) request was sent;
