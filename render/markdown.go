@@ -539,12 +539,6 @@ func tokensText(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// goodText is goodput's numerator with its count of measured requests: "48/48
-// measured requests met every SLO (TTFT ≤ 500 ms, …)".
-func goodText(c report.Cell, s report.SLO) string {
-	return fmt.Sprintf("%s measured requests met every SLO (%s)", goodCount(c), sloTargets(s))
-}
-
 // goodCount is "good/measured": requests meeting every declared SLO out of the
 // measured requests (every state counted, warm-up left out).
 func goodCount(c report.Cell) string {
@@ -572,22 +566,6 @@ func statesText(s map[string]int) string {
 		}
 		return cmp.Or(cmp.Compare(ra, rb), strings.Compare(a, b))
 	})
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, s[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
-func countsText(s map[string]int) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	keys := make([]string, 0, len(s))
-	for k := range s {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %d", k, s[k])
