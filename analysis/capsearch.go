@@ -1,8 +1,5 @@
 package analysis
 
-// The search for an arm's capacity at SLO: which load to probe next, the
-// bracket, its interval, and the capacity gain. experiment runs the probes.
-
 import (
 	"cmp"
 	"fmt"
@@ -40,24 +37,6 @@ func (s Search) WithDefaults() Search {
 		s.Level = 0.95
 	}
 	return s
-}
-
-// Validate reports the first setting out of range.
-func (s Search) Validate() error {
-	s = s.WithDefaults()
-	switch {
-	case !(s.MinRPS > 0 && s.MaxRPS > s.MinRPS) || math.IsInf(s.MaxRPS, 0):
-		return fmt.Errorf("analysis: capacity search: need 0 < min_rps (%v) < max_rps (%v)", s.MinRPS, s.MaxRPS)
-	case !(s.RelativePrecision > 0):
-		return fmt.Errorf("analysis: capacity search: relative precision must be > 0, got %v", s.RelativePrecision)
-	case !(s.Growth > 1):
-		return fmt.Errorf("analysis: capacity search: growth must be > 1, got %v", s.Growth)
-	case !(s.Quantile > 0 && s.Quantile < 1):
-		return fmt.Errorf("analysis: capacity search: quantile must be in (0, 1), got %v", s.Quantile)
-	case !(s.Level > 0 && s.Level < 1):
-		return fmt.Errorf("analysis: capacity search: level must be in (0, 1), got %v", s.Level)
-	}
-	return nil
 }
 
 // Stop reasons of Next and report.CapacityArm.Stopped.

@@ -6,9 +6,11 @@
 // end ok more often than MaxNotOKShare; Analyze (analyze.go) computes the
 // statistics over repetitions with seeded bootstrap intervals (bootstrap.go),
 // request-by-request ratios (paired.go), the resolution from the A/A
-// replicate (resolution.go), capacity at SLO and its gain, the Amdahl table
-// and the ablation (ablation.go), and the verdicts of the decision rule
-// (verdict.go); bisect.go is FindCapacity, bisection of the offered load.
+// replicate (resolution.go), capacity at SLO over the swept loads and its
+// gain, the Amdahl table and the ablation (ablation.go), and the verdicts of
+// the decision rule (verdict.go); capsearch.go is Search, the search of the
+// offered load for capacity at SLO (the next load, the bracket, its interval,
+// the capacity gain), whose probes experiment runs.
 //
 // It writes its results into report's schema and prints nothing: it does not
 // know how report.md or report.html look (render), how two runs are compared

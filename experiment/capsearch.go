@@ -11,6 +11,7 @@ import (
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/cost"
 	"github.com/transferlab/transferlab/loadgen"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
@@ -237,9 +238,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		a.ElapsedS = time.Since(armBegan).Seconds()
 		a.Cost = r.costAtCapacity(a)
 		cs.Arms = append(cs.Arms, a)
-		e := a.CapacityRPS
-		fmt.Fprintf(r.log, "capacity search, arm %s: %.4g req/s, interval [%.4g, %.4g], bracket [%.4g, %.4g] req/s, stopped: %s%s\n",
-			arm.Name, e.Value, e.Low, e.High, a.PassRPS, a.FailRPS, a.Stopped, noteText(e.Note))
+		fmt.Fprintf(r.log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))
 	}
 	base := cs.Arms[0]
 	for _, a := range cs.Arms[1:] {
@@ -253,14 +252,6 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		cs.Gains = append(cs.Gains, g)
 	}
 	return nil
-}
-
-// noteText is "; note", or "" without one.
-func noteText(note string) string {
-	if note == "" {
-		return ""
-	}
-	return "; " + note
 }
 
 // runProbe replays one search probe's schedule on srv and summarises it

@@ -170,6 +170,9 @@ func resolutionAt(r report.Results, load float64) *float64 {
 
 // capacityGainLine is cand's capacity-at-SLO gain, or why it is unknown.
 func capacityGainLine(r report.Results, cand string) string {
+	if s := CapacitySearchLine(r, cand); s != "" {
+		return s
+	}
 	if r.Stats == nil {
 		return ""
 	}

@@ -37,6 +37,13 @@ func Headline(r report.Results) string {
 
 // capacityHeadline is the capacity part of Headline.
 func capacityHeadline(r report.Results) string {
+	if cs := r.CapacitySearch; cs != nil && cs.NotRun == "" && len(cs.Gains) > 0 {
+		s := make([]string, len(cs.Gains))
+		for i, g := range cs.Gains {
+			s[i] = "capacity at SLO of " + g.Candidate + " vs " + g.Baseline + " (found by search): " + searchGainText(g)
+		}
+		return strings.Join(s, "; ")
+	}
 	switch {
 	case r.Stats == nil:
 		return "no headline: the results were not analysed"

@@ -60,6 +60,8 @@ type htmlPage struct {
 	Answer []AnswerBlock
 	// VerdictLines are VerdictLine of each verdict, in order.
 	VerdictLines []string
+	// CapacitySearch holds the searched capacity's lines (none: not searched).
+	CapacitySearch []string
 	// The window figures' definitions, printed under the summary table.
 	TokensDefinition, WindowDefinition, GoodputDefinition string
 }
@@ -109,6 +111,7 @@ func buildPage(r report.Results) (htmlPage, error) {
 	for _, v := range r.Verdicts {
 		p.VerdictLines = append(p.VerdictLines, analysis.VerdictLine(v))
 	}
+	p.CapacitySearch = capacitySearchLines(r)
 	switch {
 	case r.Stats == nil:
 		p.CapacityNote = "not measured: the results were not analysed"
@@ -447,7 +450,8 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{end}}
 
 <h2 id="capacity">Capacity at SLO</h2>
-{{if .CapacityNote}}<p class="not-measured">{{.CapacityNote}}</p>{{else}}
+{{if .CapacitySearch}}<ul>{{range .CapacitySearch}}<li>{{.}}</li>
+{{end}}</ul>{{else if .CapacityNote}}<p class="not-measured">{{.CapacityNote}}</p>{{else}}
 <table><tr><th>arm</th><th>capacity ({{call .Unit "req/s"}})</th><th>interval</th><th>next load</th><th>per repetition</th><th>first failure</th></tr>
 {{range .Capacity}}<tr><td>{{.Arm}}</td><td>{{.Value}}</td><td>{{.Interval}}</td><td>{{.Next}}</td><td>{{.PerRep}}</td><td>{{.Detail}}</td></tr>
 {{end}}</table>

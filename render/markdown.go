@@ -248,6 +248,12 @@ func ruleText(r report.DecisionRule) string {
 
 func (m mdWriter) capacity(r report.Results) {
 	m.p("## Capacity at SLO\n\n")
+	if cs := r.CapacitySearch; cs != nil && cs.NotRun == "" {
+		m.capacitySearch(*cs)
+		return
+	} else if cs != nil {
+		m.p("Not searched: %s. From the swept loads only:\n\n", cs.NotRun)
+	}
 	switch {
 	case r.Stats == nil:
 		m.p("Not measured: the results were not analysed.\n\n")
@@ -296,6 +302,44 @@ func (m mdWriter) part(p tablePart) {
 		m.p("|%s|\n", mdRow(row))
 	}
 	m.p("\n")
+}
+
+// capacitySearch is the capacity section of a run that searched the load.
+func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
+	m.p("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s).\n\n", sloText(cs.SLO), report.Pct(cs.RelativePrecision), m.u("req/s"), report.Pct(cs.Level))
+	m.p("| arm | capacity (%s) | interval | bracket | cost per 1M output tokens at capacity | search |\n| --- | --- | --- | --- | --- | --- |\n", m.u("req/s"))
+	for _, a := range cs.Arms {
+		e := a.CapacityRPS
+		iv := "none"
+		if e.Interval {
+			iv = "[" + report.Num(e.Low) + ", " + report.Num(e.High) + "]"
+		}
+		br := "none"
+		if a.FailRPS > 0 && a.PassRPS > 0 {
+			br = "[" + report.Num(a.PassRPS) + ", " + report.Num(a.FailRPS) + "]"
+		}
+		c := "not measured"
+		if a.Cost != nil {
+			c = report.Num(a.Cost.CostPer1MOutputTokens) + " " + a.Cost.Currency + " at " + report.Num(a.Cost.LoadRPS) + " req/s"
+		}
+		v := "unknown"
+		if e.Value != 0 {
+			v = report.Num(e.Value)
+		}
+		m.p("| %s | %s | %s | %s | %s | %s |\n", a.Arm, v, iv, br, c, strings.TrimSuffix(strings.TrimPrefix(probesText(a), " ("), ")"))
+	}
+	m.p("\n")
+	for _, a := range cs.Arms {
+		if a.CapacityRPS.Note != "" {
+			m.p("- %s: %s\n", a.Arm, a.CapacityRPS.Note)
+		}
+		m.p("- %s probes (req/s; requests within each target/judged): %s\n", a.Arm, probeListText(a))
+	}
+	m.p("\n")
+	for _, g := range cs.Gains {
+		m.p("**Capacity gain %s/%s: %s**\n\n", g.Candidate, g.Baseline, searchGainText(g))
+	}
+	m.p("Method: %s.\n\n", cs.Method)
 }
 
 func (m mdWriter) cells(r report.Results) {

@@ -1,0 +1,184 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// CapacityArmText is one arm's searched capacity in one line: the capacity
+// (req/s) with its interval, the bracket, the probes and why the search
+// stopped, e.g. "19.6 req/s [15.5, 24.0] (95 %; bracket [17.3, 22.3]
+// after 3 search probes and 3 sweep loads; bracketed to 10 %)".
+func CapacityArmText(a report.CapacityArm) string {
+	e := a.CapacityRPS
+	var s string
+	switch {
+	case e.Value == 0:
+		s = report.OrText(e.Note, "unknown")
+		return s + probesText(a)
+	case e.Interval:
+		s = report.Num(e.Value) + " req/s [" + report.Num(e.Low) + ", " + report.Num(e.High) + "]"
+	default:
+		s = report.Num(e.Value) + " req/s"
+	}
+	var parts []string
+	if a.FailRPS > 0 {
+		parts = append(parts, "bracket ["+report.Num(a.PassRPS)+", "+report.Num(a.FailRPS)+"] req/s")
+	}
+	if e.Note != "" {
+		parts = append(parts, e.Note)
+	}
+	if len(parts) > 0 {
+		s += "; " + strings.Join(parts, "; ")
+	}
+	return s + probesText(a)
+}
+
+// probesText counts a's probes by source.
+func probesText(a report.CapacityArm) string {
+	search, sweep := 0, map[float64]bool{}
+	for _, p := range a.Probes {
+		if p.Source == "search" {
+			search++
+		} else {
+			sweep[p.LoadRPS] = true
+		}
+	}
+	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s)", search, len(sweep), report.OrText(a.Stopped, "not run"))
+}
+
+// CapacitySearchLine is cand's capacity at SLO against the baseline's, as
+// the search found them, in one line: both capacities with their
+// intervals, the gain (or "not separable"), and the cost per 1M output
+// tokens at each arm's capacity with its change. "" when the run has no
+// search or cand is not in it.
+func CapacitySearchLine(r report.Results, cand string) string {
+	cs := r.CapacitySearch
+	if cs == nil {
+		return ""
+	}
+	head := "capacity at SLO (" + sloText(cs.SLO) + ", found by search)"
+	if cs.NotRun != "" {
+		return head + ": not searched: " + cs.NotRun
+	}
+	var g *report.CapacitySearchGain
+	for i := range cs.Gains {
+		if cs.Gains[i].Candidate == cand {
+			g = &cs.Gains[i]
+		}
+	}
+	if g == nil {
+		return ""
+	}
+	arm := func(name string) *report.CapacityArm {
+		for i := range cs.Arms {
+			if cs.Arms[i].Arm == name {
+				return &cs.Arms[i]
+			}
+		}
+		return nil
+	}
+	c, b := arm(g.Candidate), arm(g.Baseline)
+	if c == nil || b == nil {
+		return ""
+	}
+	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
+	switch {
+	case c.Cost != nil && b.Cost != nil && g.CostChangePct != nil:
+		s += fmt.Sprintf("; cost per 1M output tokens at capacity: %s → %s %s (%+.1f %%)", report.Num(b.Cost.CostPer1MOutputTokens), report.Num(c.Cost.CostPer1MOutputTokens), c.Cost.Currency, *g.CostChangePct)
+	case c.Cost != nil && b.Cost != nil:
+		s += fmt.Sprintf("; cost per 1M output tokens at the highest load meeting the SLO: %s %s at %s req/s → %s at %s req/s (no change computed: an arm's capacity is not bracketed)",
+			report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS))
+	}
+	return s
+}
+
+// capText is an arm's capacity in brief: "gate-up-2x 27.1 [24.0, 36.0] req/s".
+func capText(a report.CapacityArm) string {
+	e := a.CapacityRPS
+	switch {
+	case e.Value == 0:
+		return a.Arm + " unknown"
+	case e.Interval:
+		return a.Arm + " " + report.Num(e.Value) + " [" + report.Num(e.Low) + ", " + report.Num(e.High) + "] req/s"
+	case a.FailRPS == 0:
+		return a.Arm + " ≥ " + report.Num(e.Value) + " req/s"
+	}
+	return a.Arm + " " + report.Num(e.Value) + " req/s (no interval)"
+}
+
+// searchGainText is a searched capacity gain: "1.40× [1.00, 2.32] (not
+// separable: …)", or why it is unknown.
+func searchGainText(g report.CapacitySearchGain) string {
+	switch {
+	case g.Gain.Value == 0:
+		return report.OrText(g.Gain.Note, "unknown")
+	case g.Gain.Interval:
+		s := report.Num(g.Gain.Value) + "× [" + report.Num(g.Gain.Low) + ", " + report.Num(g.Gain.High) + "]"
+		if !g.Separable {
+			s += " (not separable: the arms' capacity intervals overlap)"
+		}
+		return s
+	}
+	return report.Num(g.Gain.Value) + "× (" + report.OrText(g.Gain.Note, "no interval") + ")"
+}
+
+// probeListText lists a's probes in load order: "10 sweep met (sure), 15.5
+// search met, 24 sweep missed (sure)".
+func probeListText(a report.CapacityArm) string {
+	ps := slices.Clone(a.Probes)
+	slices.SortStableFunc(ps, func(x, y report.CapacityProbe) int { return cmp.Compare(x.LoadRPS, y.LoadRPS) })
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		s := report.Num(p.LoadRPS) + " " + p.Source + " "
+		switch {
+		case p.Incomplete != "":
+			s += "incomplete"
+		case p.Met:
+			s += "met"
+		default:
+			s += "missed"
+		}
+		var att []string
+		for _, x := range p.Attainment {
+			att = append(att, fmt.Sprintf("%s %d/%d", x.Metric, x.N-x.Over, x.N))
+		}
+		if len(att) > 0 {
+			s += " (" + strings.Join(att, ", ")
+			if p.Decided != "" {
+				s += "; sure"
+			}
+			if p.ClientBound {
+				s += "; client-bound"
+			}
+			s += ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
+}
+
+// capacitySearchLines are the HTML report's capacity lines for a searched
+// run: the SLO and precision, each arm's capacity and probes, each gain, the
+// method; nil when the run did not search.
+func capacitySearchLines(r report.Results) []string {
+	cs := r.CapacitySearch
+	if cs == nil {
+		return nil
+	}
+	if cs.NotRun != "" {
+		return []string{"Not searched: " + cs.NotRun}
+	}
+	out := []string{fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (req/s; interval at %s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), report.Pct(cs.Level))}
+	for _, a := range cs.Arms {
+		out = append(out, a.Arm+": "+CapacityArmText(a)+". Probes (req/s; requests within each target/judged): "+probeListText(a))
+	}
+	for _, g := range cs.Gains {
+		out = append(out, "Capacity gain "+g.Candidate+"/"+g.Baseline+": "+searchGainText(g))
+	}
+	return append(out, "Method: "+cs.Method+".")
+}

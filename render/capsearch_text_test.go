@@ -1,0 +1,82 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/transferlab/transferlab/report"
+)
+
+// searchedResults is a run whose capacity search bracketed both arms.
+func searchedResults(separable bool) report.Results {
+	cost := func(v float64) *report.CapacityCost {
+		return &report.CapacityCost{LoadRPS: 20, Currency: "USD", CostPer1MOutputTokens: v}
+	}
+	base := report.CapacityArm{Arm: "baseline", PassRPS: 20, FailRPS: 22, Stopped: "bracketed", Cost: cost(0.30),
+		CapacityRPS: report.Estimate{Value: 20.98, Low: 18, High: 24, Interval: true},
+		Probes: []report.CapacityProbe{
+			{LoadRPS: 10, Source: "sweep", Met: true, Decided: "met", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 91, Over: 0}}},
+			{LoadRPS: 22, Source: "search", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 200, Over: 30}}},
+		}}
+	cand := report.CapacityArm{Arm: "fast", PassRPS: 33, FailRPS: 36, Stopped: "bracketed", Cost: cost(0.24),
+		CapacityRPS: report.Estimate{Value: 34.5, Low: 30, High: 40, Interval: true}}
+	g := report.CapacitySearchGain{Candidate: "fast", Baseline: "baseline", Gain: report.Estimate{Value: 1.64, Low: 1.25, High: 2.22, Interval: true}, Separable: true}
+	if !separable {
+		cand.CapacityRPS.Low = 23
+		g.Gain.Low, g.Separable = 0.96, false
+	}
+	pct := -20.0
+	g.CostChangePct = &pct
+	return report.Results{SchemaVersion: report.SchemaVersion, Complete: true, SLO: report.SLO{TTFTMs: 500, Percentile: 90},
+		CapacitySearch: &report.CapacitySearch{Method: "test method", SLO: report.SLO{TTFTMs: 500, Percentile: 90}, RelativePrecision: 0.1, Level: 0.95,
+			Arms: []report.CapacityArm{base, cand}, Gains: []report.CapacitySearchGain{g}}}
+}
+
+// TestCapacitySearchLine: the first screen's line names both capacities with
+// their intervals, the gain with its interval (or "not separable" when the
+// intervals overlap) and the cost per 1M output tokens at capacity with its
+// change; the headline and the markdown and HTML reports carry the search.
+func TestCapacitySearchLine(t *testing.T) {
+	t.Parallel()
+	r := searchedResults(true)
+	line := CapacitySearchLine(r, "fast")
+	for _, want := range []string{"TTFT ≤ 500.0 ms at p90, found by search", "fast 34.50 [30.00, 40.00] req/s vs baseline 20.98 [18.00, 24.00] req/s", "gain 1.64× [1.25, 2.22]", "0.300 → 0.240 USD (-20.0 %)"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "not separable") {
+		t.Errorf("separable gain said not separable: %q", line)
+	}
+	if l := CapacitySearchLine(searchedResults(false), "fast"); !strings.Contains(l, "not separable") {
+		t.Errorf("overlapping intervals: %q", l)
+	}
+	if h := capacityHeadline(r); !strings.Contains(h, "capacity at SLO of fast vs baseline (found by search): 1.64× [1.25, 2.22]") {
+		t.Errorf("headline %q", h)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Found by search", "| baseline | 20.98 | [18.00, 24.00] | [20.00, 22.00] | 0.300 USD at 20.00 req/s |", "10.00 sweep met (ttft 91/91; sure), 22.00 search missed (ttft 170/200)", "**Capacity gain fast/baseline: 1.64× [1.25, 2.22]**", "Method: test method."} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	var html bytes.Buffer
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html.String(), "Found by search") || !strings.Contains(html.String(), "Capacity gain fast/baseline: 1.64×") {
+		t.Error("HTML report lacks the searched capacity")
+	}
+	cut := searchedResults(true)
+	cut.CapacitySearch.Gains[0].CostChangePct = nil
+	if l := CapacitySearchLine(cut, "fast"); !strings.Contains(l, "0.300 USD at 20.00 req/s → 0.240 at 20.00 req/s (no change computed") {
+		t.Errorf("an arm not bracketed: %q", l)
+	}
+	if CapacitySearchLine(report.Results{}, "fast") != "" {
+		t.Error("a run without a search has a search line")
+	}
+}
