@@ -190,6 +190,28 @@ func TestProgressPlansSearchProbes(t *testing.T) {
 	if st := p.status().String(); !strings.Contains(st, fmt.Sprintf("%d search probes (a planned count", 2*n)) {
 		t.Errorf("status %q does not label the planned probes", st)
 	}
+
+	// The budgets cap the planned count: a 4 s budget admits one probe of a
+	// 3 s schedule in all (the quickstart's 15 s budget and 10 s probes:
+	// one, where 6 per arm were planned and none could run); a 7 s arm
+	// budget two per arm.
+	for _, tc := range []struct {
+		budget, armBudget time.Duration
+		want              int
+	}{{4 * time.Second, 0, 1}, {0, 7 * time.Second, 2 * min(n, 2)}, {time.Second, 0, 0}} {
+		b := cs
+		b.Budget, b.ArmBudget = tc.budget, tc.armBudget
+		cfg.Extra.CapacitySearch = &b
+		got := 0
+		for _, s := range runPlan(cfg, order, []traces.Schedule{sched}) {
+			if s.kind == stepProbe {
+				got++
+			}
+		}
+		if got != tc.want {
+			t.Errorf("budget %s, arm budget %s: %d probes planned, want %d", tc.budget, tc.armBudget, got, tc.want)
+		}
+	}
 }
 
 // TestResumeSearchesAgain: a run stopped after its last sweep cell, before

@@ -79,12 +79,27 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 	}
 	if cs := cfg.Extra.CapacitySearch; cs != nil {
 		n := cs.search(cfg.SLO).PlannedProbes()
+		// The budgets cap the count: a probe costs at least its schedule
+		// (its drain comes on top), so no more than budget / schedule run.
+		per := cs.ProbeWarmup + cs.ProbeDuration
+		left := -1 // probes the whole search's budget admits; -1: no budget
+		if cs.Budget > 0 && per > 0 {
+			left = int(cs.Budget / per)
+		}
 		for _, a := range cfg.Arms {
 			if a.IsCeiling() {
 				continue
 			}
 			steps = append(steps, planStep{kind: stepStart})
-			for range n {
+			na := n
+			if cs.ArmBudget > 0 && per > 0 {
+				na = min(na, int(cs.ArmBudget/per))
+			}
+			if left >= 0 {
+				na = min(na, left)
+				left -= na
+			}
+			for range na {
 				steps = append(steps, planStep{kind: stepProbe, sched: cs.ProbeWarmup + cs.ProbeDuration})
 			}
 		}
