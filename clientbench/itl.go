@@ -26,7 +26,7 @@ import (
 const (
 	itlInputTokens  = 32
 	itlOutputTokens = 16
-	// itlTargetP99 is issue 5 item 6's target for the ITL error p99.
+	// itlTargetP99 is the target for the ITL error p99.
 	itlTargetP99 = 200 * time.Microsecond
 )
 
@@ -99,13 +99,13 @@ type itlClientRow struct {
 	// GOMAXPROCS is this process's GOMAXPROCS at the end of the run (Go
 	// lowers it to the CPUs it may use when pinned).
 	GOMAXPROCS int `json:"gomaxprocs"`
-	// TargetMet is true when ITLError's p99 ≤ 200 µs (issue 5 item 6) and
+	// TargetMet is true when ITLError's p99 ≤ 200 µs and
 	// every scheduled request was compared.
 	TargetMet  bool   `json:"itl_error_p99_target_met"`
 	FirstError string `json:"first_error,omitempty"`
 }
 
-// itlSection is bench-client's ITL-accuracy check (issue 5 item 6): known
+// itlSection is bench-client's ITL-accuracy check: known
 // token gaps from the simulator against the client's measured ITLs.
 type itlSection struct {
 	RateRPS      int     `json:"rate_rps"`
@@ -372,7 +372,7 @@ func printITLTable(out io.Writer, s *itlSection) {
 		}
 		return fmt.Sprintf("%.2f %.2f %.2f", v[0], v[1], v[2])
 	}
-	fmt.Fprintf(out, "\nITL accuracy vs the simulator's truth (issue 5 item 6; target: ITL error p99 ≤ %.0f µs) — %d req/s uniform for %.3g s, %d-token prompts, %d-token streams;\n"+
+	fmt.Fprintf(out, "\nITL accuracy vs the simulator's truth (target: ITL error p99 ≤ %.0f µs) — %d req/s uniform for %.3g s, %d-token prompts, %d-token streams;\n"+
 		"simulator: %s; pinned: %s; load average (1/5/15 min) %s before, %s after\n",
 		s.TargetP99Us, s.RateRPS, s.DurationS, s.InputTokens, s.OutputTokens, s.Server, s.Pinned, la(s.LoadAvgBefore), la(s.LoadAvgAfter))
 	fmt.Fprintln(out, "error = |measured − true|: ITL per token gap (client event arrivals vs simulator flushes), TTFT per request (first event − send vs first flush − handler entry)")

@@ -42,7 +42,7 @@ const (
 // loop (one goroutine) drives every in-flight request as a small state
 // machine (rexchange: its pushResponse and record), so an in-flight request
 // costs no goroutine, no stack and no per-connection buffer (DESIGN: memory
-// per in-flight request; issue 5's ≤ 4 KiB).
+// per in-flight request: the target is ≤ 16 KiB).
 //
 // The dispatcher (Replay's pacing goroutine, or a closed-loop worker) writes
 // each request itself on an idle keep-alive connection with one
