@@ -106,16 +106,6 @@ func DispatchLagFlagText(c report.Cell) string {
 // nearest-rank p99 is the n-th (largest) sample.
 const nearestRankP99IsMaxBelow = 100
 
-// decidedBy names the deciding clause with its test: "clause b (e2e mean: no regression …)".
-func DecidedBy(v report.Verdict) string {
-	for _, c := range v.Clauses {
-		if c.Clause == v.DecidingClause {
-			return "clause " + c.Clause + " (" + c.Name + ")"
-		}
-	}
-	return "clause " + v.DecidingClause
-}
-
 func clauseA(r report.Results, rule report.DecisionRule, cand string) report.ClauseResult {
 	c := report.ClauseResult{Clause: clauseValidation, Name: "validation covers the served shapes"}
 	if !rule.RequireValidation {

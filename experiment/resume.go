@@ -60,6 +60,9 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 	if err := json.Unmarshal(b, &prior); err != nil {
 		return nil, nil, fmt.Errorf("--resume %s: %s: %w", dir, ResultsFile, err)
 	}
+	if prior.Complete {
+		return nil, nil, fmt.Errorf("--resume %s: the run there is complete (%s: complete true): nothing to resume; start a new run with --out", dir, ResultsFile)
+	}
 	var diff []string
 	if prior.Manifest.ConfigSHA256 != configSHA {
 		diff = append(diff, fmt.Sprintf("config (sha256 %s, the interrupted run's %s)", short(configSHA), short(prior.Manifest.ConfigSHA256)))

@@ -206,3 +206,27 @@ func TestResume(t *testing.T) {
 		t.Errorf("damaged records: no warning in %q", dres.Warnings)
 	}
 }
+
+// TestResumeRefusesCompleteRun: a run that ended complete has nothing to
+// resume; --resume on it is refused before anything is read further or
+// rewritten (it used to run the capacity search again and could leave a
+// finished run marked incomplete).
+func TestResumeRefusesCompleteRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	b, err := json.Marshal(report.Results{SchemaVersion: report.SchemaVersion, Complete: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readResume(dir, "", "", "", Config{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "the run there is complete") || !strings.Contains(err.Error(), "nothing to resume") {
+		t.Fatalf("--resume on a complete run: %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if string(after) != string(b) {
+		t.Error("results.json was rewritten")
+	}
+}

@@ -71,6 +71,17 @@ func TestCapacitySearchLine(t *testing.T) {
 	if !strings.Contains(html.String(), "Found by search") || !strings.Contains(html.String(), "Capacity gain fast/baseline: 1.64×") {
 		t.Error("HTML report lacks the searched capacity")
 	}
+	// An arm that met the SLO at every load probed has a lower bound, said
+	// so in the table as on the first screen.
+	open := searchedResults(true)
+	open.CapacitySearch.Arms[1].FailRPS, open.CapacitySearch.Arms[1].CapacityRPS = 0, report.Estimate{Value: 33, Low: 30}
+	md.Reset()
+	if err := WriteMarkdown(&md, open); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| fast | ≥ 33.00 | none | none |") {
+		t.Errorf("markdown does not mark a lower bound:\n%s", md.String())
+	}
 	cut := searchedResults(true)
 	cut.CapacitySearch.Gains[0].CostChangePct = nil
 	if l := CapacitySearchLine(cut, "fast"); !strings.Contains(l, "0.300 USD at 20.00 req/s → 0.240 at 20.00 req/s (no change computed") {

@@ -323,7 +323,10 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 			c = report.Num(a.Cost.CostPer1MOutputTokens) + " " + a.Cost.Currency + " at " + report.Num(a.Cost.LoadRPS) + " req/s"
 		}
 		v := "unknown"
-		if e.Value != 0 {
+		switch {
+		case e.Value != 0 && a.FailRPS == 0:
+			v = "≥ " + report.Num(e.Value) // no load missed: a lower bound
+		case e.Value != 0:
 			v = report.Num(e.Value)
 		}
 		m.p("| %s | %s | %s | %s | %s | %s |\n", a.Arm, v, iv, br, c, strings.TrimSuffix(strings.TrimPrefix(probesText(a), " ("), ")"))
