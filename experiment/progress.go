@@ -223,6 +223,9 @@ type progressStatus struct {
 	Estimated []string
 	// Requests and RequestsTotal: requests ended in the cell under way.
 	Requests, RequestsTotal int64
+	// Stopped is true when the run ended before its last cell (interrupted,
+	// or an error): CellsDone counts the cell it stopped in.
+	Stopped bool
 }
 
 // Fraction is the share of the run done, by time: elapsed / (elapsed + remaining).
@@ -246,6 +249,9 @@ func (p *runProgress) status() progressStatus {
 			if i < p.cur || (i == p.cur && p.ended) {
 				st.CellsDone++
 			}
+		}
+		if p.ended && s.kind == stepCell && i > p.cur {
+			st.Stopped = true
 		}
 		if p.ended || i < p.cur {
 			continue
@@ -283,6 +289,9 @@ func (p *runProgress) status() progressStatus {
 // String is the periodic log line: "run: 2/6 cells, 41 %, elapsed 38s,
 // remaining ≈ 54s (estimated: 1 server start ≈ 1m0s)".
 func (s progressStatus) String() string {
+	if s.Stopped {
+		return fmt.Sprintf("run: stopped in cell %d of %d, elapsed %s", s.CellsDone, s.Cells, roundDur(s.Elapsed))
+	}
 	line := fmt.Sprintf("run: %d/%d cells, %.0f %%, elapsed %s, remaining ≈ %s",
 		s.CellsDone, s.Cells, 100*s.Fraction(), roundDur(s.Elapsed), roundDur(s.Remaining))
 	if len(s.Estimated) > 0 {

@@ -56,8 +56,19 @@ func TestRunProgressArithmetic(t *testing.T) {
 	p.begin(stepCell)
 	c.advance(21 * time.Second)
 	p.finish()
-	if st := p.status(); st.Remaining != 0 || st.CellsDone != 3 || st.Fraction() != 1 {
+	if st := p.status(); st.Remaining != 0 || st.CellsDone != 3 || st.Fraction() != 1 || st.Stopped {
 		t.Errorf("finished: %+v", st)
+	}
+
+	// A run stopped in its first cell (SIGINT, an error) says so; it does
+	// not read "100 %, remaining ≈ 0s".
+	cut := newRunProgress(steps, time.Minute, c.now)
+	cut.begin(stepStart)
+	cut.begin(stepCell)
+	c.advance(3 * time.Second)
+	cut.finish()
+	if st := cut.status(); !st.Stopped || st.String() != "run: stopped in cell 1 of 3, elapsed 3s" {
+		t.Errorf("stopped in the first cell: %q (%+v)", st.String(), st)
 	}
 }
 
