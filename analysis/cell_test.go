@@ -380,3 +380,14 @@ func TestSummaryAndBuildCellAgree(t *testing.T) {
 		t.Errorf("missing usage %d/%d, prompt mismatches %d/%d (Summary/Cell); want 1 each", sum.MissingUsage, c.MissingUsage, sum.PromptMismatches, c.PromptMismatches)
 	}
 }
+
+// TestClientBoundRuleText: the rule in words carries loadgen's constants
+// (1 %, 99 %) and the default budget (1 ms), as every report and console line
+// that names it prints it.
+func TestClientBoundRuleText(t *testing.T) {
+	t.Parallel()
+	const want = "more than 1 % of the cell's sends left the client more than 1.00 ms late, at 99 % confidence"
+	if got := analysis.ClientBoundRule(); got != want {
+		t.Errorf("ClientBoundRule() = %q, want %q", got, want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -100,6 +101,15 @@ func DispatchLagFlagText(c report.Cell) string {
 	}
 	return fmt.Sprintf("%d of %d sends more than %s ms late (%s %.3f ms)", c.DispatchLateSends, c.DispatchLag.N,
 		report.Num(DefaultClientBoundLag.Seconds()*1000), label, c.DispatchLagP99ForFlagMs)
+}
+
+// ClientBoundRule is the client-bound rule in words, from the constants
+// loadgen.ClientBound tests with: "more than 1 % of the cell's sends left the
+// client more than 1.00 ms late, at 99 % confidence".
+func ClientBoundRule() string {
+	return fmt.Sprintf("more than %s %% of the cell's sends left the client more than %s ms late, at %s %% confidence",
+		strconv.FormatFloat(100*loadgen.ClientBoundShare, 'f', -1, 64), report.Num(DefaultClientBoundLag.Seconds()*1000),
+		strconv.FormatFloat(100*loadgen.ClientBoundConfidence, 'f', -1, 64))
 }
 
 // nearestRankP99IsMaxBelow: for n < 100, ceil(0.99 n) = n, so the

@@ -58,8 +58,8 @@ func (r *runner) runCell(ctx context.Context, srv servers.Server, key cellKey) e
 	r.addCell(m)
 	r.saveCell(m)
 	if c := r.res.Cells[len(r.res.Cells)-1]; c.ClientBound {
-		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (%s: more than 1 %% of the sends late, at 99 %% confidence); figures of this cell are suspect\n",
-			key.arm, rate, analysis.DispatchLagFlagText(c))
+		fmt.Fprintf(r.warn, "warning: arm %s at %g req/s: the client was the bottleneck (%s: %s); figures of this cell are suspect\n",
+			key.arm, rate, analysis.DispatchLagFlagText(c), analysis.ClientBoundRule())
 	}
 	if err := r.writeResults(); err != nil {
 		return err

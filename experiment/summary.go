@@ -71,7 +71,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	tw.Flush()
 	fmt.Fprintf(w, "(%s: the SLO's percentile; -: refused, too few samples for that percentile at 99 %% confidence, e.g. p99 needs ≥ 459 requests per cell, or undefined; arrival: the measured requests' rate, which goodput never exceeds)\n", p)
 	if bound {
-		fmt.Fprintln(w, "(client-bound: more than 1 % of the cell's sends left the client more than 1 ms late, at 99 % confidence; the cell is shown but feeds no verdict)")
+		fmt.Fprintf(w, "(client-bound: %s; the cell is shown but feeds no verdict)\n", analysis.ClientBoundRule())
 	}
 	if len(notMeasured) > 0 {
 		fmt.Fprintln(w, "n/m: not measured (no window, so no throughput or goodput):")

@@ -291,7 +291,7 @@ func mainWarning(r report.Results, v report.Verdict) string {
 	}
 	switch {
 	case n > 0:
-		return fmt.Sprintf("warning: %d of %d loads were client-bound (more than 1 %% of their sends left the client late, so it may have set the pace) and feed no verdict; a less loaded client machine measures them", n, total)
+		return fmt.Sprintf("warning: %d of %d loads were client-bound (%s, so it may have set the pace) and feed no verdict; a less loaded client machine measures them", n, total, analysis.ClientBoundRule())
 	case analysis.CensoredNote(r) != "":
 		return "warning: " + analysis.CensoredNote(r)
 	case !r.Complete:

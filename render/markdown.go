@@ -387,9 +387,6 @@ func (m mdWriter) cells(r report.Results) {
 	m.p("\n")
 }
 
-// clientBoundDefinition is the client-bound rule in words (loadgen.ClientBound).
-var clientBoundDefinition = "more than 1 % of the cell's sends left the client more than " + report.Num(analysis.DefaultClientBoundLag.Seconds()*1000) + " ms late, at 99 % confidence (an exact binomial test)"
-
 // cellParts are the per-cell tables, one row per arm × load × repetition:
 // latency at p50, the SLO's percentile (and p99 where a cell supports it)
 // and mean; rates, SLO claims and flags; the client's own timing. Each
@@ -527,7 +524,7 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 		rates.Note += " SLO claims: of n ok requests, how many exceeded the target, against the most that may at 99 % confidence for the percentile to hold (early stopping; p-values in results.json)."
 	}
 	if slices.ContainsFunc(cells, func(c report.Cell) bool { return c.ClientBound }) {
-		rates.Note += " client-bound: " + clientBoundDefinition + ", so the client, not the server, may have set the pace: the cell is shown and feeds no verdict."
+		rates.Note += " client-bound: " + analysis.ClientBoundRule() + " (an exact binomial test), so the client, not the server, may have set the pace: the cell is shown and feeds no verdict."
 	}
 	if slices.ContainsFunc(cells, func(c report.Cell) bool { return !c.ClientBound && c.DispatchLateSends > 0 }) {
 		rates.Note += " late sends, not client-bound: fewer late sends than that, no evidence that the client set the pace; each late request's TTFT, TPOT and E2E count from its own send."
