@@ -100,7 +100,7 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 				left -= na
 			}
 			for range na {
-				steps = append(steps, planStep{kind: stepProbe, sched: cs.ProbeWarmup + cs.ProbeDuration})
+				steps = append(steps, planStep{kind: stepProbe, sched: per})
 			}
 		}
 	}
