@@ -41,7 +41,7 @@ func CellDist(c report.Cell, metric string) (report.Dist, error) {
 	case "schedule_lag":
 		return c.ScheduleLag, nil
 	}
-	return report.Dist{}, fmt.Errorf("report: unknown metric %q (want ttft, ttft_intended, ttfo, itl, tpot, e2e or schedule_lag)", metric)
+	return report.Dist{}, fmt.Errorf("analysis: unknown metric %q (want ttft, ttft_intended, ttfo, itl, tpot, e2e or schedule_lag)", metric)
 }
 
 // cellValue is one repetition's figure of metric/stat; ok is false when the
@@ -192,7 +192,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	}
 	arms := report.ArmOrder(*r)
 	if !slices.Contains(arms, rule.Baseline) {
-		return fmt.Errorf("report: Analyze: baseline arm %q not among the cells' arms %v", rule.Baseline, arms)
+		return fmt.Errorf("analysis: Analyze: baseline arm %q not among the cells' arms %v", rule.Baseline, arms)
 	}
 	bs := bootstrapper{seed: rule.Seed, resamples: rule.Resamples, level: rule.IntervalLevel}
 	groups := GroupCells(*r)

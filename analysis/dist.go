@@ -101,10 +101,10 @@ func Quantile(d report.Dist, name string) (float64, error) {
 	case "mean":
 		v = d.MeanMs
 	default:
-		return 0, fmt.Errorf("report: unknown percentile %q (want p50, p90, p95, p99, p99.9, max or mean)", name)
+		return 0, fmt.Errorf("analysis: unknown percentile %q (want p50, p90, p95, p99, p99.9, max or mean)", name)
 	}
 	if v == nil {
-		return 0, fmt.Errorf("report: %s over n=%d: %w", name, d.N, stats.ErrTooFewSamples)
+		return 0, fmt.Errorf("analysis: %s over n=%d: %w", name, d.N, stats.ErrTooFewSamples)
 	}
 	return *v, nil
 }
@@ -124,7 +124,7 @@ func percentileName(p float64) (string, float64, error) {
 	case 99.9:
 		return "p99.9", 0.999, nil
 	}
-	return "", 0, fmt.Errorf("report: percentile %v not one of 50, 90, 95, 99, 99.9", p)
+	return "", 0, fmt.Errorf("analysis: percentile %v not one of 50, 90, 95, 99, 99.9", p)
 }
 
 func ptr(v float64) *float64 { return &v }

@@ -13,7 +13,7 @@ import (
 // found by bisection on the monotone CDF.
 func EarlyStopping(n, over int, q, conf float64) (report.EarlyStop, error) {
 	if n < 0 || over < 0 || over > n {
-		return report.EarlyStop{}, fmt.Errorf("report: EarlyStopping: need 0 ≤ over (%d) ≤ n (%d)", over, n)
+		return report.EarlyStop{}, fmt.Errorf("analysis: EarlyStopping: need 0 ≤ over (%d) ≤ n (%d)", over, n)
 	}
 	if _, err := stats.MinSamples(q, conf); err != nil {
 		return report.EarlyStop{}, err

@@ -3,6 +3,7 @@ package analysis_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/transferlab/transferlab/analysis"
@@ -76,8 +77,8 @@ func TestEarlyStoppingSmallN(t *testing.T) {
 	if !es.Holds || es.MaxOver != 0 {
 		t.Errorf("n=459 p99: Holds=%v MaxOver=%d, want true, 0", es.Holds, es.MaxOver)
 	}
-	if _, err := analysis.EarlyStopping(10, 11, 0.99, 0.99); err == nil {
-		t.Error("over > n: want error")
+	if _, err := analysis.EarlyStopping(10, 11, 0.99, 0.99); err == nil || !strings.HasPrefix(err.Error(), "analysis: ") {
+		t.Errorf("over > n: err = %v, want one starting \"analysis: \"", err)
 	}
 	_, err = analysis.Quantile(report.Dist{N: 10}, "p99")
 	if !errors.Is(err, stats.ErrTooFewSamples) {

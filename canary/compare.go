@@ -109,11 +109,11 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 		opts.NameB = "B:" + opts.ArmB
 	}
 	if opts.NameA == opts.NameB {
-		return Comparison{}, fmt.Errorf("report: compare: both arms are named %q", opts.NameA)
+		return Comparison{}, fmt.Errorf("canary: both arms are named %q", opts.NameA)
 	}
 	cmp := Comparison{Differences: Differences(a, b), Forced: opts.Force}
 	if len(cmp.Differences) > 0 && !opts.Force {
-		return cmp, fmt.Errorf("report: compare: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
+		return cmp, fmt.Errorf("canary: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
 	}
 	// CreatedAt stays zero: a comparison's own creation time is the caller's
 	// to set; each input's created_at is in Inputs, labelled A and B.
@@ -156,7 +156,7 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 		}
 	}
 	if na == 0 || nb == 0 {
-		return cmp, fmt.Errorf("report: compare: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
+		return cmp, fmt.Errorf("canary: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
 	}
 	// The inputs' own warnings stay in their reports; a cell that lost more
 	// than MaxNotOKShare of its requests is flagged again here, where it

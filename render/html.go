@@ -27,7 +27,7 @@ func WriteHTML(w io.Writer, r report.Results) error {
 		return err
 	}
 	if err := pageTemplate.Execute(w, page); err != nil {
-		return fmt.Errorf("report: writing report.html: %w", err)
+		return fmt.Errorf("render: writing report.html: %w", err)
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func (c chart) svg() (template.HTML, error) {
 		}
 		line, pts, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return "", fmt.Errorf("report: chart %s series %s: %w", c.id, s.name, err)
+			return "", fmt.Errorf("render: chart %s series %s: %w", c.id, s.name, err)
 		}
 		col := palette[s.color%len(palette)]
 		line.Color, pts.Color = col, col
@@ -98,7 +98,7 @@ func (c chart) svg() (template.HTML, error) {
 		if len(errXYs) > 0 {
 			eb, err := plotter.NewYErrorBars(errBars{errXYs, errs})
 			if err != nil {
-				return "", fmt.Errorf("report: chart %s series %s error bars: %w", c.id, s.name, err)
+				return "", fmt.Errorf("render: chart %s series %s error bars: %w", c.id, s.name, err)
 			}
 			eb.Color = col
 			eb.Width = vg.Points(1.5)
@@ -118,7 +118,7 @@ func (c chart) svg() (template.HTML, error) {
 	}
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
-		return "", fmt.Errorf("report: chart %s: %w", c.id, err)
+		return "", fmt.Errorf("render: chart %s: %w", c.id, err)
 	}
 	s := b.String()
 	if i := strings.Index(s, "<svg"); i >= 0 {

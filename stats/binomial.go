@@ -10,7 +10,7 @@ import (
 
 // ErrTooFewSamples is returned (wrapped) when a percentile claim needs more
 // samples than were measured; callers print the claim as refused, never as a number.
-var ErrTooFewSamples = errors.New("report: too few samples for the claim")
+var ErrTooFewSamples = errors.New("stats: too few samples for the claim")
 
 // DefaultConfidence is the one-sided confidence level of percentile claims
 // (0.99, as MLPerf LoadGen's early-stopping estimate uses).
@@ -25,10 +25,10 @@ const DefaultConfidence = 0.99
 // Below it a p-quantile claim is refused.
 func MinSamples(q, conf float64) (int, error) {
 	if !(q > 0 && q < 1) {
-		return 0, fmt.Errorf("report: MinSamples: quantile %v not in (0,1)", q)
+		return 0, fmt.Errorf("stats: MinSamples: quantile %v not in (0,1)", q)
 	}
 	if !(conf > 0 && conf < 1) {
-		return 0, fmt.Errorf("report: MinSamples: confidence %v not in (0,1)", conf)
+		return 0, fmt.Errorf("stats: MinSamples: confidence %v not in (0,1)", conf)
 	}
 	n := math.Ceil(math.Log1p(-conf)/math.Log(q) - 1e-9)
 	if n < 1 {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -35,8 +36,8 @@ func TestMinSamples(t *testing.T) {
 		})
 	}
 	for _, bad := range [][2]float64{{0, 0.9}, {1, 0.9}, {0.99, 1}, {0.99, 0}} {
-		if _, err := MinSamples(bad[0], bad[1]); err == nil {
-			t.Errorf("MinSamples(%v, %v): want error", bad[0], bad[1])
+		if _, err := MinSamples(bad[0], bad[1]); err == nil || !strings.HasPrefix(err.Error(), "stats: ") {
+			t.Errorf("MinSamples(%v, %v): err = %v, want one starting \"stats: \"", bad[0], bad[1], err)
 		}
 	}
 }
