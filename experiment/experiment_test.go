@@ -130,6 +130,13 @@ func TestRunEndToEnd(t *testing.T) {
 	if !res.Complete || !res.Simulated || res.SchemaVersion != report.SchemaVersion {
 		t.Errorf("complete=%v simulated=%v schema=%q", res.Complete, res.Simulated, res.SchemaVersion)
 	}
+	// Other tools' names for our metrics (DESIGN.md): our TPOT is their ITL.
+	if a := res.Aliases["tpot"]; !strings.Contains(a, "ITL in AIPerf") {
+		t.Errorf("results.json aliases[tpot] = %q, want other tools' name for TPOT", a)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, MarkdownFile)); err != nil || !bytes.Contains(md, []byte("## Metric names in other tools")) {
+		t.Errorf("report.md has no table of other tools' metric names (err %v)", err)
+	}
 
 	// Every scheduled request of every cell is in records.jsonl exactly once, in one state.
 	f, err := os.Open(filepath.Join(out, RecordsFile))

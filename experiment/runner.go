@@ -190,6 +190,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		SchemaVersion: report.SchemaVersion,
 		CreatedAt:     time.Now().UTC(),
 		Simulated:     eff.Server.Kind == servers.Sim,
+		Aliases:       report.DefaultAliases(),
 		Manifest: report.Manifest{
 			Command:      opt.Command,
 			ConfigPath:   opt.ConfigPath,
