@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/transferlab/transferlab/internal/interrupt"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/loadgen/loadgentest"
 	"github.com/transferlab/transferlab/traces"
@@ -867,15 +868,10 @@ func runBenchClient(ctx context.Context, o Options, out, log io.Writer) error {
 }
 
 // interruptStatus is the exit status of a run stopped by ctx: 128 + the
-// signal's number, the shell's convention: 143 for SIGTERM, else 130
-// (SIGINT, and any other cancellation). A cancellation cause that names its
-// signal has a Signal method (cmd/transferlab's interrupt does).
+// signal's number, the shell's convention (interrupt.Status): 143 for
+// SIGTERM, else 130 (SIGINT, and any other cancellation).
 func interruptStatus(ctx context.Context) int {
-	var ie interface{ Signal() os.Signal }
-	if errors.As(context.Cause(ctx), &ie) && ie.Signal() == syscall.SIGTERM {
-		return 128 + int(syscall.SIGTERM)
-	}
-	return 128 + int(syscall.SIGINT)
+	return interrupt.Status(ctx, interrupt.ExitCode(os.Interrupt))
 }
 
 // writeBenchReport prints rep on out (the table, or JSON with --json) and

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/transferlab/transferlab/internal/interrupt"
 )
 
 // failingChild is the first argument that makes this test binary act as a
@@ -82,18 +84,6 @@ func execute(ctx context.Context, in io.Reader, out, log io.Writer, args ...stri
 	}
 	return 0, nil
 }
-
-// interrupted is a cancellation cause naming its signal, as
-// cmd/transferlab's interrupt does.
-type interrupted struct{ sig os.Signal }
-
-func (e interrupted) Error() string {
-	if e.sig == syscall.SIGTERM {
-		return "interrupted by SIGTERM"
-	}
-	return "interrupted by SIGINT"
-}
-func (e interrupted) Signal() os.Signal { return e.sig }
 
 // smallBench are bench-client's smallest useful settings: one 20 req/s
 // streaming run of 0.2 s (4 requests of 2 tokens), 8 streams held open, a
@@ -549,8 +539,8 @@ func TestInterruptStatus(t *testing.T) {
 		cause error
 		want  int
 	}{
-		{"SIGINT", interrupted{os.Interrupt}, 130},
-		{"SIGTERM", interrupted{syscall.SIGTERM}, 143},
+		{"SIGINT", interrupt.Error{Sig: os.Interrupt}, 130},
+		{"SIGTERM", interrupt.Error{Sig: syscall.SIGTERM}, 143},
 		{"plain cancel", nil, 130},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -608,7 +598,7 @@ func TestRunStages(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		stop := func(ctx context.Context, _ Options, _ *benchReport, _ io.Writer) error {
-			cancel(interrupted{os.Interrupt})
+			cancel(interrupt.Error{Sig: os.Interrupt})
 			return context.Cause(ctx)
 		}
 		var rep benchReport
@@ -655,7 +645,7 @@ func (c *cancelOnLine) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.b.Write(p)
 	if strings.Contains(c.b.String(), c.match) {
-		c.cancel(interrupted{os.Interrupt})
+		c.cancel(interrupt.Error{Sig: os.Interrupt})
 	}
 	return len(p), nil
 }

@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -78,59 +74,6 @@ func TestUnknownSubcommandFails(t *testing.T) {
 	})
 }
 
-// TestWatchSignalsCause checks that the run's cancellation cause names the
-// signal (it becomes results.json's incomplete_reason), that a repeat within
-// doubleSignalWindow is ignored and that a later one exits with 128 + the
-// signal number.
-func TestWatchSignalsCause(t *testing.T) {
-	cases := []struct {
-		sig  os.Signal
-		want string
-		code int
-	}{
-		{os.Interrupt, "interrupted by SIGINT", 130},
-		{syscall.SIGTERM, "interrupted by SIGTERM", 143},
-	}
-	for _, tc := range cases {
-		t.Run(tc.want, func(t *testing.T) {
-			ctx, cancel := context.WithCancelCause(context.Background())
-			defer cancel(nil)
-			sigs := make(chan os.Signal, 2)
-			exited := make(chan int, 1)
-			var stderr bytes.Buffer
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				watchSignals(sigs, cancel, "stopping", &stderr, func(code int) { exited <- code })
-			}()
-			sigs <- tc.sig
-			sigs <- tc.sig // the duplicate timeout(1) sends: ignored
-			<-ctx.Done()
-			if got := context.Cause(ctx); got == nil || got.Error() != tc.want {
-				t.Fatalf("cause = %v, want %q", got, tc.want)
-			}
-			var ie interruptedError
-			if !errors.As(context.Cause(ctx), &ie) || ie.sig != tc.sig {
-				t.Errorf("cause %#v is not interruptedError{%v}", context.Cause(ctx), tc.sig)
-			}
-			time.Sleep(doubleSignalWindow + 50*time.Millisecond)
-			select {
-			case c := <-exited:
-				t.Fatalf("exited %d on the duplicate signal", c)
-			default:
-			}
-			sigs <- tc.sig
-			if c := <-exited; c != tc.code {
-				t.Errorf("exit status = %d, want %d", c, tc.code)
-			}
-			<-done
-			if !strings.Contains(stderr.String(), signalName(tc.sig)) {
-				t.Errorf("stderr = %q, want the signal named", stderr.String())
-			}
-		})
-	}
-}
-
 // TestInterruptNote: serve-sim measures nothing, so its interrupt note does
 // not promise to keep measurements; run's does.
 func TestInterruptNote(t *testing.T) {
@@ -150,27 +93,8 @@ func TestInterruptNote(t *testing.T) {
 	}
 }
 
-// TestStoppedStatus: one scheme for work that stopped early: 130/143 for a
-// signal, 2 otherwise (a deadline, a server that died).
-func TestStoppedStatus(t *testing.T) {
-	for _, tc := range []struct {
-		cause error
-		want  int
-	}{
-		{interruptedError{os.Interrupt}, 130},
-		{interruptedError{syscall.SIGTERM}, 143},
-		{errors.New("the run deadline (--deadline 1s) passed"), exitIncomplete},
-		{nil, exitIncomplete},
-	} {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		if tc.cause != nil {
-			cancel(tc.cause)
-		}
-		if got := stoppedStatus(ctx); got != tc.want {
-			t.Errorf("stoppedStatus(cause %v) = %d, want %d", tc.cause, got, tc.want)
-		}
-		cancel(nil)
-	}
+// TestExitStatusHelp: the root help and README list the same exit statuses.
+func TestExitStatusHelp(t *testing.T) {
 	if !strings.Contains(newRootCmd().Long, exitStatusHelp) {
 		t.Error("root help does not list the exit statuses")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/internal/interrupt"
 	"github.com/transferlab/transferlab/telemetry"
 )
 
@@ -139,7 +140,7 @@ others run again, and the reports say which cell was measured when.`,
 				return runErr // bad input found before anything was measured: exit status 1
 			}
 			if runErr != nil {
-				return &exitError{code: stoppedStatus(cmd.Context()), err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
+				return &exitError{code: interrupt.Status(cmd.Context(), exitIncomplete), err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
 			}
 			return nil
 		},

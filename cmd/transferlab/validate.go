@@ -10,6 +10,7 @@ import (
 
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/interrupt"
 )
 
 // newValidateCmd builds `transferlab validate CONFIG --arm NAME`: the validation
@@ -85,7 +86,7 @@ func runValidate(ctx context.Context, cfgPath string, v integrate.Validate) erro
 	res, err := v.Run(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{code: stoppedStatus(ctx), err: err}
+			return &exitError{code: interrupt.Status(ctx, exitIncomplete), err: err}
 		}
 		return err
 	}
