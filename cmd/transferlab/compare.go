@@ -56,7 +56,7 @@ both input files, labelled A and B, with their paths and created times.`,
 			if err != nil {
 				return err
 			}
-			useRecordedRule(cmd, &opts.Rule, a.Rule)
+			opts.Rule = canary.RuleFromA(opts.Rule, a.Rule, cmd.Flags().Changed)
 			opts.PathA, opts.PathB = args[0], args[1]
 			c, err := canary.Compare(a, b, opts)
 			if err != nil {
@@ -91,7 +91,7 @@ both input files, labelled A and B, with their paths and created times.`,
 	f.StringVar(&opts.ArmB, "arm-b", "", "arm of B.json taken as the candidate (default: the same name as --arm-a)")
 	f.BoolVar(&opts.Force, "force", false, "compare even when the two results were made from different traces, configs, SLOs or loads")
 	// Rule flags have no flag default: a flag not given takes A.json's
-	// recorded decision rule (useRecordedRule), else report's stated default.
+	// recorded decision rule (canary.RuleFromA), else report's stated default.
 	f.StringVar(&opts.Rule.Metric, "metric", "", fmt.Sprintf("decision metric: ttft, ttft_intended, ttfo, itl, tpot or e2e (%s %q)", fromA, report.DefaultRuleMetric))
 	f.Float64Var(&opts.Rule.Percentile, "percentile", 0, fmt.Sprintf("decision percentile: 50, 90, 95, 99 or 99.9 (%s %v)", fromA, report.DefaultRulePercentile))
 	f.BoolVar(&opts.Rule.UseMean, "mean", false, fmt.Sprintf("decide on the mean instead of a percentile (%s false)", fromA))
@@ -158,31 +158,4 @@ func verdictExit(vs []report.Verdict, enabled bool) error {
 		}
 	}
 	return nil
-}
-
-// useRecordedRule takes every decision-rule setting not given on the command
-// line from the rule recorded in A.json (the run's own config), so a compare
-// decides as the run did unless told otherwise.
-func useRecordedRule(cmd *cobra.Command, r *report.DecisionRule, rec *report.DecisionRule) {
-	if rec == nil {
-		return
-	}
-	f := cmd.Flags()
-	take := func(flag string, apply func()) {
-		if !f.Changed(flag) {
-			apply()
-		}
-	}
-	take("metric", func() { r.Metric = rec.Metric })
-	take("percentile", func() { r.Percentile = rec.Percentile })
-	take("mean", func() {
-		// --percentile alone asks for a percentile, whatever A decided on.
-		r.UseMean = rec.UseMean && !f.Changed("percentile")
-	})
-	take("margin", func() { r.RegressionMargin = rec.RegressionMargin })
-	take("vram-budget-bytes", func() { r.VRAMBudgetBytes = rec.VRAMBudgetBytes })
-	take("require-reproducible", func() { r.RequireReproducible = rec.RequireReproducible })
-	take("interval", func() { r.IntervalLevel = rec.IntervalLevel })
-	take("resamples", func() { r.Resamples = rec.Resamples })
-	take("seed", func() { r.Seed = rec.Seed })
 }
