@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -435,118 +436,150 @@ func capacity(st *report.Stats, r report.Results, arms []string, groups []Group,
 	perArm := map[string][]float64{}
 	perArmReps := map[string][]int{}
 	for _, arm := range arms {
-		byRep := map[int][]report.Cell{}
-		var loads []float64
-		for _, g := range groups {
-			if g.Arm != arm {
-				continue
-			}
-			loads = append(loads, g.Load)
-			for _, c := range g.Cells {
-				byRep[c.Repetition] = append(byRep[c.Repetition], c)
-			}
-		}
-		reps := make([]int, 0, len(byRep))
-		for rep := range byRep {
-			reps = append(reps, rep)
-		}
-		slices.Sort(reps)
-		capa := report.Capacity{Arm: arm}
-		var firstFail, refused []string
-		for _, rep := range reps {
-			cells := byRep[rep]
-			slices.SortFunc(cells, func(a, b report.Cell) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
-			best, decided := 0.0, false
-		walk:
-			for _, c := range cells {
-				switch out, why := CheckSLO(c, r.SLO); out {
-				case SLOMet:
-					best, decided = c.OfferedLoadRPS, true
-				case SLORefused:
-					refused = append(refused, why) // unknown, not failed: the sweep goes on
-				default:
-					firstFail, decided = append(firstFail, why), true
-					break walk
-				}
-			}
-			if decided { // a repetition with every load unknown says nothing about capacity
-				capa.PerRepRPS = append(capa.PerRepRPS, best)
-				perArmReps[arm] = append(perArmReps[arm], rep)
-			}
-		}
-		capa.CapacityRPS = bs.mean(key("capacity", arm), capa.PerRepRPS)
-		switch {
-		case len(loads) == 0:
-			capa.CapacityRPS.Note = "not measured: no complete cell of " + arm
-		case len(capa.PerRepRPS) == 0:
-			capa.CapacityRPS.Note = "unknown: no measured load had enough samples to claim the SLO percentile"
-		}
-		hi := 0.0
-		if len(capa.PerRepRPS) > 0 {
-			hi = slices.Max(capa.PerRepRPS)
-			for _, l := range loads {
-				if l > hi {
-					capa.NextLoadRPS = l
-					break
-				}
-			}
-		}
-		for _, l := range plannedLoads(r, arm) {
-			if !slices.Contains(loads, l) && (capa.NextLoadRPS == 0 || l < capa.NextLoadRPS) && l > hi {
-				capa.NotMeasuredRPS = append(capa.NotMeasuredRPS, l)
-			}
-		}
-		var detail []string
-		if len(firstFail) > 0 {
-			detail = append(detail, "first failure per repetition: "+strings.Join(firstFail, "; "))
-		}
-		if len(refused) > 0 {
-			detail = append(detail, "skipped as unknown: "+strings.Join(refused, "; "))
-		}
-		capa.Detail = strings.Join(detail, ". ")
+		capa, reps := armCapacity(r, groups, bs, arm)
 		st.Capacity = append(st.Capacity, capa)
-		perArm[arm] = capa.PerRepRPS
+		perArm[arm], perArmReps[arm] = capa.PerRepRPS, reps
 	}
-	maxLoad := 0.0
-	for _, g := range groups {
-		maxLoad = max(maxLoad, g.Load)
-	}
-	// Loads planned above the highest measured one (an incomplete run): a
-	// capacity at the top of what was measured is not at the top of the sweep.
-	var above []float64
-	for _, k := range r.RunOrder {
-		if k.OfferedLoadRPS > maxLoad && !slices.Contains(above, k.OfferedLoadRPS) {
-			above = append(above, k.OfferedLoadRPS)
-		}
-	}
-	slices.Sort(above)
-	top := fmt.Sprintf("the highest measured load (%s req/s)", report.Num(maxLoad))
-	if len(above) > 0 {
-		top = fmt.Sprintf("the highest measured load (%s req/s; planned %s req/s not measured)", report.Num(maxLoad), report.Nums(above))
-	}
+	top := measuredTop(r, groups)
 	for _, arm := range arms {
 		if arm == baseline || report.IsAAArm(arm) {
 			continue
 		}
 		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))
-		switch {
-		case !measuredArm(groups, arm) || !measuredArm(groups, baseline):
-			g.Note = "not measured: no complete cell of " + strings.Join(unmeasuredOf(groups, arm, baseline), " or ") + ", so the capacity gain is undefined"
-		case len(perArm[arm]) == 0 || len(perArm[baseline]) == 0:
-			g.Note = "unknown: an arm's capacity is unknown (no measured load had enough samples to claim the SLO percentile), so the gain is undefined"
-		case g.Note == "baseline mean is 0: ratio undefined":
-			g.Note = "undefined: the baseline met the SLOs at no measured load"
-		case atTop(perArm[arm], maxLoad) && atTop(perArm[baseline], maxLoad):
-			g = report.Estimate{Note: fmt.Sprintf("unknown: both arms met the SLOs at %s: each capacity is at least that, so the gain is unknown; %s", top, report.OrText(onlyIf(len(above) > 0, "run the planned loads"), "sweep higher loads"))}
-		case atTop(perArm[arm], maxLoad):
-			lower := fmt.Sprintf("a lower bound: %s met the SLOs at %s, so its capacity may be higher", arm, top)
-			if g.Note != "" {
-				lower = g.Note + "; " + lower
-			}
-			g.Note = lower
-		}
+		g = capacityGainNote(g, groups, top, arm, baseline, perArm[arm], perArm[baseline])
 		st.CapacityGain = append(st.CapacityGain, report.CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
 	}
+}
+
+// armCapacity is arm's capacity at the SLOs (as capacity defines it), with
+// the next swept load above it, the planned loads left unmeasured below that,
+// and the detail of each repetition's first failure and skipped loads; reps
+// are the repetitions that decided it, in order.
+func armCapacity(r report.Results, groups []Group, bs bootstrapper, arm string) (capa report.Capacity, reps []int) {
+	byRep := map[int][]report.Cell{}
+	var loads []float64
+	for _, g := range groups {
+		if g.Arm != arm {
+			continue
+		}
+		loads = append(loads, g.Load)
+		for _, c := range g.Cells {
+			byRep[c.Repetition] = append(byRep[c.Repetition], c)
+		}
+	}
+	capa = report.Capacity{Arm: arm}
+	var firstFail, refused []string
+	for _, rep := range slices.Sorted(maps.Keys(byRep)) {
+		best, decided, fail, skipped := repCapacity(byRep[rep], r.SLO)
+		firstFail, refused = append(firstFail, fail...), append(refused, skipped...)
+		if decided { // a repetition with every load unknown says nothing about capacity
+			capa.PerRepRPS = append(capa.PerRepRPS, best)
+			reps = append(reps, rep)
+		}
+	}
+	capa.CapacityRPS = bs.mean(key("capacity", arm), capa.PerRepRPS)
+	switch {
+	case len(loads) == 0:
+		capa.CapacityRPS.Note = "not measured: no complete cell of " + arm
+	case len(capa.PerRepRPS) == 0:
+		capa.CapacityRPS.Note = "unknown: no measured load had enough samples to claim the SLO percentile"
+	}
+	hi := 0.0
+	if len(capa.PerRepRPS) > 0 {
+		hi = slices.Max(capa.PerRepRPS)
+		for _, l := range loads {
+			if l > hi {
+				capa.NextLoadRPS = l
+				break
+			}
+		}
+	}
+	for _, l := range plannedLoads(r, arm) {
+		if !slices.Contains(loads, l) && (capa.NextLoadRPS == 0 || l < capa.NextLoadRPS) && l > hi {
+			capa.NotMeasuredRPS = append(capa.NotMeasuredRPS, l)
+		}
+	}
+	var detail []string
+	if len(firstFail) > 0 {
+		detail = append(detail, "first failure per repetition: "+strings.Join(firstFail, "; "))
+	}
+	if len(refused) > 0 {
+		detail = append(detail, "skipped as unknown: "+strings.Join(refused, "; "))
+	}
+	capa.Detail = strings.Join(detail, ". ")
+	return capa, reps
+}
+
+// repCapacity walks one repetition's cells by ascending load: best is the
+// highest load that meets slo before the first that misses it (whose reason
+// is fail); a load whose sample is too small to claim the percentile is
+// unknown, skipped with its reason in refused. decided is false when no load
+// was known either way.
+func repCapacity(cells []report.Cell, slo report.SLO) (best float64, decided bool, fail, refused []string) {
+	slices.SortFunc(cells, func(a, b report.Cell) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
+	for _, c := range cells {
+		switch out, why := CheckSLO(c, slo); out {
+		case SLOMet:
+			best, decided = c.OfferedLoadRPS, true
+		case SLORefused:
+			refused = append(refused, why) // unknown, not failed: the sweep goes on
+		default:
+			return best, true, []string{why}, refused
+		}
+	}
+	return best, decided, nil, refused
+}
+
+// sweepTop is the highest measured load of a run and how the capacity notes
+// name it: with the loads planned above it that an incomplete run did not
+// measure (a capacity at the top of what was measured is not at the top of
+// the sweep).
+type sweepTop struct {
+	maxLoad float64
+	above   []float64
+	text    string
+}
+
+// measuredTop is r's sweepTop over groups.
+func measuredTop(r report.Results, groups []Group) sweepTop {
+	var t sweepTop
+	for _, g := range groups {
+		t.maxLoad = max(t.maxLoad, g.Load)
+	}
+	for _, k := range r.RunOrder {
+		if k.OfferedLoadRPS > t.maxLoad && !slices.Contains(t.above, k.OfferedLoadRPS) {
+			t.above = append(t.above, k.OfferedLoadRPS)
+		}
+	}
+	slices.Sort(t.above)
+	t.text = fmt.Sprintf("the highest measured load (%s req/s)", report.Num(t.maxLoad))
+	if len(t.above) > 0 {
+		t.text = fmt.Sprintf("the highest measured load (%s req/s; planned %s req/s not measured)", report.Num(t.maxLoad), report.Nums(t.above))
+	}
+	return t
+}
+
+// capacityGainNote says why arm's capacity gain g over baseline is undefined,
+// unknown or only a lower bound, from the arms' per-repetition capacities
+// (capArm, capBase) and the top of the measured sweep.
+func capacityGainNote(g report.Estimate, groups []Group, top sweepTop, arm, baseline string, capArm, capBase []float64) report.Estimate {
+	switch {
+	case !measuredArm(groups, arm) || !measuredArm(groups, baseline):
+		g.Note = "not measured: no complete cell of " + strings.Join(unmeasuredOf(groups, arm, baseline), " or ") + ", so the capacity gain is undefined"
+	case len(capArm) == 0 || len(capBase) == 0:
+		g.Note = "unknown: an arm's capacity is unknown (no measured load had enough samples to claim the SLO percentile), so the gain is undefined"
+	case g.Note == "baseline mean is 0: ratio undefined":
+		g.Note = "undefined: the baseline met the SLOs at no measured load"
+	case atTop(capArm, top.maxLoad) && atTop(capBase, top.maxLoad):
+		g = report.Estimate{Note: fmt.Sprintf("unknown: both arms met the SLOs at %s: each capacity is at least that, so the gain is unknown; %s", top.text, report.OrText(onlyIf(len(top.above) > 0, "run the planned loads"), "sweep higher loads"))}
+	case atTop(capArm, top.maxLoad):
+		lower := fmt.Sprintf("a lower bound: %s met the SLOs at %s, so its capacity may be higher", arm, top.text)
+		if g.Note != "" {
+			lower = g.Note + "; " + lower
+		}
+		g.Note = lower
+	}
+	return g
 }
 
 // plannedLoads lists the loads r.RunOrder planned for arm, ascending.
