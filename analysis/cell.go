@@ -108,9 +108,43 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 	for _, s := range loadgen.States {
 		c.States[string(s)] = 0
 	}
+	var s cellSamples
+	measured := s.addMeasured(&c, recs)
+	c.FirstError = firstError(measured)
+	win := loadgen.Window(recs)
+	setWindow(&c, win)
+	claims := newClaimCounter(opts.SLO)
+	c.GoodRequests = s.addEnded(&c, measured, win, opts.SLO, claims)
+	if win.Measured {
+		c.ArrivalRateRPS = arrivalRate(measured)
+	}
+	if c.ArrivalRateRPS != nil && len(measured) > 0 {
+		c.GoodputRPS = ptr(*c.ArrivalRateRPS * float64(c.GoodRequests) / float64(len(measured)))
+	}
+	s.setDists(&c, opts)
+	c.SLOClaims = claims.claims(opts.Confidence)
 
-	var ttft, ttftInt, ttfo, itl, tpot, e2e, lag, dispatch []float64
-	var clientLags []time.Duration
+	// The flag is a warning, not a tail claim: loadgen computes it (the same
+	// figures its Summary carries: late sends tested at 99 %, the p99 shown
+	// even where DispatchLag refuses to publish one for want of samples).
+	if len(s.clientLags) > 0 {
+		p99, late, bound := loadgen.ClientBoundFlag(s.clientLags, opts.ClientBoundLag)
+		c.DispatchLagP99ForFlagMs, c.DispatchLateSends, c.ClientBound = ms(p99), late, bound
+	}
+	return c
+}
+
+// cellSamples are one cell's per-request samples (ms) of each distribution
+// BuildCell publishes, and the client lags its client-bound flag tests.
+type cellSamples struct {
+	ttft, ttftInt, ttfo, itl, tpot, e2e, lag, dispatch []float64
+	clientLags                                         []time.Duration
+}
+
+// addMeasured counts recs into c (warm-up records, states, requests queued
+// by the cap, the prompt check) and takes the schedule and dispatch lags of
+// every measured request; it returns the measured (non-warm-up) records.
+func (s *cellSamples) addMeasured(c *report.Cell, recs []loadgen.Record) []*loadgen.Record {
 	var prompts promptChecker
 	measured := make([]*loadgen.Record, 0, len(recs))
 	for i := range recs {
@@ -122,11 +156,11 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 		measured = append(measured, r)
 		c.States[string(r.State)]++
 		if d, ok := r.ScheduleLag(); ok {
-			lag = append(lag, ms(d))
+			s.lag = append(s.lag, ms(d))
 		}
 		if d, ok := loadgen.ClientLag(r); ok {
-			dispatch = append(dispatch, ms(d))
-			clientLags = append(clientLags, d)
+			s.dispatch = append(s.dispatch, ms(d))
+			s.clientLags = append(s.clientLags, d)
 		}
 		if r.QueuedByCap {
 			c.QueuedByCap++
@@ -135,8 +169,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 	}
 	c.PromptCheck = prompts.check()
 	c.PromptMismatches = c.PromptCheck.Mismatches
-	c.FirstError = firstError(measured)
-	win := loadgen.Window(recs)
+	return measured
+}
+
+// setWindow sets c's window figures from win (loadgen.Window), or marks the
+// cell NoMeasuredRequestSent.
+func setWindow(c *report.Cell, win loadgen.WindowFigures) {
 	c.WindowOutputTokens = win.OutputTokens
 	windowS := win.Length().Seconds()
 	if win.Measured {
@@ -147,9 +185,12 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 	} else {
 		c.NotMeasured = NoMeasuredRequestSent
 	}
+}
 
-	var good int
-	claims := newClaimCounter(opts.SLO)
+// addEnded counts the measured requests' tokens into c, takes the latency
+// samples and per-request figures of those that ended ok, feeds claims, and
+// returns how many of them ended inside win meeting every target of slo.
+func (s *cellSamples) addEnded(c *report.Cell, measured []*loadgen.Record, win loadgen.WindowFigures, slo report.SLO, claims *claimCounter) (good int) {
 	for _, r := range measured {
 		c.InputTokens += r.InputTokens
 		c.MultiTokenEvents += r.MultiTokenEvents()
@@ -169,56 +210,48 @@ func BuildCell(recs []loadgen.Record, opts CellOptions) report.Cell {
 		}
 		m := measure(r)
 		claims.add(m)
-		if m.ttftOK {
-			ttft = append(ttft, ms(m.ttft))
-			ttftInt = append(ttftInt, ms(m.ttftIntended))
-		}
-		if m.ttfoOK {
-			ttfo = append(ttfo, ms(m.ttfo))
-		}
-		for _, g := range m.itls {
-			itl = append(itl, ms(g))
-		}
-		if m.tpotOK {
-			tpot = append(tpot, ms(m.tpot))
-		}
-		if m.e2eOK {
-			e2e = append(e2e, ms(m.e2e))
-		}
+		s.add(m)
 		c.Requests = append(c.Requests, requestFigures(r.RequestID, m))
 		inWindow := win.Measured && r.EndAt > 0 && r.EndAt >= win.Start && r.EndAt <= win.End
-		if inWindow && meetsSLO(m, opts.SLO) {
+		if inWindow && meetsSLO(m, slo) {
 			good++
 		}
 	}
-	c.GoodRequests = good
-	if win.Measured {
-		c.ArrivalRateRPS = arrivalRate(measured)
-	}
-	if c.ArrivalRateRPS != nil && len(measured) > 0 {
-		c.GoodputRPS = ptr(*c.ArrivalRateRPS * float64(good) / float64(len(measured)))
-	}
+	return good
+}
 
+// add takes the latency samples of one request that ended ok.
+func (s *cellSamples) add(m requestMetrics) {
+	if m.ttftOK {
+		s.ttft = append(s.ttft, ms(m.ttft))
+		s.ttftInt = append(s.ttftInt, ms(m.ttftIntended))
+	}
+	if m.ttfoOK {
+		s.ttfo = append(s.ttfo, ms(m.ttfo))
+	}
+	for _, g := range m.itls {
+		s.itl = append(s.itl, ms(g))
+	}
+	if m.tpotOK {
+		s.tpot = append(s.tpot, ms(m.tpot))
+	}
+	if m.e2eOK {
+		s.e2e = append(s.e2e, ms(m.e2e))
+	}
+}
+
+// setDists builds c's distributions from the samples (BuildDist; CDF points
+// for TTFT and ITL only).
+func (s *cellSamples) setDists(c *report.Cell, opts CellOptions) {
 	conf := opts.Confidence
-	c.TTFT = BuildDist(ttft, conf, opts.CDFPoints)
-	c.TTFTIntended = BuildDist(ttftInt, conf, 0)
-	c.TTFO = BuildDist(ttfo, conf, 0)
-	c.ITL = BuildDist(itl, conf, opts.CDFPoints)
-	c.TPOT = BuildDist(tpot, conf, 0)
-	c.E2E = BuildDist(e2e, conf, 0)
-	c.ScheduleLag = BuildDist(lag, conf, 0)
-	c.DispatchLag = BuildDist(dispatch, conf, 0)
-
-	c.SLOClaims = claims.claims(opts.Confidence)
-
-	// The flag is a warning, not a tail claim: loadgen computes it (the same
-	// figures its Summary carries: late sends tested at 99 %, the p99 shown
-	// even where DispatchLag refuses to publish one for want of samples).
-	if len(clientLags) > 0 {
-		p99, late, bound := loadgen.ClientBoundFlag(clientLags, opts.ClientBoundLag)
-		c.DispatchLagP99ForFlagMs, c.DispatchLateSends, c.ClientBound = ms(p99), late, bound
-	}
-	return c
+	c.TTFT = BuildDist(s.ttft, conf, opts.CDFPoints)
+	c.TTFTIntended = BuildDist(s.ttftInt, conf, 0)
+	c.TTFO = BuildDist(s.ttfo, conf, 0)
+	c.ITL = BuildDist(s.itl, conf, opts.CDFPoints)
+	c.TPOT = BuildDist(s.tpot, conf, 0)
+	c.E2E = BuildDist(s.e2e, conf, 0)
+	c.ScheduleLag = BuildDist(s.lag, conf, 0)
+	c.DispatchLag = BuildDist(s.dispatch, conf, 0)
 }
 
 // requestFigures is one request's per-request figures (ms; nil where undefined).
