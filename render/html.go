@@ -112,20 +112,65 @@ func buildPage(r report.Results) (htmlPage, error) {
 		p.VerdictLines = append(p.VerdictLines, analysis.VerdictLine(v))
 	}
 	p.CapacitySearch = capacitySearchLines(r)
+	p.Capacity, p.Gains, p.CapacityNote = capacityRows(r)
+	p.Summary = summaryRows(r)
+
+	arms := report.ArmOrder(r)
+	colorOf := map[string]int{}
+	for i, a := range arms {
+		colorOf[a] = i
+	}
+	groups := analysis.GroupCells(r)
+	lat, err := latencySection(r, groups, arms, colorOf, u)
+	if err != nil {
+		return p, err
+	}
+	p.Sections = append(p.Sections, lat)
+	cdfs, err := cdfSections(r, groups, colorOf, u)
+	if err != nil {
+		return p, err
+	}
+	p.Sections = append(p.Sections, cdfs...)
+
+	am, err := amdahlSection(r, colorOf, u)
+	if err != nil {
+		return p, err
+	}
+	p.Sections = append(p.Sections, am)
+	en, err := perLoadSection(r, "energy", "Energy per output token", energyLabel(sim), arms, colorOf, energyPoints)
+	if err != nil {
+		return p, err
+	}
+	p.Sections = append(p.Sections, en)
+	co, err := perLoadSection(r, "cost", "Cost per 1M output tokens", "per 1M output tokens ("+u(costCurrency(r))+")", arms, colorOf, costPoints)
+	if err != nil {
+		return p, err
+	}
+	p.Sections = append(p.Sections, co)
+	return p, nil
+}
+
+// capacityRows are the capacity table's rows, the capacity-gain lines, and
+// the note that replaces both when capacity was not measured.
+func capacityRows(r report.Results) (rows []capacityRow, gains []string, note string) {
 	switch {
 	case r.Stats == nil:
-		p.CapacityNote = "not measured: the results were not analysed"
+		return nil, nil, "not measured: the results were not analysed"
 	case r.Stats.CapacityNotMeasured != "":
-		p.CapacityNote = "not measured: " + r.Stats.CapacityNotMeasured
-	default:
-		for _, c := range r.Stats.Capacity {
-			next := nextLoadText(c)
-			p.Capacity = append(p.Capacity, capacityRow{c.Arm, valueText(c.CapacityRPS), report.Interval(c.CapacityRPS), next, report.Nums(c.PerRepRPS), c.Detail})
-		}
-		for _, g := range r.Stats.CapacityGain {
-			p.Gains = append(p.Gains, fmt.Sprintf("Capacity gain %s/%s: %s", g.Candidate, g.Baseline, report.EstimateText(g.Gain, "×")))
-		}
+		return nil, nil, "not measured: " + r.Stats.CapacityNotMeasured
 	}
+	for _, c := range r.Stats.Capacity {
+		rows = append(rows, capacityRow{c.Arm, valueText(c.CapacityRPS), report.Interval(c.CapacityRPS), nextLoadText(c), report.Nums(c.PerRepRPS), c.Detail})
+	}
+	for _, g := range r.Stats.CapacityGain {
+		gains = append(gains, fmt.Sprintf("Capacity gain %s/%s: %s", g.Candidate, g.Baseline, report.EstimateText(g.Gain, "×")))
+	}
+	return rows, gains, ""
+}
+
+// summaryRows are the per-cell summary table's rows, in report.SortedCells order.
+func summaryRows(r report.Results) []summaryRow {
+	var rows []summaryRow
 	for _, c := range report.SortedCells(r) {
 		row := summaryRow{Arm: c.Arm, Load: report.Num(c.OfferedLoadRPS), Rep: fmt.Sprint(c.Repetition), States: statesText(c.States)}
 		for _, d := range []report.Dist{c.TTFT, c.ITL, c.TPOT, c.E2E} {
@@ -136,16 +181,15 @@ func buildPage(r report.Results) (htmlPage, error) {
 			windowTokens = "not measured"
 		}
 		row.Cells = append(row.Cells, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), goodputText(c)+" ("+goodCount(c)+")")
-		p.Summary = append(p.Summary, row)
+		rows = append(rows, row)
 	}
+	return rows
+}
 
-	arms := report.ArmOrder(r)
-	colorOf := map[string]int{}
-	for i, a := range arms {
-		colorOf[a] = i
-	}
-	groups := analysis.GroupCells(r)
-
+// latencySection charts each arm's TTFT, ITL, TPOT and E2E p50 and p99
+// against offered load (loadPoints), naming the figures no cell supports.
+// u labels a unit (", simulated" on the simulator).
+func latencySection(r report.Results, groups []analysis.Group, arms []string, colorOf map[string]int, u func(string) string) (htmlSection, error) {
 	var undrawn []string
 	lat := htmlSection{ID: "latency", Heading: "Latency against offered load", Note: "Mean over repetitions; bars are the bootstrap interval when there are ≥ 2 repetitions."}
 	for _, m := range []struct{ metric, label string }{{"ttft", "TTFT"}, {"itl", "ITL (per gap)"}, {"tpot", "TPOT"}, {"e2e", "E2E"}} {
@@ -156,7 +200,7 @@ func buildPage(r report.Results) (htmlPage, error) {
 			}
 			before := len(lat.Charts)
 			if err := addChart(&lat, ch); err != nil {
-				return p, err
+				return lat, err
 			}
 			if len(lat.Charts) == before {
 				undrawn = append(undrawn, m.label+" "+stat)
@@ -169,8 +213,13 @@ func buildPage(r report.Results) (htmlPage, error) {
 	if len(lat.Charts) == 0 {
 		lat.NotMeasured = "no latency figure in any cell"
 	}
-	p.Sections = append(p.Sections, lat)
+	return lat, nil
+}
 
+// cdfSections chart the TTFT and ITL CDFs at each offered load, one line per
+// repetition coloured by arm, from the cells' CDF points.
+func cdfSections(r report.Results, groups []analysis.Group, colorOf map[string]int, u func(string) string) ([]htmlSection, error) {
+	var secs []htmlSection
 	for _, m := range []struct{ metric, label string }{{"ttft", "TTFT"}, {"itl", "ITL (per gap)"}} {
 		sec := htmlSection{ID: m.metric + "-cdf", Heading: m.label + " CDF per offered load", Note: "One line per repetition, coloured by arm; from the raw records' CDF points."}
 		for _, load := range report.LoadsOf(r) {
@@ -192,31 +241,15 @@ func buildPage(r report.Results) (htmlPage, error) {
 				}
 			}
 			if err := addChart(&sec, ch); err != nil {
-				return p, err
+				return secs, err
 			}
 		}
 		if len(sec.Charts) == 0 {
 			sec.NotMeasured = "no CDF points in the results (BuildCell keeps them for TTFT and ITL)"
 		}
-		p.Sections = append(p.Sections, sec)
+		secs = append(secs, sec)
 	}
-
-	am, err := amdahlSection(r, colorOf, u)
-	if err != nil {
-		return p, err
-	}
-	p.Sections = append(p.Sections, am)
-	en, err := perLoadSection(r, "energy", "Energy per output token", energyLabel(sim), arms, colorOf, energyPoints)
-	if err != nil {
-		return p, err
-	}
-	p.Sections = append(p.Sections, en)
-	co, err := perLoadSection(r, "cost", "Cost per 1M output tokens", "per 1M output tokens ("+u(costCurrency(r))+")", arms, colorOf, costPoints)
-	if err != nil {
-		return p, err
-	}
-	p.Sections = append(p.Sections, co)
-	return p, nil
+	return secs, nil
 }
 
 func addChart(sec *htmlSection, c chart) error {
