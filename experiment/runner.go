@@ -372,6 +372,8 @@ type runner struct {
 	// without it); cellsOut is CellsFile (nil when not written).
 	kept     *kept
 	cellsOut outFile
+	// simStarts counts each arm's simulator starts (noise seeds, noiseSeed).
+	simStarts map[string]int
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms

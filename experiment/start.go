@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -18,7 +19,15 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 	dir := filepath.Join(r.opt.OutDir, ServersDir, arm.Name)
 	switch r.cfg.Server.Kind {
 	case servers.Sim:
-		return servers.StartSim(ctx, r.simConfig(arm), r.cfg.Amdahl.TargetOp, func(t servers.SimTrueFraction) {
+		cfg := r.simConfig(arm)
+		if cfg.Noise.On() {
+			if r.simStarts == nil {
+				r.simStarts = map[string]int{}
+			}
+			cfg.Noise.Seed = noiseSeed(r.cfg.Seed, cfg.Noise.Seed, arm.Name, r.simStarts[arm.Name])
+			r.simStarts[arm.Name]++
+		}
+		return servers.StartSim(ctx, cfg, r.cfg.Amdahl.TargetOp, func(t servers.SimTrueFraction) {
 			appendServerRecord(r, arm.Name, trueFractionsKey, t)
 		})
 	case servers.Reference:
@@ -92,6 +101,16 @@ func (r *runner) simConfig(arm ArmConfig) sim.Config {
 		cfg.Overrides[op] = f.Factor
 	}
 	return cfg
+}
+
+// noiseSeed is the noise seed of arm's start-th simulator start (0-based):
+// a hash of the run's seed, server.sim.noise.seed, the arm and start, so a
+// run with the same config draws the same noise, every arm and start its
+// own.
+func noiseSeed(runSeed int64, seed uint64, arm string, start int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%d\x00%s\x00%d", runSeed, seed, arm, start)
+	return h.Sum64()
 }
 
 // trueFractionsKey names the simulator's true fractions in a sim arm's

@@ -63,6 +63,10 @@ type SimTrueFraction struct {
 	// StepModel and StepWall are the same over every step of the window.
 	StepModel time.Duration `json:"step_model_ns"`
 	StepWall  time.Duration `json:"step_wall_ns"`
+	// NoiseRunFactor is the noise model's run factor over the window
+	// (sim.Server.NoiseRunFactor; 1 when server.sim.noise is off): the
+	// modelled step times above already include it and each step's jitter.
+	NoiseRunFactor float64 `json:"noise_run_factor"`
 }
 
 // ResetProfile starts a new window of the simulator's profile and truth.
@@ -83,7 +87,7 @@ func (a *SimServer) Profile(_ context.Context, cell report.CellKey, _ []amdahl.I
 	if whole, decode, ok := p.TrueFraction(a.target); ok && a.truth != nil {
 		a.truth(SimTrueFraction{OfferedLoadRPS: cell.OfferedLoadRPS, Repetition: cell.Repetition, Whole: whole, Decode: decode,
 			DecodeSteps: p.DecodeSteps, DecodeStepModel: p.DecodeStepTime, DecodeStepWall: p.DecodeStepWall,
-			StepModel: p.GPUBusy + p.CPUOverhead, StepWall: p.StepWall})
+			StepModel: p.GPUBusy + p.CPUOverhead, StepWall: p.StepWall, NoiseRunFactor: a.Server.NoiseRunFactor()})
 	}
 	fr, err := amdahl.FromTotals(op.Total, p.GPUBusy, p.ActiveWall,
 		amdahl.PhaseTotals(amdahl.PhasePrefill, op.Prefill, p.GPUBusyPrefill, 0),

@@ -34,6 +34,10 @@ type Config struct {
 	// most any kernel for that op could give); an op is either overridden or a
 	// ceiling, not both.
 	Ceilings []string `yaml:"ceilings,omitempty" json:"ceilings,omitempty"`
+	// Noise is the run-to-run noise model (off by default: the deterministic
+	// stand-in). Replay, OpShares and Capacity ignore it: they are the
+	// noiseless truth.
+	Noise NoiseConfig `yaml:"noise" json:"noise"`
 	// TruthCapacity bounds how many requests' ground truth is kept; the oldest
 	// is dropped first. Each costs ≈ 16 B per token plus ≈ 300 B (16384
 	// requests of 265 tokens ≈ 75 MB). Default 16384.
@@ -271,6 +275,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("scheduler.max_catch_up_ms: must be a finite number ≥ 0, got %v", s.MaxCatchUpMs))
 	}
 	positive("truth_capacity", c.TruthCapacity)
+	errs = append(errs, c.Noise.validate()...)
 	keys := make([]string, 0, len(c.Overrides))
 	for k := range c.Overrides {
 		keys = append(keys, k)

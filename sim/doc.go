@@ -8,7 +8,9 @@
 // cost model of a Llama-3-8B-shaped model on an H200-like GPU, plus a fixed
 // per-step CPU overhead (COSTMODEL.md gives every formula and constant with its
 // source). A kernel override is a per-op speedup factor: the op's time is
-// divided by it. Because the engine knows what really happened, it keeps
+// divided by it. An optional, seeded run-to-run noise model (Config.Noise,
+// off by default) multiplies every step's time by a per-cell and a per-step
+// log-normal factor, as two runs on a real GPU differ. Because the engine knows what really happened, it keeps
 // per-request ground truth (arrival, admission, prefill steps, the time each
 // token event was flushed) that transferlab's tests compare measurements with,
 // and a profile (per-op GPU time split prefill/decode, GPU busy time, CPU

@@ -16,8 +16,12 @@ type StepRecord struct {
 	Index int64
 	// Shape is what the step computed (a copy).
 	Shape StepShape
-	// Cost is the cost model's price of Shape.
+	// Cost is the cost model's price of Shape times NoiseFactor: the time the
+	// step was given.
 	Cost StepCost
+	// NoiseFactor is the noise model's F_run · F_step of the step (1 when
+	// Config.Noise is off).
+	NoiseFactor float64
 	// PlannedStart is the step's scheduled start: the later of the previous
 	// step's deadline (while busy) and the arrival of the last request the
 	// step admits, if the step was planned within scheduler.max_catch_up_ms
@@ -61,6 +65,7 @@ func (t *tokenStream) poke() {
 type engine struct {
 	cfg     *Config
 	cm      *CostModel
+	noise   *noise
 	hook    func(StepRecord)
 	catchUp time.Duration
 
@@ -78,6 +83,7 @@ func newEngine(cfg *Config, cm *CostModel, hook func(StepRecord)) *engine {
 	e := &engine{
 		cfg:     cfg,
 		cm:      cm,
+		noise:   newNoise(cfg.Noise),
 		hook:    hook,
 		catchUp: msToDuration(cfg.Scheduler.MaxCatchUpMs),
 		sched:   newScheduler(cfg.Scheduler),
@@ -116,19 +122,28 @@ func (e *engine) finish(q *seq, at time.Time) {
 	e.mu.Unlock()
 }
 
+// noiseRunFactor is the noise model's current F_run.
+func (e *engine) noiseRunFactor() float64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.noise.run
+}
+
 func (e *engine) profile() Profile {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.prof.snapshot(time.Now(), e.cm, e.cfg)
 }
 
-// resetProfile starts a new window and returns the closed one.
+// resetProfile starts a new window and returns the closed one; the noise
+// model draws a new run factor for it.
 func (e *engine) resetProfile() Profile {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := time.Now()
 	p := e.prof.snapshot(now, e.cm, e.cfg)
 	e.prof.reset(now)
+	e.noise.redraw()
 	return p
 }
 
@@ -182,10 +197,10 @@ func (e *engine) run() {
 				}
 			}
 		}
-		cost := e.cm.Step(p.shape)
+		cost, nf := e.noise.apply(e.cm.Step(p.shape))
 		var rec StepRecord
 		if e.hook != nil {
-			rec = StepRecord{Index: p.index, Cost: cost, PlannedAt: planned, Shape: StepShape{
+			rec = StepRecord{Index: p.index, Cost: cost, NoiseFactor: nf, PlannedAt: planned, Shape: StepShape{
 				Prefill:        append([]PrefillChunk(nil), p.shape.Prefill...),
 				DecodeContexts: append([]int(nil), p.shape.DecodeContexts...),
 			}}

@@ -188,8 +188,15 @@ func (s *Server) Close(ctx context.Context) error {
 // Profile returns the engine's accounting since the last reset.
 func (s *Server) Profile() Profile { return s.eng.profile() }
 
-// ResetProfile starts a new profile window and returns the one it closed.
+// ResetProfile starts a new profile window and returns the one it closed;
+// the noise model (Config.Noise) draws a new run factor for the new window.
 func (s *Server) ResetProfile() Profile { return s.eng.resetProfile() }
+
+// NoiseRunFactor is the noise model's current F_run, the factor on every
+// step time since the server started or its profile was last reset
+// (Config.Noise; 1 when off): the per-cell part of the ground truth
+// (StepRecord.NoiseFactor has each step's F_run · F_step).
+func (s *Server) NoiseRunFactor() float64 { return s.eng.noiseRunFactor() }
 
 // Truth returns the ground truth of the latest request sent with X-Request-Id
 // id (a copy; it may still be in flight, see DoneAt).

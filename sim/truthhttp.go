@@ -5,11 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strconv"
 	"time"
 )
 
 // TruthPath is the route of the ground-truth export (GET; see TruthLine).
 const TruthPath = "/v1/truth"
+
+// NoiseRunFactorHeader is the GET /v1/truth response header that carries
+// the server's noise run factor (Server.NoiseRunFactor; "1" when the noise
+// model is off): every token time in the lines already includes it.
+const NoiseRunFactorHeader = "X-Truth-Noise-Run-Factor"
 
 // TruthLine is one line of GET /v1/truth: one request's ground truth as the
 // simulator holds it (Server.Truth), with every time given as integer
@@ -101,6 +107,7 @@ func (s *Server) TruthLines() []TruthLine {
 func (s *Server) serveTruth(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Truth-Clock", "ns since the simulator's creation, monotonic")
+	w.Header().Set(NoiseRunFactorHeader, strconv.FormatFloat(s.NoiseRunFactor(), 'g', -1, 64))
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	for _, l := range s.TruthLines() {
