@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/internal/interrupt"
-	"github.com/transferlab/transferlab/telemetry"
 )
 
 // newRunCmd builds `transferlab run CONFIG`: the main job.
@@ -54,44 +51,13 @@ others run again, and the reports say which cell was measured when.`,
 			return cobra.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				p, err := experiment.ResumeConfigPath(resume)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "resuming %s with the config it was started with: %s\n", resume, p)
-				args = []string{p}
+			q := experiment.RunRequest{Resume: resume, Out: out, OutGiven: cmd.Flags().Changed("out"), Overwrite: overwrite,
+				Sharded: sharding.spec != "", OTel: otel, Now: time.Now()}
+			if len(args) > 0 {
+				q.ConfigPath = args[0]
 			}
-			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
+			run, err := experiment.PrepareRun(cmd.Context(), q, cmd.ErrOrStderr())
 			if err != nil {
-				return err
-			}
-			// Missing GPU software fails here, with exit status 1, before a
-			// server starts or an output folder is made.
-			if err := experiment.Preflight(cmd.Context(), cfg); err != nil {
-				return fmt.Errorf("config %s: %w", args[0], err)
-			}
-			if otel != "" {
-				if cfg.Extra.OTel, err = telemetry.ApplyFlag(cfg.Extra.OTel, otel); err != nil {
-					return fmt.Errorf("--otel: %w", err)
-				}
-			}
-			if cmd.Flags().Changed("out") && out == "" {
-				return errors.New("--out: empty folder name")
-			}
-			if resume != "" {
-				if out != "" || overwrite || sharding.spec != "" {
-					return errors.New("--resume: the resumed run writes into the folder it resumes: not with --out, --overwrite or --shard")
-				}
-				out = resume
-			}
-			if out == "" {
-				out = cfg.Out
-			}
-			if out == "" {
-				out = experiment.DefaultOutDir(strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0])), time.Now())
-			}
-			if err := experiment.CheckOutDir(out, overwrite, resume != ""); err != nil {
 				return err
 			}
 			// --quiet and --json silence progress, never warnings: a cell that
@@ -114,10 +80,10 @@ others run again, and the reports say which cell was measured when.`,
 				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
 				defer cancel()
 			}
-			res, runErr := sharding.run(ctx, cmd, cfg, experiment.Options{
-				ConfigPath: args[0],
-				ConfigRaw:  raw,
-				OutDir:     out,
+			res, runErr := sharding.run(ctx, cmd, run.Config, experiment.Options{
+				ConfigPath: run.ConfigPath,
+				ConfigRaw:  run.Raw,
+				OutDir:     run.OutDir,
 				Command:    append([]string{"transferlab"}, os.Args[1:]...),
 				Log:        log,
 				Warn:       warn,
@@ -133,14 +99,14 @@ others run again, and the reports say which cell was measured when.`,
 					}
 				} else if !quiet {
 					experiment.PrintSummary(cmd.OutOrStdout(), res)
-					printWritten(cmd.OutOrStdout(), out, runErr)
+					printWritten(cmd.OutOrStdout(), run.OutDir, runErr)
 				}
 			}
 			if runErr != nil && res == nil {
 				return runErr // bad input found before anything was measured: exit status 1
 			}
 			if runErr != nil {
-				return &exitError{code: interrupt.Status(cmd.Context(), exitIncomplete), err: fmt.Errorf("run incomplete (what was measured is in %s): %w", out, runErr)}
+				return &exitError{code: interrupt.Status(cmd.Context(), exitIncomplete), err: fmt.Errorf("run incomplete (what was measured is in %s): %w", run.OutDir, runErr)}
 			}
 			return nil
 		},
