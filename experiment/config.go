@@ -484,6 +484,10 @@ func (c Config) Effective() Config {
 	return c
 }
 
+// TracePath is where the run reads the trace: trace.path resolved as path
+// resolves it.
+func (c *Config) TracePath() string { return c.path(c.Trace.Path) }
+
 // path resolves a relative path from the config: against the config file's
 // folder, or, when nothing exists there, against the working folder (the
 // repository root in the README's commands).

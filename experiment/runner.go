@@ -322,7 +322,7 @@ func (s *recordsSink) Add(r *loadgen.Record) error {
 // schedules reads the config's trace (trace.first and trace.clamp_context
 // applied) and builds each offered load's schedule (cellSchedule).
 func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, err error) {
-	base, err = traces.ReadFile(eff.path(eff.Trace.Path), traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
+	base, err = traces.ReadFile(eff.TracePath(), traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
 	if err != nil {
 		return base, nil, err
 	}

@@ -51,11 +51,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 			}
 			if spec.DataClaim == "" {
 				spec.TracePath = cfg.Trace.Path
-				p := cfg.Trace.Path
-				if !filepath.IsAbs(p) {
-					p = filepath.Join(filepath.Dir(args[0]), p)
-				}
-				if spec.Trace, err = os.ReadFile(p); err != nil {
+				if spec.Trace, err = os.ReadFile(cfg.TracePath()); err != nil {
 					return fmt.Errorf("trace.path: %w", err)
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,5 +61,39 @@ func TestK8sJobName(t *testing.T) {
 		if !strings.Contains(out.String(), tc.want) {
 			t.Errorf("config %q: manifest names no object %q...:\n%s", tc.name, tc.want, out.String())
 		}
+	}
+}
+
+// TestK8sTraceFromWorkingFolder: the manifest inlines the trace the run
+// would read, found as run finds it: beside the config, else in the working
+// folder.
+func TestK8sTraceFromWorkingFolder(t *testing.T) {
+	trace, err := os.ReadFile(filepath.Join("..", "..", "configs", "traces", "prefill-heavy-4000in-8out.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.csv"), trace, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "cfg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "cfg", "k.yaml")
+	text := "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: \"http://10.0.0.1:8000\"}}\narms: [{name: baseline}]\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"k8s", cfg, "--shards", "2", "--image", "img:1", "--out-claim", "claim"})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "trace: "+base64.StdEncoding.EncodeToString(trace)) {
+		t.Errorf("manifest does not inline the trace:\n%.500s", out.String())
 	}
 }
