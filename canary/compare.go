@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
@@ -54,6 +55,46 @@ func Provenance(a, b report.Results) []string {
 	return d
 }
 
+// SameRun says how a and b are known to be one run (one results.json given
+// twice, or two copies of it), or "" when they are separate runs: the same
+// created_at, which a run sets once, to the nanosecond, as it starts (a
+// resumed or merged run sets a new one), with nothing in Provenance
+// differing; for files without created_at, every cell of both starting at the
+// same recorded time.
+func SameRun(a, b report.Results) string {
+	if len(Provenance(a, b)) > 0 {
+		return ""
+	}
+	if !a.CreatedAt.IsZero() || !b.CreatedAt.IsZero() {
+		if a.CreatedAt.Equal(b.CreatedAt) {
+			return "both created " + a.CreatedAt.UTC().Format(time.RFC3339Nano)
+		}
+		return ""
+	}
+	if len(a.Cells) == 0 || len(a.Cells) != len(b.Cells) {
+		return ""
+	}
+	for i, c := range a.Cells {
+		d := b.Cells[i]
+		if c.StartedAt == nil || d.StartedAt == nil || !c.StartedAt.Equal(*d.StartedAt) || c.Arm != d.Arm {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no created_at, and all %d cells started at the same recorded times", len(a.Cells))
+}
+
+// sameRunWarning says plainly what comparing one run with itself means,
+// given how SameRun knew (how) and the arms taken from each side.
+func sameRunWarning(how string, opts CompareOptions) string {
+	s := "A and B are the same run (" + how + "), not two runs: "
+	if opts.ArmA == opts.ArmB {
+		return s + "arm " + opts.ArmA + " is compared with itself, so every ratio is exactly 1 by construction (its interval only the resampling's spread around 1) and NO DIFFERENCE here measures nothing. " +
+			"A canary gate (compare --exit-code) given the same run twice passes without testing the canary: give it the production run as A and the canary's own run as B."
+	}
+	return s + "arms " + opts.ArmA + " and " + opts.ArmB + " were measured interleaved in one run, and this comparison resamples them as if they were independent runs; " +
+		"the run's own report compares them paired, against its own A/A resolution, and is the one to read. It is no canary gate: that compares two separate runs."
+}
+
 // serverKinds is the server description of each arm, as recorded.
 func serverKinds(r report.Results) string {
 	keys := slices.Sorted(maps.Keys(r.Manifest.Server))
@@ -87,6 +128,9 @@ type Comparison struct {
 	Results     report.Results `json:"results"`
 	Differences []string       `json:"differences,omitempty"`
 	Forced      bool           `json:"forced,omitempty"`
+	// SameRun says how A and B were found to be one run (SameRun); "" for
+	// two runs. Results.Warnings then opens with what that means.
+	SameRun string `json:"same_run,omitempty"`
 }
 
 // Compare is the canary comparison of two results made from the same trace
@@ -161,7 +205,10 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	// The inputs' own warnings stay in their reports; a cell that lost more
 	// than MaxNotOKShare of its requests is flagged again here, where it
 	// refuses the comparison's figures.
-	out.Warnings = analysis.FailureWarnings(out.Cells)
+	if cmp.SameRun = SameRun(a, b); cmp.SameRun != "" {
+		out.Warnings = append(out.Warnings, sameRunWarning(cmp.SameRun, opts))
+	}
+	out.Warnings = append(out.Warnings, analysis.FailureWarnings(out.Cells)...)
 	if p := Provenance(a, b); len(p) > 0 {
 		out.Warnings = append(out.Warnings, "A and B came from different "+strings.Join(p, "; ")+": a difference measured between them is not the arms' alone")
 	}

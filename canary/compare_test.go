@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transferlab/transferlab/analysis/analysistest"
 	"github.com/transferlab/transferlab/report"
@@ -99,4 +100,69 @@ func TestCompareCarriesEnergyAndCost(t *testing.T) {
 	if r.Amdahl.NotMeasured == "" || r.Validation.NotMeasured == "" || r.Hook.NotMeasured == "" {
 		t.Error("sections not carried into a comparison must say why")
 	}
+}
+
+// TestCompareSaysSameRun: a results.json compared with itself (or a copy)
+// says plainly that A and B are one run and what that means for a canary
+// gate; two runs, even of the same config and commit, do not.
+func TestCompareSaysSameRun(t *testing.T) {
+	t.Parallel()
+	a := analysistest.FixtureResults(t)
+	t.Run("the same arm of one run", func(t *testing.T) {
+		c, err := Compare(a, a, CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(c.SameRun, "both created 2026-11-29T08:00:00Z") {
+			t.Errorf("SameRun = %q", c.SameRun)
+		}
+		if len(c.Results.Warnings) == 0 {
+			t.Fatal("no warning")
+		}
+		w := c.Results.Warnings[0]
+		for _, want := range []string{"A and B are the same run", "compared with itself", "measures nothing", "canary gate (compare --exit-code)", "passes without testing the canary"} {
+			if !strings.Contains(w, want) {
+				t.Errorf("first warning %q lacks %q", w, want)
+			}
+		}
+	})
+	t.Run("two arms of one run", func(t *testing.T) {
+		c, err := Compare(a, a, CompareOptions{ArmB: "candidate"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := c.Results.Warnings[0]; !strings.Contains(w, "the same run") || !strings.Contains(w, "run's own report compares them paired") {
+			t.Errorf("first warning %q", w)
+		}
+	})
+	t.Run("two runs", func(t *testing.T) {
+		b := analysistest.FixtureResults(t)
+		b.CreatedAt = b.CreatedAt.Add(time.Nanosecond)
+		c, err := Compare(a, b, CompareOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.SameRun != "" || slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "same run") }) {
+			t.Errorf("two runs called one: %q %v", c.SameRun, c.Results.Warnings)
+		}
+	})
+	t.Run("no created_at: the cells' start times", func(t *testing.T) {
+		x := analysistest.FixtureResults(t)
+		x.CreatedAt = time.Time{}
+		start := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+		for i := range x.Cells {
+			s := start.Add(time.Duration(i) * time.Minute)
+			x.Cells[i].StartedAt = &s
+		}
+		y := x
+		y.Cells = slices.Clone(x.Cells)
+		if got := SameRun(x, y); !strings.Contains(got, "started at the same recorded times") {
+			t.Errorf("SameRun = %q", got)
+		}
+		s := start.Add(time.Hour)
+		y.Cells[len(y.Cells)-1].StartedAt = &s
+		if got := SameRun(x, y); got != "" {
+			t.Errorf("a cell started at another time: SameRun = %q", got)
+		}
+	})
 }
