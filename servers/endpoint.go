@@ -86,12 +86,9 @@ func (c *CompletionCheck) Problem() string {
 	if c == nil || c.Status/100 == 2 {
 		return ""
 	}
-	got := fmt.Sprintf("answered %d %s", c.Status, http.StatusText(c.Status))
+	got := answered(c.Status, []byte(c.Error))
 	if c.Status == 0 {
-		got = "got no answer"
-	}
-	if c.Error != "" {
-		got += ": " + c.Error
+		got = "got no answer: " + report.OrText(c.Error, "no error recorded")
 	}
 	return fmt.Sprintf("the minimal completion sent before measuring (POST %s, max_tokens 1, not counted) %s; the run goes on, but its requests may fail the same way", c.Path, got)
 }
@@ -149,7 +146,7 @@ func (p *Prober) Describe(ctx context.Context, base string) (Description, error)
 	case st == http.StatusUnauthorized || st == http.StatusForbidden:
 		return d, fmt.Errorf("server %s refused the credentials: GET /v1/models answered %d %s; %s", where, st, http.StatusText(st), p.sentHeaders())
 	case st != http.StatusOK:
-		return d, fmt.Errorf("server %s: GET /v1/models answered %d %s: %s", where, st, http.StatusText(st), clip(body, 200))
+		return d, fmt.Errorf("server %s: GET %s %s", where, urlPath(base, "/v1/models"), answered(st, body))
 	}
 	var doc struct {
 		Data []struct {
@@ -243,6 +240,33 @@ func (p *Prober) CheckCompletion(ctx context.Context, base, model string) (Compl
 		}
 	}
 	return c, nil
+}
+
+// answered is a non-2xx answer for an error message: "answered 404 Not
+// Found with an empty body", or its body's first 200 bytes after a colon.
+// A 404 adds what it usually means: the URL is not the server's root.
+func answered(status int, body []byte) string {
+	s := fmt.Sprintf("answered %d %s", status, http.StatusText(status))
+	if b := clip(body, 200); b != "" {
+		s += ": " + b
+	} else {
+		s += " with an empty body"
+	}
+	if status == http.StatusNotFound {
+		s += " (no such route here: is the URL the server's root, where it serves /v1/…?)"
+	}
+	return s
+}
+
+// urlPath is the path of the URL asked, base's own path included
+// ("/api/v1/models" for base "https://h/api"), without scheme, host,
+// credentials or query: safe to print.
+func urlPath(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return path
+	}
+	return strings.TrimRight(u.Path, "/") + path
 }
 
 func clip(b []byte, n int) string {

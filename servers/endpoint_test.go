@@ -160,3 +160,42 @@ func TestCompletionCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestNon200AnswerSaysBodyAndPath: a server that answers GET /v1/models
+// with 404 and an empty body is an error that says the body was empty and
+// which URL path was asked (the base URL's own path included), with no
+// dangling colon and no credential from the URL; a body is quoted.
+func TestNon200AnswerSaysBodyAndPath(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/teapot/v1/models" {
+			w.WriteHeader(http.StatusTeapot)
+			_, _ = io.WriteString(w, "short and stout\n")
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	p := NewProber(http.Header{"Authorization": {"Bearer sk-SECRET-9"}}, nil, loadgen.EndpointCompletions)
+	base := strings.Replace(srv.URL, "http://", "http://user:pw-SECRET@", 1)
+	_, err := p.Probe(ctx, base+"/api/", "")
+	if err == nil {
+		t.Fatal("want an error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"GET /api/v1/models answered 404 Not Found with an empty body", "server's root"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "Found: ") || strings.HasSuffix(strings.TrimSpace(msg), ":") || strings.Contains(msg, "SECRET") {
+		t.Errorf("dangling colon or a secret: %q", msg)
+	}
+	if _, err := p.Probe(ctx, srv.URL+"/teapot", ""); err == nil || !strings.Contains(err.Error(), "GET /teapot/v1/models answered 418 I'm a teapot: short and stout") {
+		t.Errorf("a body is quoted: %v", err)
+	}
+	c := &CompletionCheck{Path: "/v1/completions", Status: http.StatusNotFound}
+	if got := c.Problem(); !strings.Contains(got, "answered 404 Not Found with an empty body") || strings.Contains(got, "Found: ") {
+		t.Errorf("Problem() = %q", got)
+	}
+}
