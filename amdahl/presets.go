@@ -71,26 +71,14 @@ func TargetPresetNames() string {
 // A profile without target ranges whose kernels it attributes is labelled
 // with the preset's name (Profile.Target), without the by-name-only warning.
 func (p TargetPreset) Options() ([]Option, error) {
-	var sel Option
-	if p.Pattern != "" {
-		re, err := regexp.Compile(p.Pattern)
-		if err != nil {
-			return nil, fmt.Errorf("amdahl: preset %s: %w", p.Name, err)
-		}
-		sel = KernelPattern(re)
-	} else {
-		steps := make([]*regexp.Regexp, len(p.Sequence))
-		for i, expr := range p.Sequence {
-			re, err := regexp.Compile(expr)
-			if err != nil {
-				return nil, fmt.Errorf("amdahl: preset %s step %d: %w", p.Name, i+1, err)
-			}
-			steps[i] = re
-		}
-		sel = KernelSequence(steps)
+	opts, err := KernelNames(p.Pattern, p.Sequence)
+	if err != nil {
+		return nil, fmt.Errorf("amdahl: preset %s: %w", p.Name, err)
 	}
 	return []Option{func(c *attrConfig) {
-		sel(c)
+		for _, o := range opts {
+			o(c)
+		}
 		c.preset = p.Name
 	}}, nil
 }

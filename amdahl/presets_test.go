@@ -57,3 +57,43 @@ func TestCompactKernelName(t *testing.T) {
 		t.Errorf("long name: %q (%d runes), want %d runes ending in …", got, utf8.RuneCountInString(got), maxKernelName)
 	}
 }
+
+// TestKernelNames: a pattern and a sequence each add one option, nothing adds
+// none, and an expression that does not compile is named with its step.
+func TestKernelNames(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		pattern  string
+		sequence []string
+		want     int
+		wantErr  string
+	}{
+		{"none", "", nil, 0, ""},
+		{"pattern", "rms", nil, 1, ""},
+		{"sequence", "", []string{"copy", "pow"}, 1, ""},
+		{"both", "rms", []string{"copy"}, 2, ""},
+		{"bad pattern", "(", nil, 0, "kernel pattern: "},
+		{"bad step", "", []string{"copy", "pow("}, 0, `kernel sequence step 2 ("pow(")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts, err := KernelNames(tc.pattern, tc.sequence)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || len(opts) != tc.want {
+				t.Fatalf("KernelNames = %d options, %v; want %d", len(opts), err, tc.want)
+			}
+			var c attrConfig
+			for _, o := range opts {
+				o(&c)
+			}
+			if (c.pattern != nil) != (tc.pattern != "") || len(c.sequence) != len(tc.sequence) {
+				t.Errorf("options set pattern %v, sequence %v", c.pattern, c.sequence)
+			}
+		})
+	}
+}

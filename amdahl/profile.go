@@ -131,6 +131,35 @@ func KernelSequence(steps []*regexp.Regexp) Option {
 	return func(c *attrConfig) { c.sequence = steps }
 }
 
+// KernelNames are the options that attribute a target by its kernels' names,
+// as a preset, a config or the profile command spells them: pattern, one
+// regexp (KernelPattern), and sequence, one regexp per step in order
+// (KernelSequence); either may be empty, and then adds no option. An error
+// names what did not compile: "kernel pattern: …" or "kernel sequence step i
+// (expr): …", i counted from 1.
+func KernelNames(pattern string, sequence []string) ([]Option, error) {
+	var opts []Option
+	if pattern != "" {
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return nil, fmt.Errorf("kernel pattern: %w", err)
+		}
+		opts = append(opts, KernelPattern(re))
+	}
+	if len(sequence) > 0 {
+		steps := make([]*regexp.Regexp, len(sequence))
+		for i, expr := range sequence {
+			re, err := regexp.Compile(expr)
+			if err != nil {
+				return nil, fmt.Errorf("kernel sequence step %d (%q): %w", i+1, expr, err)
+			}
+			steps[i] = re
+		}
+		opts = append(opts, KernelSequence(steps))
+	}
+	return opts, nil
+}
+
 // PhaseAnnotation maps a range name to a phase. Defaults: "transferlab::prefill"
 // → prefill, "transferlab::decode" → decode, "transferlab::mixed" → mixed.
 // An empty phase removes the mapping.

@@ -104,24 +104,9 @@ func (p ProfileConfig) effective() ProfileConfig {
 
 // options are the attribution options of amdahl's Chrome reader.
 func (p ProfileConfig) options() ([]amdahl.Option, error) {
-	opts := []amdahl.Option{amdahl.TargetAnnotation(p.Annotation)}
-	if len(p.KernelSequence) > 0 {
-		steps := make([]*regexp.Regexp, len(p.KernelSequence))
-		for i, s := range p.KernelSequence {
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return nil, fmt.Errorf("amdahl.profile.kernel_sequence[%d]: %w", i, err)
-			}
-			steps[i] = re
-		}
-		opts = append(opts, amdahl.KernelSequence(steps))
+	names, err := amdahl.KernelNames(p.KernelPattern, p.KernelSequence)
+	if err != nil {
+		return nil, fmt.Errorf("amdahl.profile: %w", err)
 	}
-	if p.KernelPattern != "" {
-		re, err := regexp.Compile(p.KernelPattern)
-		if err != nil {
-			return nil, fmt.Errorf("amdahl.profile.kernel_pattern: %w", err)
-		}
-		opts = append(opts, amdahl.KernelPattern(re))
-	}
-	return opts, nil
+	return append([]amdahl.Option{amdahl.TargetAnnotation(p.Annotation)}, names...), nil
 }

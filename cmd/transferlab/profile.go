@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -54,22 +53,11 @@ func newProfileCmd() *cobra.Command {
 			if err := cfg.SetTarget(target, f, hookWindows); err != nil {
 				return fmt.Errorf("profile: --target %s: %w", target, err)
 			}
-			if pattern != "" {
-				re, err := regexp.Compile(pattern)
-				if err != nil {
-					return fmt.Errorf("profile: --kernel-pattern: %w", err)
-				}
-				cfg.Options = append(cfg.Options, amdahl.KernelPattern(re))
+			names, err := amdahl.KernelNames(pattern, sequence)
+			if err != nil {
+				return fmt.Errorf("profile: --kernel-pattern / --kernel-seq: %w", err)
 			}
-			if len(sequence) > 0 {
-				steps := make([]*regexp.Regexp, len(sequence))
-				for i, expr := range sequence {
-					if steps[i], err = regexp.Compile(expr); err != nil {
-						return fmt.Errorf("profile: --kernel-seq %d (%q): %w", i+1, expr, err)
-					}
-				}
-				cfg.Options = append(cfg.Options, amdahl.KernelSequence(steps))
-			}
+			cfg.Options = append(cfg.Options, names...)
 			for _, p := range phases {
 				name, phase, ok := strings.Cut(p, "=")
 				if !ok || name == "" {
