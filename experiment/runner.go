@@ -156,7 +156,6 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			}
 		}
 	}
-	announceBounds(log, warn, eff, scheds)
 
 	// The validation gate, before any server starts: a candidate whose report
 	// is missing, failing or stale is refused before device time is spent. A
@@ -180,6 +179,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			return nil, lv.scrub.Error(err)
 		}
 	}
+	// Analysis lines only once the servers answer: a run against a dead URL
+	// fails before printing any.
+	announceBounds(log, warn, eff, scheds)
 	unlock, err := claimOutDir(opt.OutDir)
 	if err != nil {
 		return nil, err
