@@ -139,11 +139,7 @@ func serveSim(ctx context.Context, o Options, out io.Writer, in io.Reader) error
 		_ = srv.Close(context.Background())
 		return fmt.Errorf("bench-client: simulator: %w", err)
 	}
-	fmt.Fprintln(out, srv.BaseURL())
-	untilClosed(ctx, in)
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Close(sctx)
+	return srv.ServeChild(ctx, out, in)
 }
 
 // sweepSimConfig is the sweep's simulator config: --sim-config (sim.LoadConfig),

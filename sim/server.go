@@ -185,6 +185,23 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
+// ServeChild is a started server's life as another process's child (a
+// script or a benchmark holding its stdin): it prints the base URL as the
+// first line of out, serves until in closes (the parent is done with it) or
+// ctx ends, then closes the server within 10 s.
+func (s *Server) ServeChild(ctx context.Context, out io.Writer, in io.Reader) error {
+	fmt.Fprintln(out, s.BaseURL())
+	closed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, in); close(closed) }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.Close(sctx)
+}
+
 // Profile returns the engine's accounting since the last reset.
 func (s *Server) Profile() Profile { return s.eng.profile() }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +52,7 @@ func newServeSimCmd() *cobra.Command {
 				return fmt.Errorf("serve-sim: %w", err)
 			}
 			if child {
-				return serveSimChild(cmd.Context(), srv, out, cmd.InOrStdin())
+				return srv.ServeChild(cmd.Context(), out, cmd.InOrStdin())
 			}
 			eff, err := yaml.Marshal(srv.Config())
 			if err != nil {
@@ -77,22 +76,6 @@ func newServeSimCmd() *cobra.Command {
 	f.BoolVar(&child, "child", false, "print only the base URL and stop when stdin closes (for scripts that start serve-sim as a child)")
 	_ = f.MarkHidden("child")
 	return cmd
-}
-
-// serveSimChild is serve-sim's child mode (a script holds its stdin): print
-// the base URL on the first line, serve until in closes (the parent is done)
-// or ctx ends, then close the simulator.
-func serveSimChild(ctx context.Context, srv *sim.Server, out io.Writer, in io.Reader) error {
-	fmt.Fprintln(out, srv.BaseURL())
-	closed := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, in); close(closed) }()
-	select {
-	case <-closed:
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return srv.Close(sctx)
 }
 
 // loadSimConfig reads path (or the defaults) and applies OP=FACTOR overrides.
