@@ -334,9 +334,16 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		est.Low = low
 		return out
 	}
-	est.Value = math.Sqrt(out.PassRPS * out.FailRPS)
 	est.Low, est.High = low, high
 	est.Interval = high > 0
+	wide := out.FailRPS/out.PassRPS-1 > s.RelativePrecision*(1+1e-9)
+	if wide && !slices.ContainsFunc(probes, func(p report.CapacityProbe) bool { return p.Source == "search" }) {
+		// No probe of this arm ran: the sweep's loads bracket it, and a
+		// midpoint of that bracket would be a guess, not a finding.
+		est.Note = fmt.Sprintf("between %s and %s req/s, the sweep's bracket: no search probe ran; %s", num(out.PassRPS), num(out.FailRPS), stopText(stopped))
+		return out
+	}
+	est.Value = math.Sqrt(out.PassRPS * out.FailRPS)
 	if low == 0 {
 		notes = append(notes, "no load was met with the interval's confidence: its lower end is 0")
 	}
@@ -344,7 +351,7 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		est.High = 0
 		notes = append(notes, "no load was missed with the interval's confidence: no upper end")
 	}
-	if stopped != StopBracketed && out.FailRPS/out.PassRPS-1 > s.RelativePrecision*(1+1e-9) {
+	if stopped != StopBracketed && wide {
 		notes = append(notes, fmt.Sprintf("bracket [%s, %s] req/s wider than the precision (%s): %s", num(out.PassRPS), num(out.FailRPS), pctText(s.RelativePrecision), stopText(stopped)))
 	}
 	est.Note = strings.Join(notes, "; ")

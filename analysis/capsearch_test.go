@@ -123,6 +123,19 @@ func TestSearchEnds(t *testing.T) {
 	if !strings.HasPrefix(c.CapacityRPS.Note, "unknown") || !strings.Contains(c.CapacityRPS.Note, "capacity_search.arm_budget") {
 		t.Errorf("budget out: %q", c.CapacityRPS.Note)
 	}
+	// A budget that admitted no probe: the sweep's bracket is said as
+	// such, with no midpoint taken for a capacity.
+	sweep := []report.CapacityProbe{probeAt(rng, always, 10, 100), probeAt(rng, never, 24, 100)}
+	for i := range sweep {
+		sweep[i].Source = "sweep"
+	}
+	c = s.Capacity("a", sweep, "budget: capacity_search.budget = 15s")
+	if c.CapacityRPS.Value != 0 || c.PassRPS != 10 || c.FailRPS != 24 || !strings.HasPrefix(c.CapacityRPS.Note, "between 10 and 24 req/s, the sweep's bracket: no search probe ran; the search's budget ran out (capacity_search.budget = 15s)") {
+		t.Errorf("no probe: %+v", c.CapacityRPS)
+	}
+	if g := Gain(c, c); g.Gain.Value != 0 || !strings.Contains(g.Gain.Note, "no search probe ran") {
+		t.Errorf("gain of unsearched arms: %+v", g.Gain)
+	}
 }
 
 // TestGain: disjoint intervals give a separable gain with its interval;

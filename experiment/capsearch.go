@@ -75,11 +75,31 @@ func (c CapacitySearchConfig) search(slo SLOConfig) analysis.Search {
 	return analysis.Search{MinRPS: c.MinRPS, MaxRPS: c.MaxRPS, RelativePrecision: c.RelativePrecision, Growth: c.Growth, Quantile: slo.Percentile / 100}
 }
 
-// validate names each problem by field (after defaults from the load block).
-func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig) error {
+// validate names each problem by field (after defaults from the load
+// block). declared reports whether the file sets a key of the block: a key
+// set to 0 is refused, since leaving it out is what gives its default (0
+// would otherwise silently mean the default, or no budget).
+func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig, declared func(key string) bool) error {
 	var errs []error
 	bad := func(field, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("capacity_search.%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	for _, z := range []struct {
+		key, unset string
+		zero       bool
+	}{
+		{"relative_precision", "the default, 0.1", c.RelativePrecision == 0},
+		{"growth", "the default, 2", c.Growth == 0},
+		{"min_rps", "the default, half the lowest of load.rates_rps", c.MinRPS == 0},
+		{"max_rps", "the default, four times the highest of load.rates_rps", c.MaxRPS == 0},
+		{"probe_duration", "the default, load.duration", c.ProbeDuration == 0},
+		{"probe_warmup", "the default, load.warmup", c.ProbeWarmup == 0},
+		{"arm_budget", "no budget per arm", c.ArmBudget == 0},
+		{"budget", "no budget for the whole search", c.Budget == 0},
+	} {
+		if z.zero && declared(z.key) {
+			bad(z.key, "set to 0: leave it out for %s", z.unset)
+		}
 	}
 	if slo.TTFTMs <= 0 && slo.TPOTMs <= 0 && slo.E2EMs <= 0 {
 		errs = append(errs, errors.New("capacity_search: needs an SLO target to search for (slo.ttft_ms, slo.tpot_ms or slo.e2e_ms)"))
@@ -141,12 +161,18 @@ func (r *runner) searchArms() []ArmConfig {
 	return out
 }
 
-// sweepProbes are arm's complete sweep cells as search observations.
-func sweepProbes(res *report.Results, arm string) []report.CapacityProbe {
+// sweepProbes are arm's complete sweep cells as search observations. A
+// cell that met the SLO over a span shorter than a probe's (short: its
+// warm-up or duration is shorter) is left out: a load past capacity can
+// meet it over a short span, before its queue has grown; a miss is kept.
+func sweepProbes(res *report.Results, arm string, short bool) []report.CapacityProbe {
 	var out []report.CapacityProbe
 	for _, c := range res.Cells {
 		if c.Arm == arm && c.Incomplete == "" {
 			p := probeOf(c, "sweep")
+			if short && analysis.Met(p.Attainment, res.SLO.Percentile/100) {
+				continue
+			}
 			p.Repetition = c.Repetition
 			out = append(out, p)
 		}
@@ -196,7 +222,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	began := time.Now()
 	var tail time.Duration // the longest drain (probe wall − scheduled span) so far
 	for _, arm := range r.searchArms() {
-		probes := sweepProbes(r.res, arm.Name)
+		probes := sweepProbes(r.res, arm.Name, r.cfg.Load.Warmup < c.ProbeWarmup || r.cfg.Load.Duration < c.ProbeDuration)
 		armBegan := time.Now()
 		stopped := ""
 		for {
@@ -237,12 +263,22 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		a := s.Capacity(arm.Name, probes, stopped)
 		a.ElapsedS = time.Since(armBegan).Seconds()
 		a.Cost = r.costAtCapacity(a)
+		var err error
+		if a.SimTruth, err = r.simCapacityTruth(arm, *c); err != nil {
+			fmt.Fprintf(r.warn, "warning: no simulator truth for the capacity of %s: %v\n", arm.Name, err)
+		}
+		if a.SimTruth != nil {
+			a.SimTruth.Note = truthNote(*a.SimTruth, a.CapacityRPS, c.ProbeWarmup+c.ProbeDuration)
+		}
 		cs.Arms = append(cs.Arms, a)
 		fmt.Fprintf(r.log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))
 	}
 	base := cs.Arms[0]
 	for _, a := range cs.Arms[1:] {
 		g := analysis.Gain(a, base)
+		if a.SimTruth != nil && base.SimTruth != nil && base.SimTruth.RPS() > 0 {
+			g.SimTruth = a.SimTruth.RPS() / base.SimTruth.RPS()
+		}
 		// Costs compare at capacity only when both arms were bracketed: a
 		// budget-cut arm's pass load may lie far below its capacity.
 		if a.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && a.Stopped == analysis.StopBracketed && base.Stopped == analysis.StopBracketed {

@@ -437,7 +437,14 @@ func (c *Config) Validate() error {
 		}
 	}
 	if cs := c.Extra.CapacitySearch; cs != nil {
-		if err := cs.validate(c.Load, c.SLO); err != nil {
+		declared := func(key string) bool {
+			if c.lines == nil {
+				return false
+			}
+			_, ok := c.lines.Line("capacity_search." + key)
+			return ok
+		}
+		if err := cs.validate(c.Load, c.SLO, declared); err != nil {
 			errs = append(errs, err)
 		}
 	}

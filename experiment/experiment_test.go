@@ -54,6 +54,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"energy.period"}},
 		{"capacity search bounds", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nslo: {ttft_ms: 100}\ncapacity_search:\n  max_rps: 1\n  budget: -1s\n",
 			[]string{"capacity_search.budget (line 8)", "capacity_search.max_rps (line 7): must be above min_rps (2 req/s)"}},
+		{"capacity search keys set to 0", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nslo: {ttft_ms: 100}\ncapacity_search:\n  growth: 0\n  budget: 0s\n",
+			[]string{"capacity_search.growth (line 7): set to 0: leave it out for the default, 2", "capacity_search.budget (line 8): set to 0: leave it out for no budget for the whole search"}},
 		{"capacity search without an SLO", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\ncapacity_search: {relative_precision: -0.1}\n",
 			[]string{"capacity_search (line 5): needs an SLO target", "capacity_search.relative_precision"}},
 	}

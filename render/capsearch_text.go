@@ -19,7 +19,7 @@ func CapacityArmText(a report.CapacityArm) string {
 	switch {
 	case e.Value == 0:
 		s = report.OrText(e.Note, "unknown")
-		return s + probesText(a)
+		return s + probesText(a) + truthText(a)
 	case e.Interval:
 		s = report.Num(e.Value) + " req/s [" + report.Num(e.Low) + ", " + report.Num(e.High) + "]"
 	default:
@@ -35,20 +35,40 @@ func CapacityArmText(a report.CapacityArm) string {
 	if len(parts) > 0 {
 		s += "; " + strings.Join(parts, "; ")
 	}
-	return s + probesText(a)
+	return s + probesText(a) + truthText(a)
+}
+
+// truthText is "; the simulator's sustained capacity: 18.0 req/s (…)" for
+// an arm with a simulator's truth, "" otherwise.
+func truthText(a report.CapacityArm) string {
+	t := a.SimTruth
+	if t == nil {
+		return ""
+	}
+	var v string
+	switch {
+	case t.RPS() > 0:
+		v = report.Num(t.RPS()) + " req/s"
+	case t.MetRPS > 0:
+		v = "≥ " + report.Num(t.MetRPS) + " req/s"
+	default:
+		v = "< " + report.Num(t.MissedRPS) + " req/s"
+	}
+	if t.Note != "" {
+		v += ", " + t.Note
+	}
+	return "; the simulator's sustained capacity: " + v
 }
 
 // probesText counts a's probes by source.
 func probesText(a report.CapacityArm) string {
-	search, sweep := 0, map[float64]bool{}
+	sweep := map[float64]bool{}
 	for _, p := range a.Probes {
-		if p.Source == "search" {
-			search++
-		} else {
+		if p.Source != "search" {
 			sweep[p.LoadRPS] = true
 		}
 	}
-	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s)", search, len(sweep), report.OrText(a.Stopped, "not run"))
+	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"))
 }
 
 // CapacitySearchLine is cand's capacity at SLO against the baseline's, as
@@ -61,7 +81,7 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	if cs == nil {
 		return ""
 	}
-	head := "capacity at SLO (" + sloText(cs.SLO) + ", found by search)"
+	head := "capacity at SLO (" + sloText(cs.SLO) + ", " + searchHow(*cs) + ")"
 	if cs.NotRun != "" {
 		return head + ": not searched: " + cs.NotRun
 	}
@@ -97,10 +117,52 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	return s
 }
 
-// capText is an arm's capacity in brief: "gate-up-2x 27.1 [24.0, 36.0] req/s".
+// searchHow says how the capacities were found: "found by search", or,
+// when no arm ran a search probe, that the brackets are the sweep's.
+func searchHow(cs report.CapacitySearch) string {
+	for _, a := range cs.Arms {
+		if searchProbes(a) > 0 {
+			return "found by search"
+		}
+	}
+	return "bracketed by the sweep's loads: no search probe ran"
+}
+
+// searchLead is the capacity section's first sentence (unit: the load's
+// unit as the report writes it).
+func searchLead(cs report.CapacitySearch, unit string) string {
+	if searchHow(cs) != "found by search" {
+		return fmt.Sprintf("Bracketed by the sweep's loads, no search probe ran (each arm's note says why): the highest offered load meeting %s lies between the loads below (%s; interval at %s).", sloText(cs.SLO), unit, report.Pct(cs.Level))
+	}
+	return fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), unit, report.Pct(cs.Level))
+}
+
+// searchProbes counts a's probes the search ran (not the sweep's cells).
+func searchProbes(a report.CapacityArm) int {
+	n := 0
+	for _, p := range a.Probes {
+		if p.Source == "search" {
+			n++
+		}
+	}
+	return n
+}
+
+// capText is an arm's capacity in brief: "gate-up-2x 27.1 [24.0, 36.0]
+// req/s", with the simulator's sustained capacity where known.
 func capText(a report.CapacityArm) string {
+	s := capValueText(a)
+	if t := a.SimTruth; t != nil && t.RPS() > 0 {
+		s += " (simulator's sustained capacity " + report.Num(t.RPS()) + ")"
+	}
+	return s
+}
+
+func capValueText(a report.CapacityArm) string {
 	e := a.CapacityRPS
 	switch {
+	case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
+		return a.Arm + " between " + report.Num(a.PassRPS) + " and " + report.Num(a.FailRPS) + " req/s (" + bracketSource(a) + ")"
 	case e.Value == 0:
 		return a.Arm + " unknown"
 	case e.Interval:
@@ -109,6 +171,14 @@ func capText(a report.CapacityArm) string {
 		return a.Arm + " ≥ " + report.Num(e.Value) + " req/s"
 	}
 	return a.Arm + " " + report.Num(e.Value) + " req/s (no interval)"
+}
+
+// bracketSource says where an unsearched bracket comes from.
+func bracketSource(a report.CapacityArm) string {
+	if searchProbes(a) == 0 {
+		return "the sweep's bracket, no search probe"
+	}
+	return "bracket, not to the precision"
 }
 
 // searchGainText is a searched capacity gain: "1.40× [1.00, 2.32] (not
@@ -122,9 +192,17 @@ func searchGainText(g report.CapacitySearchGain) string {
 		if !g.Separable {
 			s += " (not separable: the arms' capacity intervals overlap)"
 		}
-		return s
+		return s + gainTruthText(g)
 	}
-	return report.Num(g.Gain.Value) + "× (" + report.OrText(g.Gain.Note, "no interval") + ")"
+	return report.Num(g.Gain.Value) + "× (" + report.OrText(g.Gain.Note, "no interval") + ")" + gainTruthText(g)
+}
+
+// gainTruthText is "; the simulator's sustained ratio 1.19×" where known.
+func gainTruthText(g report.CapacitySearchGain) string {
+	if g.SimTruth <= 0 {
+		return ""
+	}
+	return "; the simulator's sustained ratio " + report.Num(g.SimTruth) + "×"
 }
 
 // probeListText lists a's probes in load order: "10 sweep met (sure), 15.5
@@ -173,7 +251,7 @@ func capacitySearchLines(r report.Results) []string {
 	if cs.NotRun != "" {
 		return []string{"Not searched: " + cs.NotRun}
 	}
-	out := []string{fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (req/s; interval at %s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), report.Pct(cs.Level))}
+	out := []string{searchLead(*cs, "req/s")}
 	for _, a := range cs.Arms {
 		out = append(out, a.Arm+": "+CapacityArmText(a)+". Probes (req/s; requests within each target/judged): "+probeListText(a))
 	}

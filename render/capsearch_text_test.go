@@ -91,3 +91,57 @@ func TestCapacitySearchLine(t *testing.T) {
 		t.Error("a run without a search has a search line")
 	}
 }
+
+// TestCapacitySearchLineTruthAndSweepOnly: the simulator's sustained
+// capacity is shown beside each arm's and its ratio beside the gain, with
+// the note when it lies outside the interval; a search whose budget
+// admitted no probe says the brackets are the sweep's, with no midpoint.
+func TestCapacitySearchLineTruthAndSweepOnly(t *testing.T) {
+	t.Parallel()
+	r := searchedResults(true)
+	cs := r.CapacitySearch
+	cs.Arms[0].SimTruth = &report.CapacityTruth{MetRPS: 17.9, MissedRPS: 18.1, Window: "the whole trace", Note: "below the searched interval's low end (18.00 req/s)"}
+	cs.Arms[1].SimTruth = &report.CapacityTruth{MetRPS: 31.9, MissedRPS: 32.1, Window: "the whole trace"}
+	cs.Gains[0].SimTruth = 1.78
+	line := CapacitySearchLine(r, "fast")
+	for _, want := range []string{"fast 34.50 [30.00, 40.00] req/s (simulator's sustained capacity 32.00)", "baseline 20.98 [18.00, 24.00] req/s (simulator's sustained capacity 18.00)", "gain 1.64× [1.25, 2.22]; the simulator's sustained ratio 1.78×"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
+	}
+	if a := CapacityArmText(cs.Arms[0]); !strings.Contains(a, "; the simulator's sustained capacity: 18.00 req/s, below the searched interval's low end") {
+		t.Errorf("arm text %q", a)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "- baseline: the simulator's sustained capacity: 18.00 req/s, below the searched interval's low end (18.00 req/s) (the whole trace)") {
+		t.Errorf("markdown lacks the truth:\n%s", md.String())
+	}
+
+	sweep := searchedResults(true)
+	for i := range sweep.CapacitySearch.Arms {
+		a := &sweep.CapacitySearch.Arms[i]
+		a.Probes = []report.CapacityProbe{{LoadRPS: 10, Source: "sweep", Met: true}, {LoadRPS: 24, Source: "sweep"}}
+		a.PassRPS, a.FailRPS, a.Stopped = 10, 24, "budget: capacity_search.budget = 15s"
+		a.CapacityRPS = report.Estimate{Low: 10, High: 24, Interval: true, Note: "between 10 and 24 req/s, the sweep's bracket: no search probe ran"}
+	}
+	sweep.CapacitySearch.Gains[0].Gain = report.Estimate{Note: "unknown: between 10 and 24 req/s, the sweep's bracket: no search probe ran"}
+	line = CapacitySearchLine(sweep, "fast")
+	for _, want := range []string{"bracketed by the sweep's loads: no search probe ran)", "fast between 10.00 and 24.00 req/s (the sweep's bracket, no search probe) vs baseline between 10.00 and 24.00 req/s"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("sweep-only line %q lacks %q", line, want)
+		}
+	}
+	if strings.Contains(line, "found by search") || strings.Contains(line, "15.49") {
+		t.Errorf("sweep-only line %q claims a search", line)
+	}
+	md.Reset()
+	if err := WriteMarkdown(&md, sweep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "Bracketed by the sweep's loads, no search probe ran") || !strings.Contains(md.String(), "| fast | 10.00–24.00 (the sweep's bracket, no search probe) |") || strings.Contains(md.String(), "Found by search") {
+		t.Errorf("sweep-only markdown:\n%s", md.String())
+	}
+}

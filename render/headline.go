@@ -40,7 +40,7 @@ func capacityHeadline(r report.Results) string {
 	if cs := r.CapacitySearch; cs != nil && cs.NotRun == "" && len(cs.Gains) > 0 {
 		s := make([]string, len(cs.Gains))
 		for i, g := range cs.Gains {
-			s[i] = "capacity at SLO of " + g.Candidate + " vs " + g.Baseline + " (found by search): " + searchGainText(g)
+			s[i] = "capacity at SLO of " + g.Candidate + " vs " + g.Baseline + " (" + searchHow(*cs) + "): " + searchGainText(g)
 		}
 		return strings.Join(s, "; ")
 	}

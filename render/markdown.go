@@ -306,7 +306,7 @@ func (m mdWriter) part(p tablePart) {
 
 // capacitySearch is the capacity section of a run that searched the load.
 func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
-	m.p("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s).\n\n", sloText(cs.SLO), report.Pct(cs.RelativePrecision), m.u("req/s"), report.Pct(cs.Level))
+	m.p("%s\n\n", searchLead(cs, m.u("req/s")))
 	m.p("| arm | capacity (%s) | interval | bracket | cost per 1M output tokens at capacity | search |\n| --- | --- | --- | --- | --- | --- |\n", m.u("req/s"))
 	for _, a := range cs.Arms {
 		e := a.CapacityRPS
@@ -324,6 +324,8 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		}
 		v := "unknown"
 		switch {
+		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
+			v = report.Num(a.PassRPS) + "–" + report.Num(a.FailRPS) + " (" + bracketSource(a) + ")"
 		case e.Value != 0 && a.FailRPS == 0:
 			v = "≥ " + report.Num(e.Value) // no load missed: a lower bound
 		case e.Value != 0:
@@ -337,6 +339,9 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 			m.p("- %s: %s\n", a.Arm, a.CapacityRPS.Note)
 		}
 		m.p("- %s probes (req/s; requests within each target/judged): %s\n", a.Arm, probeListText(a))
+		if t := truthText(a); t != "" {
+			m.p("- %s: %s (%s)\n", a.Arm, strings.TrimPrefix(t, "; "), a.SimTruth.Window)
+		}
 	}
 	m.p("\n")
 	for _, g := range cs.Gains {

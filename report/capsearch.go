@@ -1,5 +1,7 @@
 package report
 
+import "math"
+
 // CapacitySearch is results.json's "capacity_search": each arm's capacity at
 // SLO found by searching the offered load (DESIGN.md "Capacity at SLO"),
 // each candidate's capacity gain, and the cost at capacity. Absent from
@@ -57,6 +59,9 @@ type CapacityArm struct {
 	// Cost is the cost per 1M output tokens at PassRPS (nil: no cost inputs
 	// or no passing load).
 	Cost *CapacityCost `json:"cost,omitempty"`
+	// SimTruth is the simulator's sustained capacity at the SLO for this
+	// arm (nil for another server kind).
+	SimTruth *CapacityTruth `json:"sim_truth,omitempty"`
 }
 
 // CapacityProbe is one measured load of a capacity search.
@@ -118,4 +123,32 @@ type CapacitySearchGain struct {
 	// CostChangePct is the candidate's cost per 1M output tokens at its
 	// capacity against the baseline's at its own, in % (nil: not both).
 	CostChangePct *float64 `json:"cost_change_pct,omitempty"`
+	// SimTruth is the ratio of the arms' simulator's sustained capacities
+	// (CapacityTruth.RPS; 0: not both known).
+	SimTruth float64 `json:"sim_truth,omitempty"`
+}
+
+// CapacityTruth is, on the simulator, an arm's true sustained capacity at
+// the SLO: the schedule's load block replayed over a long window in virtual
+// time (no host noise) at each rate, bisected until the met and missed
+// rates are within TruthPrecision of each other.
+type CapacityTruth struct {
+	// MetRPS is the highest rate found to meet the SLO, MissedRPS the
+	// lowest found to miss it (req/s; 0: none within the bounds searched).
+	MetRPS    float64 `json:"met_rps"`
+	MissedRPS float64 `json:"missed_rps"`
+	// Window says which arrivals were replayed and which were measured.
+	Window string `json:"window"`
+	// Note says where the truth lies against the searched interval when
+	// outside it, and why ("" inside).
+	Note string `json:"note,omitempty"`
+}
+
+// RPS is the truth's point value, √(MetRPS·MissedRPS) (req/s); 0 when a
+// side was not found within the bounds searched.
+func (t CapacityTruth) RPS() float64 {
+	if t.MetRPS <= 0 || t.MissedRPS <= 0 {
+		return 0
+	}
+	return math.Sqrt(t.MetRPS * t.MissedRPS)
 }
