@@ -239,17 +239,35 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	compare := func(k string, num, den Group, metric, stat string) report.Estimate {
 		return compareGroups(bs, k, num, den, metric, stat, !rule.Independent)
 	}
+	// The run-to-run spread per load and metric statistic, pooled over the
+	// blocks of every arm but the baseline (runToRunOf).
+	aaArm := report.AAArm(rule.Baseline)
+	spread := func(load float64, metric, stat string) runToRun {
+		base, ok := byKey[key(rule.Baseline, load)]
+		if !ok {
+			return runToRun{}
+		}
+		var others []Group
+		for _, g := range groups {
+			if g.Load == load && g.Arm != rule.Baseline {
+				others = append(others, g)
+			}
+		}
+		return runToRunOf(others, base, aaArm, metric, stat)
+	}
 	// The A/A replicate against the baseline: the run's resolution per load
 	// and metric statistic, before any candidate is compared.
 	resolutions := map[string]report.Resolution{}
-	aaArm := report.AAArm(rule.Baseline)
 	for _, g := range groups {
 		base, ok := byKey[key(rule.Baseline, g.Load)]
 		if g.Arm != aaArm || !ok {
 			continue
 		}
 		for _, spec := range ratioSpecs {
-			res := resolutionOf(g.Load, spec[0], spec[1], compare(key("aa", g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]))
+			rt := spread(g.Load, spec[0], spec[1])
+			h := rt.halfWidth(len(g.Cells), rule.IntervalLevel)
+			aa := widen(compare(key("aa", g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]), h)
+			res := resolutionOf(g.Load, spec[0], spec[1], aa, h, rt.df)
 			res.Excluded = excludedNote(g, base)
 			resolutions[key(g.Load, spec[0], spec[1])] = res
 			st.Resolution = append(st.Resolution, res)
@@ -271,11 +289,11 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 				continue
 			}
 			for _, spec := range ratioSpecs {
+				h := spread(g.Load, spec[0], spec[1]).halfWidth(len(g.Cells), rule.IntervalLevel)
 				q := report.Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.Load, Metric: spec[0], Stat: spec[1],
-					Value: compare(key("ratio", cand, g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]), Excluded: excludedNote(g, base)}
+					Value: widen(compare(key("ratio", cand, g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]), h), Excluded: excludedNote(g, base)}
 				if res, ok := resolutions[key(g.Load, spec[0], spec[1])]; ok && res.PlusMinus != nil {
 					q.Resolution = res.PlusMinus
-					q.Value = widen(q.Value, res.AA.Value)
 				}
 				st.Ratios = append(st.Ratios, q)
 			}

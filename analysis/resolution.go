@@ -5,34 +5,111 @@ import (
 	"math"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/transferlab/transferlab/report"
 )
 
 // resolutionMethod says how Resolution and the widened ratio intervals are computed.
-const resolutionMethod = "resolution = the farther end from 1 of the 95 % interval of A/A replicate / baseline " +
-	"(the baseline run twice per block, interleaved like the arms, compared request by request as the candidates are); " +
-	"each candidate/baseline interval is widened on both sides by the A/A point offset |ln(A/A)|, " +
-	"the shift between two cells of one unchanged arm that a within-cell interval cannot see"
+const resolutionMethod = "each candidate/baseline interval (request by request, a block bootstrap inside the cells) " +
+	"is widened by the run-to-run spread it cannot see: per load and metric statistic, the log ratio of each block " +
+	"(repetition: the arms interleaved, each cell its own server state) against the baseline's cell of that block, " +
+	"pooled over the A/A replicate (whose true ratio is 1: every block a degree of freedom) and the other arms (each " +
+	"around its own mean), gives a standard deviation s with ν degrees of freedom; an arm with r blocks gets the " +
+	"half-width t(ν) · s / √r (Student t at the interval's level), added to each side's log half-width in quadrature; " +
+	"resolution = the farther end from 1 of the A/A replicate / baseline interval so widened"
 
-// resolutionOf builds the Resolution of aa (the A/A replicate's estimate).
-func resolutionOf(load float64, metric, stat string, aa report.Estimate) report.Resolution {
+// runToRun is the spread of one block's log ratio against the baseline at
+// one load and metric statistic, pooled over the arms (DESIGN.md, "Arms,
+// interleaving, statistics"): s² = (Σ_A/A L_k² + Σ_arms Σ_k (L_k − L̄)²) / ν
+// with ν = R_A/A + Σ_arms (R − 1), L_k = ln(arm_k / baseline_k) of block k.
+// The A/A replicate's blocks count about 0 (it is the baseline), the
+// others' about their mean. It assumes every arm's block ratio spreads
+// alike (the same server, the same noise).
+type runToRun struct {
+	s  float64
+	df int
+}
+
+// runToRunOf pools the blocks of arms (each against base, paired by
+// repetition) at one load; aa names the A/A replicate ("" when none).
+// Blocks whose figure is refused or not positive are skipped.
+func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun {
+	bv, br, _ := base.Values(metric, statName)
+	byRep := map[int]float64{}
+	for i, r := range br {
+		byRep[r] = bv[i]
+	}
+	var ss float64
+	df := 0
+	for _, g := range arms {
+		vals, reps, _ := g.Values(metric, statName)
+		var ls []float64
+		for i, r := range reps {
+			if b, ok := byRep[r]; ok && b > 0 && vals[i] > 0 {
+				ls = append(ls, math.Log(vals[i]/b))
+			}
+		}
+		if g.Arm == aa {
+			for _, l := range ls {
+				ss += l * l
+			}
+			df += len(ls)
+			continue
+		}
+		if len(ls) < 2 {
+			continue
+		}
+		m := stat.Mean(ls, nil)
+		for _, l := range ls {
+			ss += (l - m) * (l - m)
+		}
+		df += len(ls) - 1
+	}
+	if df == 0 {
+		return runToRun{}
+	}
+	return runToRun{s: math.Sqrt(ss / float64(df)), df: df}
+}
+
+// halfWidth is the run-to-run half-width, in log space, of the mean log
+// ratio of an arm with blocks blocks at the interval level: t(ν) · s / √blocks.
+// 0 when nothing was pooled.
+func (v runToRun) halfWidth(blocks int, level float64) float64 {
+	if v.df == 0 || blocks < 1 {
+		return 0
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(v.df)}.Quantile((1 + level) / 2)
+	return t * v.s / math.Sqrt(float64(blocks))
+}
+
+// resolutionOf builds the Resolution of aa (the A/A replicate's estimate,
+// already widened by the run-to-run half-width h, in log space, with df
+// degrees of freedom).
+func resolutionOf(load float64, metric, stat string, aa report.Estimate, h float64, df int) report.Resolution {
 	res := report.Resolution{OfferedLoadRPS: load, Metric: metric, Stat: stat, AA: aa}
 	if aa.Interval {
 		res.PlusMinus = ptr(max(math.Abs(aa.Low-1), math.Abs(aa.High-1)))
 	}
+	if df > 0 {
+		res.RunToRun, res.RunToRunDF = ptr(math.Expm1(h)), df
+	}
 	return res
 }
 
-// widen widens e's interval by the A/A replicate's point offset: by the
-// factor exp(|ln aa|) on each side. An A/A ratio of 1.02 says two cells of
-// the same arm differed by 2 % between them; a candidate's interval over
-// requests inside its own cells cannot see that shift, so it is added.
-func widen(e report.Estimate, aa float64) report.Estimate {
-	if !e.Interval || !(aa > 0) {
+// widen adds the run-to-run half-width h (log space) to each side of e's
+// interval in quadrature: a side at log distance d from the estimate moves
+// to √(d² + h²). The interval inside the cells (a block bootstrap over
+// requests) cannot see a shift shared by every request of a cell; h is that
+// shift's spread from block to block.
+func widen(e report.Estimate, h float64) report.Estimate {
+	if !e.Interval || !(h > 0) || !(e.Value > 0) || !(e.Low > 0) {
 		return e
 	}
-	f := math.Exp(math.Abs(math.Log(aa)))
-	e.Low, e.High = e.Low/f, e.High*f
+	lo, hi := math.Log(e.Value/e.Low), math.Log(e.High/e.Value)
+	e.Low = e.Value * math.Exp(-math.Hypot(lo, h))
+	e.High = e.Value * math.Exp(math.Hypot(hi, h))
 	return e
 }
 

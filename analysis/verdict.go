@@ -39,6 +39,9 @@ func decide(r report.Results, rule report.DecisionRule, cand string) report.Verd
 				v.Outcome, v.DecidingClause = outcome, c.Clause
 				v.Reason = c.Name + ": " + c.Detail
 				v.Summary = verdictSummary(v, c, rule, loads)
+				if outcome == report.VerdictNoDifference {
+					v.Summary += belowResolution(r, cand, loads)
+				}
 				return v
 			}
 		}
@@ -53,6 +56,40 @@ func decide(r report.Results, rule report.DecisionRule, cand string) report.Verd
 	}
 	v.Reason = fmt.Sprintf("%s: %s (every declared clause passed: %s)", v.Clauses[1].Name, v.Clauses[1].Detail, strings.Join(declared, ", "))
 	return v
+}
+
+// belowResolution tells a candidate found no different why, when its Amdahl
+// bound is known (r.Amdahl at the loads clause b compared): "; below
+// resolution: its Amdahl bound 1.0157 (at most 1.5 % faster in service
+// time) is within this run's resolution ±5.8 %", the most it could gain
+// against the narrowest resolution among those loads; or, with a bound above
+// the resolution, that a run of finer resolution (more blocks) could see it.
+// "" when no bound or resolution is known.
+func belowResolution(r report.Results, cand string, loads []classedLoad) string {
+	if r.Amdahl == nil {
+		return ""
+	}
+	bound, res := 0.0, math.Inf(1)
+	for _, l := range loads {
+		if l.class != loadSame || l.ratio.Resolution == nil {
+			continue
+		}
+		for _, a := range r.Amdahl.Loads {
+			if a.Candidate == cand && a.OfferedLoadRPS == l.ratio.OfferedLoadRPS && a.Bound > 0 {
+				bound = max(bound, a.Bound)
+				res = min(res, *l.ratio.Resolution)
+			}
+		}
+	}
+	if bound == 0 || math.IsInf(res, 1) {
+		return ""
+	}
+	gain := 1 - 1/bound
+	b := fmt.Sprintf("its Amdahl bound %.4f (at most %s faster in service time)", bound, report.PctOf(gain))
+	if gain <= res {
+		return "; below resolution: " + b + " is within this run's resolution " + report.ResolutionText(&res)
+	}
+	return "; " + b + " is above this run's resolution " + report.ResolutionText(&res) + ": a run with more blocks (repetitions) may resolve it"
 }
 
 // VerdictLine is a verdict in one line a buyer reads: "cand vs base: " and

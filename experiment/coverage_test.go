@@ -45,7 +45,7 @@ decision:
 // runs the simulator TRANSFERLAB_COVERAGE_RUNS times (skipped when unset:
 // each run takes ~30 s of real time), each with another seed, and counts how
 // often the stated 95 % interval of each candidate/baseline mean ratio (TTFT,
-// TPOT, E2E; request by request, widened by the A/A offset) contains the
+// TPOT, E2E; request by request, widened by the blocks' run-to-run spread) contains the
 // simulator's true ratio (report.TruthRatio, from a virtual-time replay of
 // the same schedule). It fails below 85 %. TRANSFERLAB_COVERAGE_OUT names a
 // file that receives the table; TRANSFERLAB_COVERAGE_FIRST offsets the run

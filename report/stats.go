@@ -60,7 +60,8 @@ type Ratio struct {
 	Stat           string  `json:"stat"`
 	// Value is the ratio with its interval: request by request when both
 	// cells kept per-request figures (Estimate.Requests > 0), over
-	// repetitions otherwise; widened by the A/A offset when Resolution is set.
+	// repetitions otherwise; widened by the run-to-run spread of the blocks
+	// (stats.resolution's run_to_run) when one was pooled.
 	Value Estimate `json:"value"`
 	// Resolution is the run's resolution for this metric statistic at this
 	// load (a fraction: ±Resolution around 1); nil when not measured.
@@ -110,6 +111,12 @@ type Resolution struct {
 	// ratio within 1 ± PlusMinus is no difference this run can detect.
 	// Nil when the A/A comparison has no interval (AA.Note says why).
 	PlusMinus *float64 `json:"plus_minus"`
+	// RunToRun is the run-to-run half-width every ratio at this load and
+	// statistic is widened by, as a fraction (exp(h) − 1 of an arm with as
+	// many blocks as the A/A replicate), from RunToRunDF degrees of freedom
+	// pooled over the blocks; nil when none was pooled (1 repetition, no A/A).
+	RunToRun   *float64 `json:"run_to_run,omitempty"`
+	RunToRunDF int      `json:"run_to_run_df,omitempty"`
 	// Excluded says why the A/A comparison is suspect (a client-bound cell).
 	Excluded string `json:"excluded,omitempty"`
 }

@@ -315,3 +315,26 @@ func FailCell(arm string, load float64, rep, n, failed int) report.Cell {
 
 // Ptr is a pointer to v, for optional figures in hand-made cells.
 func Ptr(v float64) *float64 { return &v }
+
+// BlocksRun is one load of reps interleaved blocks (repetitions) of a
+// baseline, a candidate whose every request takes effect × the baseline's,
+// and the A/A replicate, over one queue series of n requests: each cell's
+// requests are multiplied by its own run factor exp(runSigma · Z) (the
+// simulator's noise model: one draw per cell) and each request by its own
+// 2 % noise. The noiseless candidate/baseline ratio is effect.
+func BlocksRun(rng *rand.Rand, reps, n int, effect, runSigma float64) report.Results {
+	base := QueueSeries(rng, n)
+	aa := report.AAArm("baseline")
+	r := report.Results{Complete: true, Manifest: report.Manifest{ConfigSHA256: "cfg", ArmOrder: []string{"baseline", "cand", aa}}, Trace: report.TraceInfo{SHA256: "tr"}}
+	for rep := range reps {
+		for _, a := range []struct {
+			arm    string
+			effect float64
+		}{{"baseline", 1}, {"cand", effect}, {aa, 1}} {
+			c := pairedCells(rng, a.arm, 4, a.effect*math.Exp(runSigma*rng.NormFloat64()), 0.02, base)
+			c.Repetition = rep
+			r.Cells = append(r.Cells, c)
+		}
+	}
+	return r
+}
