@@ -26,6 +26,12 @@ const (
 	MergedDir = "merged"
 )
 
+// shardGrace is how long a terminated shard pod has to write its results
+// and shard.json (marked incomplete) before it is killed: a merge waiting
+// for the shards stops at that mark (the default 30 s can be too short to
+// write a large shard's records' results and reports).
+const shardGrace = 2 * time.Minute
+
 // maxConfigMapBytes is the API server's limit on one ConfigMap's data (1 MiB).
 const maxConfigMapBytes = 1 << 20
 
@@ -172,9 +178,11 @@ func Objects(s Spec) ([]any, error) {
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: q},
 		}
 	}
+	grace := int64(shardGrace / time.Second)
 	shards := newJob(meta("shards", "shard"), s.Shards, corev1.PodSpec{
-		Containers: []corev1.Container{shardC},
-		Volumes:    []corev1.Volume{dataVolume, outVolume},
+		Containers:                    []corev1.Container{shardC},
+		Volumes:                       []corev1.Volume{dataVolume, outVolume},
+		TerminationGracePeriodSeconds: &grace,
 	})
 	indexed := batchv1.IndexedCompletion
 	shards.Spec.CompletionMode = &indexed
@@ -209,9 +217,15 @@ func Objects(s Spec) ([]any, error) {
 }
 
 // newJob is a Job of n pods run at once (completions = parallelism = n)
-// from pod, labelled as meta. Its pods are never restarted nor retried: a
-// shard started again would start late against the shared timetable and find
-// its folder in use, so a failed shard stays failed and the merge names it.
+// from pod, labelled as meta. Its pods are never restarted nor retried
+// (backoffLimit 0): a shard started again would start late against the
+// shared timetable and find its folder in use, so a failed shard stays failed
+// and the merge names it. With backoffLimit 0 one failed pod also fails the
+// Job, and the Job controller then terminates its other pods (SIGTERM): a
+// merge needs every shard, so their remaining measurement would be wasted;
+// each writes its results marked incomplete and shard.json's ended_early
+// within shardGrace, and the merge's wait stops there (shard.WaitFinished)
+// instead of lasting --merge-wait.
 func newJob(meta metav1.ObjectMeta, n int, pod corev1.PodSpec) *batchv1.Job {
 	count, zero := int32(n), int32(0)
 	pod.RestartPolicy = corev1.RestartPolicyNever

@@ -97,6 +97,15 @@ func TestManifestDecodesStrictly(t *testing.T) {
 	if c.Resources.Limits.Cpu().String() != "2" || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
 		t.Errorf("shard cpu limit %s, restart policy %s", c.Resources.Limits.Cpu(), s.Template.Spec.RestartPolicy)
 	}
+	// One failed shard fails the Job (backoffLimit 0), so the Job controller
+	// terminates the others; each gets time to write its results and
+	// shard.json marked incomplete, where the merge's wait stops.
+	if s.BackoffLimit == nil || *s.BackoffLimit != 0 {
+		t.Errorf("shards Job backoffLimit %v, want 0", s.BackoffLimit)
+	}
+	if g := s.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g < 60 {
+		t.Errorf("shard pods' termination grace %v s: a terminated shard needs time to write its incomplete mark", g)
+	}
 	vols := s.Template.Spec.Volumes
 	if vols[0].ConfigMap == nil || vols[0].ConfigMap.Name != cm.Name || vols[0].ConfigMap.Items[1].Path != "traces/t.csv" {
 		t.Errorf("data volume %+v does not mount the ConfigMap's trace at the config's path", vols[0])

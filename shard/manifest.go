@@ -70,6 +70,11 @@ type Manifest struct {
 	// Finished is true once the run returned and its results were written
 	// (complete or not); a folder without it is from a shard that was killed.
 	Finished bool `json:"finished"`
+	// EndedEarly says why the shard ended without measuring every cell (the
+	// incomplete run's reason: an interrupt, a deadline, a server that died);
+	// "" while it runs and once it completed. A merge needs every shard, so
+	// WaitFinished stops waiting at the first such mark.
+	EndedEarly string `json:"ended_early,omitempty"`
 }
 
 // write saves m into dir atomically.

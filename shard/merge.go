@@ -452,19 +452,20 @@ func sha256Hex(b []byte) string {
 }
 
 // WaitFinished polls dirs every poll until each holds a finished shard.json,
-// ctx ends, or wait passes; it returns nil in every case (Merge then names
-// any shard still unfinished), except for ctx's cancellation.
+// one of them says its shard ended early (Manifest.EndedEarly: the merge
+// needs every shard, so waiting for the others is pointless), ctx ends, or
+// wait passes; it returns nil in every case (Merge then names any shard
+// unfinished or ended early), except for ctx's cancellation.
 func WaitFinished(ctx context.Context, dirs []string, wait, poll time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
-		done := true
+		done, ended := true, false
 		for _, d := range dirs {
-			if m, err := readManifest(d); err != nil || !m.Finished {
-				done = false
-				break
-			}
+			m, err := readManifest(d)
+			done = done && err == nil && m.Finished
+			ended = ended || (err == nil && m.EndedEarly != "")
 		}
-		if done || time.Now().After(deadline) {
+		if done || ended || time.Now().After(deadline) {
 			return nil
 		}
 		t := time.NewTimer(min(poll, time.Until(deadline)+time.Millisecond))

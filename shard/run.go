@@ -155,6 +155,9 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 		errs = append(errs, err)
 	}
 	man.Finished = true
+	if !res.Complete {
+		man.EndedEarly = "incomplete: " + report.OrText(res.IncompleteReason, "no reason recorded")
+	}
 	errs = append(errs, man.write(opt.OutDir))
 	return res, errors.Join(errs...)
 }
