@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,21 +66,44 @@ func (r *runner) writeResults() error {
 // and report.html, each atomically; a file not written is a *FileError.
 func (r *runner) finish() error {
 	r.addSections()
+	err := r.writeResults()
+	return errors.Join(err, r.opt.writeReports(*r.res, r.live.scrubber().Bytes))
+}
+
+// WriteReports writes r into dir (made when missing) as a run writes its
+// own: name (the results as JSON: ResultsFile, or compare.json for a
+// comparison), MarkdownFile and HTMLFile, each atomically and never through
+// a symbolic link already at its path. A file not written is a *FileError;
+// the others are written all the same.
+func WriteReports(dir, name string, r report.Results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	o := Options{OutDir: dir}
+	var b bytes.Buffer
+	err := report.WriteJSON(&b, r)
+	if err != nil {
+		err = &FileError{File: name, Err: err}
+	} else {
+		err = o.writeOut(name, b.Bytes())
+	}
+	return errors.Join(err, o.writeReports(r, func(b []byte) []byte { return b }))
+}
+
+// writeReports writes report.md and report.html of r into the output folder,
+// each passed through scrub; a file not written is a *FileError.
+func (o Options) writeReports(r report.Results, scrub func([]byte) []byte) error {
 	var errs []error
-	if err := r.writeResults(); err != nil {
-		errs = append(errs, err)
-	}
-	var md bytes.Buffer
-	if err := render.WriteMarkdown(&md, *r.res); err != nil {
-		errs = append(errs, &FileError{File: MarkdownFile, Err: err})
-	} else if err := r.opt.writeOut(MarkdownFile, r.live.scrubber().Bytes(md.Bytes())); err != nil {
-		errs = append(errs, err)
-	}
-	var html bytes.Buffer
-	if err := render.WriteHTML(&html, *r.res); err != nil {
-		errs = append(errs, &FileError{File: HTMLFile, Err: err})
-	} else if err := r.opt.writeOut(HTMLFile, r.live.scrubber().Bytes(html.Bytes())); err != nil {
-		errs = append(errs, err)
+	for _, f := range []struct {
+		name  string
+		write func(io.Writer, report.Results) error
+	}{{MarkdownFile, render.WriteMarkdown}, {HTMLFile, render.WriteHTML}} {
+		var b bytes.Buffer
+		if err := f.write(&b, r); err != nil {
+			errs = append(errs, &FileError{File: f.name, Err: err})
+		} else if err := o.writeOut(f.name, scrub(b.Bytes())); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -2,17 +2,15 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/canary"
+	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
@@ -70,8 +68,8 @@ both input files, labelled A and B, with their paths and created times.`,
 				}
 			}
 			if outDir != "" {
-				if err := writeComparison(outDir, c); err != nil {
-					return err
+				if err := experiment.WriteReports(outDir, "compare.json", c.Results); err != nil {
+					return fmt.Errorf("compare --out %s: %w", outDir, err)
 				}
 			}
 			out := cmd.OutOrStdout()
@@ -112,34 +110,6 @@ func writeComparisonJSON(w io.Writer, c canary.Comparison) error {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(c); err != nil {
 		return fmt.Errorf("compare: encoding JSON: %w", err)
-	}
-	return nil
-}
-
-// writeComparison writes compare.json (the analysed Results), report.md and report.html into dir.
-func writeComparison(dir string, c canary.Comparison) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("compare: --out: %w", err)
-	}
-	files := []struct {
-		name  string
-		write func(io.Writer) error
-	}{
-		{"compare.json", func(w io.Writer) error { return report.WriteJSON(w, c.Results) }},
-		{"report.md", func(w io.Writer) error { return render.WriteMarkdown(w, c.Results) }},
-		{"report.html", func(w io.Writer) error { return render.WriteHTML(w, c.Results) }},
-	}
-	for _, f := range files {
-		path := filepath.Join(dir, f.name)
-		fh, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("compare: %w", err)
-		}
-		werr := f.write(fh)
-		cerr := fh.Close()
-		if err := errors.Join(werr, cerr); err != nil {
-			return fmt.Errorf("compare: writing %s: %w", path, err)
-		}
 	}
 	return nil
 }
