@@ -50,16 +50,8 @@ func TestK8sJobName(t *testing.T) {
 		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetErr(&out)
-		root.SetArgs([]string{"k8s", cfg, "--shards", "2", "--image", "img:1", "--out-claim", "claim"})
-		if err := root.Execute(); err != nil {
-			t.Fatalf("%q: %v\n%s", tc.name, err, out.String())
-		}
-		if !strings.Contains(out.String(), tc.want) {
-			t.Errorf("config %q: manifest names no object %q...:\n%s", tc.name, tc.want, out.String())
+		if out := k8sManifest(t, cfg); !strings.Contains(out, tc.want) {
+			t.Errorf("config %q: manifest names no object %q...:\n%s", tc.name, tc.want, out)
 		}
 	}
 }
@@ -85,15 +77,21 @@ func TestK8sTraceFromWorkingFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)
+	if out := k8sManifest(t, cfg); !strings.Contains(out, "trace: "+base64.StdEncoding.EncodeToString(trace)) {
+		t.Errorf("manifest does not inline the trace:\n%.500s", out)
+	}
+}
+
+// k8sManifest is what `transferlab k8s CFG` prints for two shards.
+func k8sManifest(t *testing.T, cfg string) string {
+	t.Helper()
 	root := newRootCmd()
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)
 	root.SetArgs([]string{"k8s", cfg, "--shards", "2", "--image", "img:1", "--out-claim", "claim"})
 	if err := root.Execute(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+		t.Fatalf("k8s %s: %v\n%s", cfg, err, out.String())
 	}
-	if !strings.Contains(out.String(), "trace: "+base64.StdEncoding.EncodeToString(trace)) {
-		t.Errorf("manifest does not inline the trace:\n%.500s", out.String())
-	}
+	return out.String()
 }
