@@ -85,6 +85,25 @@ func TargetPresetHelp() string {
 	return b.String()
 }
 
+// SetServerWindow takes c's active wall time (ActiveWall) from the server's
+// count of the profiled window: the file given, else the one beside the
+// profile at path (ServerWindowBeside). It returns the file read, "" when
+// there is none (the whole profiled span then counts as active).
+func (c *SummaryConfig) SetServerWindow(path, given string) (string, error) {
+	if given == "" {
+		given = ServerWindowBeside(path)
+	}
+	if given == "" {
+		return "", nil
+	}
+	w, err := ReadServerWindow(given)
+	if err != nil {
+		return "", err
+	}
+	c.ActiveWall = w.ActiveWall()
+	return given, nil
+}
+
 // SetTarget sets c's attribution for the target named target in a profile
 // of format f: a preset name (TargetPresets) selects the target's kernels by
 // name (for a hook file, in the profile it is compared with), keeping only

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestReadProfileRefusesHook: a hook timing file is no profile, and an
@@ -36,6 +37,33 @@ func TestServerWindowBeside(t *testing.T) {
 	for _, p := range []string{trace, trace + ".gz"} {
 		if got := ServerWindowBeside(p); got != w {
 			t.Errorf("ServerWindowBeside(%s) = %q, want %q", p, got, w)
+		}
+	}
+}
+
+// TestSetServerWindow: the file given, else the one beside the profile,
+// sets ActiveWall; with neither nothing is set.
+func TestSetServerWindow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.trace.json")
+	var c SummaryConfig
+	if got, err := c.SetServerWindow(trace, ""); got != "" || err != nil || c.ActiveWall != 0 {
+		t.Errorf("no window file: %q, %v, ActiveWall %v", got, err, c.ActiveWall)
+	}
+	beside, given := trace+".window.json", filepath.Join(dir, "other.json")
+	for p, active := range map[string]string{beside: "1.5", given: "2.25"} {
+		if err := os.WriteFile(p, []byte(`{"window_s": 3, "active_s": `+active+`}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		given, want string
+		active      time.Duration
+	}{{"", beside, 1500 * time.Millisecond}, {given, given, 2250 * time.Millisecond}} {
+		var c SummaryConfig
+		if got, err := c.SetServerWindow(trace, tc.given); got != tc.want || err != nil || c.ActiveWall != tc.active {
+			t.Errorf("SetServerWindow(%q) = %q, %v, ActiveWall %v; want %q, %v", tc.given, got, err, c.ActiveWall, tc.want, tc.active)
 		}
 	}
 }

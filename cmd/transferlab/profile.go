@@ -70,17 +70,12 @@ func newProfileCmd() *cobra.Command {
 					return fmt.Errorf("profile: --records: %w", err)
 				}
 			} else if f != amdahl.FormatHook {
-				sw := serverWindow
-				if sw == "" {
-					sw = amdahl.ServerWindowBeside(path)
+				sw, err := cfg.SetServerWindow(path, serverWindow)
+				if err != nil {
+					return fmt.Errorf("profile: %w", err)
 				}
 				if sw != "" {
-					w, err := amdahl.ReadServerWindow(sw)
-					if err != nil {
-						return fmt.Errorf("profile: %w", err)
-					}
-					cfg.ActiveWall = w.ActiveWall()
-					fmt.Fprintf(cmd.ErrOrStderr(), "profile: active wall time %.3f s from %s (server's count)\n", w.ActiveS, sw)
+					fmt.Fprintf(cmd.ErrOrStderr(), "profile: active wall time %.3f s from %s (server's count)\n", cfg.ActiveWall.Seconds(), sw)
 				}
 			}
 			if against != "" {
