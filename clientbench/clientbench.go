@@ -74,10 +74,15 @@ type Options struct {
 	holDuration time.Duration
 	holEvery    int
 	holBytes    int
+	// holLines names the long line's kinds, each checked in the same run:
+	// "comment" (": …", dropped as it arrives) and "data" (one data event
+	// carrying a token).
+	holLines []string
 	// serveLongEvery and serveLongBytes are the fast server's long-line
 	// settings (loadgentest.Config.LongLineEvery/LongLineBytes; child mode).
 	serveLongEvery int
 	serveLongBytes int
+	serveLongData  bool
 	// shutdownGrace is how long the fast-server child lets open streams
 	// finish once told to stop before closing them (0: defaultShutdownGrace).
 	shutdownGrace time.Duration
@@ -147,10 +152,13 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.holDuration, "hol-duration", 5*time.Second, "length of the head-of-line check, per client")
 	f.IntVar(&o.holEvery, "hol-every", 10, "head-of-line check: every this many-th request's stream carries the long line")
 	f.IntVar(&o.holBytes, "hol-bytes", 5<<20, "head-of-line check: the long SSE line's length (bytes)")
+	f.StringSliceVar(&o.holLines, "hol-lines", holLineKinds, "head-of-line check: the long line's kinds, each run in turn: comment (an SSE comment line), data (one data event, a completion chunk whose text fills it)")
 	f.IntVar(&o.serveLongEvery, "serve-long-every", 0, "with --serve-fast: every this many-th request id's stream sends a long comment line (0: none)")
 	f.IntVar(&o.serveLongBytes, "serve-long-bytes", 0, "with --serve-fast: the long line's length (bytes)")
+	f.BoolVar(&o.serveLongData, "serve-long-data", false, "with --serve-fast: the long line is a data event, not a comment")
 	_ = f.MarkHidden("serve-long-every")
 	_ = f.MarkHidden("serve-long-bytes")
+	_ = f.MarkHidden("serve-long-data")
 	f.IntVar(&o.gcPercent, "gc-percent", 0, "set this process's GC percent (debug.SetGCPercent; -1: off), not its children's; 0 leaves GOGC")
 	_ = f.MarkHidden("gc-percent")
 	f.StringVar(&o.serveSim, "serve-sim", "", "run only a simulator on this address (used by bench-client itself)")
@@ -189,7 +197,7 @@ func (e *ExitError) Unwrap() error { return e.Err }
 
 // serveFast is the child mode: serve, print the base URL, stop when stdin closes.
 func serveFast(ctx context.Context, o Options, out io.Writer, in io.Reader) error {
-	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
+	cfg := loadgentest.Config{ITL: o.itl, Tokens: o.tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes, LongLineData: o.serveLongData}
 	if len(o.serverCPUs) > 0 {
 		if _, err := pinProcess(o.serverCPUs); err != nil {
 			return fmt.Errorf("bench-client: flag --server-cpus: %w", err)
@@ -257,7 +265,7 @@ func (f *fastServer) Ready(ctx context.Context) error {
 
 func startFastServer(ctx context.Context, o Options, tokens int, hold bool) (*fastServer, error) {
 	if o.inProcess {
-		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes}
+		cfg := loadgentest.Config{ITL: o.itl, Tokens: tokens, EventsPerWrite: o.eventsPerWrite, LongLineEvery: o.serveLongEvery, LongLineBytes: o.serveLongBytes, LongLineData: o.serveLongData}
 		ch := make(chan struct{})
 		if hold {
 			cfg.Hold = ch
@@ -284,6 +292,9 @@ func startFastServer(ctx context.Context, o Options, tokens int, hold bool) (*fa
 	}
 	if o.serveLongEvery > 0 {
 		args = append(args, "--serve-long-every", fmt.Sprint(o.serveLongEvery), "--serve-long-bytes", fmt.Sprint(o.serveLongBytes))
+		if o.serveLongData {
+			args = append(args, "--serve-long-data")
+		}
 	}
 	if len(o.serverCPUs) > 0 {
 		args = append(args, "--server-cpus", intList(o.serverCPUs))
@@ -676,6 +687,19 @@ func validateBenchClient(o Options) error {
 	if o.holRate != 0 && (o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1) {
 		bad("flags --hol-rate %d / --hol-duration %v / --hol-every %d / --hol-bytes %d: want a rate of 0 (skip) or %d–%d req/s that schedules a request, every ≥ 1, 4 B to 8 MiB",
 			o.holRate, o.holDuration, o.holEvery, o.holBytes, minRateRPS, maxRateRPS)
+	}
+	if o.holRate != 0 {
+		if len(o.holLines) == 0 {
+			bad("flag --hol-lines: name at least one of %s", strings.Join(holLineKinds, ", "))
+		}
+		for _, k := range o.holLines {
+			if !slices.Contains(holLineKinds, k) {
+				bad("flag --hol-lines: unknown kind %q (want some of %s)", k, strings.Join(holLineKinds, ", "))
+			}
+		}
+		if slices.Contains(o.holLines, holLineData) && o.holBytes < loadgentest.LongDataMin {
+			bad("flags --hol-bytes %d / --hol-lines data: a data line needs at least %d bytes", o.holBytes, loadgentest.LongDataMin)
+		}
 	}
 	if len(o.clients) == 0 {
 		bad("flag --clients: name at least one client")

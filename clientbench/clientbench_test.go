@@ -111,8 +111,8 @@ func TestBenchClientSimAndHOL(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("JSON: %v\n%s", err, out)
 	}
-	if rep.Sim == nil || len(rep.Sim.Rows) != 2 || rep.HOL == nil || len(rep.HOL.Rows) != 2 {
-		t.Fatalf("sections: sim %+v, head-of-line %+v; want 2 rows each", rep.Sim, rep.HOL)
+	if rep.Sim == nil || len(rep.Sim.Rows) != 2 || rep.HOL == nil || len(rep.HOL.Rows) != 4 {
+		t.Fatalf("sections: sim %+v, head-of-line %+v; want 2 and 4 rows (2 clients, 2 long line kinds)", rep.Sim, rep.HOL)
 	}
 	for _, r := range rep.Sim.Rows {
 		if r.OK != 4 || r.Scheduled != 4 || r.EventCountMismatch != 0 || r.ITLError.N != 4*(simOutputTokens-1) || r.TTFTError.N != 4 {
@@ -123,10 +123,15 @@ func TestBenchClientSimAndHOL(t *testing.T) {
 	for _, r := range rep.HOL.Rows {
 		// 10 requests (0.5 s at 20 req/s); with every 10th id carrying the line, id 0 alone does.
 		if r.OK != 10 || r.Long != 1 || r.LongOK != 1 || r.GapError.N != 9*(holTokens-1) {
-			t.Errorf("%s head-of-line: ok %d/%d, long %d/%d, gaps %d; want 10/10, 1/1, %d", r.Client, r.OK, r.Scheduled, r.LongOK, r.Long, r.GapError.N, 9*(holTokens-1))
+			t.Errorf("%s head-of-line, %s line: ok %d/%d, long %d/%d, gaps %d; want 10/10, 1/1, %d", r.Client, r.Line, r.OK, r.Scheduled, r.LongOK, r.Long, r.GapError.N, 9*(holTokens-1))
 		}
 		if r.GapErrorDuring.N+r.GapErrorApart.N != r.GapError.N {
-			t.Errorf("%s head-of-line: %d gaps during long lines + %d apart, want all %d", r.Client, r.GapErrorDuring.N, r.GapErrorApart.N, r.GapError.N)
+			t.Errorf("%s head-of-line, %s line: %d gaps during long lines + %d apart, want all %d", r.Client, r.Line, r.GapErrorDuring.N, r.GapErrorApart.N, r.GapError.N)
+		}
+	}
+	for i, want := range []string{"comment", "comment", "data", "data"} {
+		if rep.HOL.Rows[i].Line != want {
+			t.Errorf("head-of-line row %d: line %q, want %q", i, rep.HOL.Rows[i].Line, want)
 		}
 	}
 }

@@ -65,7 +65,9 @@ type simSection struct {
 // holRow is one client's head-of-line figures: token gaps of the streams
 // without a long line, against the server's fixed gap.
 type holRow struct {
-	Client    string `json:"client"`
+	Client string `json:"client"`
+	// Line is the long line's kind: holLineComment or holLineData.
+	Line      string `json:"line"`
 	OK        int    `json:"ok"`
 	Scheduled int    `json:"scheduled"`
 	// LongOK is how many of the streams carrying the long line ended ok.
@@ -76,8 +78,10 @@ type holRow struct {
 	// the long lines caused from above).
 	GapError errStats `json:"gap_error"`
 	// GapErrorDuring and GapErrorApart split GapError's gaps in one run:
-	// those that overlap some long line's time on the wire (its stream's
-	// first token event to its second) and those that overlap none. Both carry the
+	// those that overlap some long line's time on the wire and parse (its
+	// stream's first token event to the next token event after the line:
+	// the second for a comment, the third for a data line, which is itself
+	// the second) and those that overlap none. Both carry the
 	// same server's timer jitter; what Apart lacks is the long lines (the
 	// client reading them and the server writing them), so During − Apart is
 	// what the long lines cost the other streams' stamps.
@@ -86,7 +90,9 @@ type holRow struct {
 }
 
 // holSection is the head-of-line check: every LongEvery-th request's stream
-// carries one SSE comment line of LongBytes right after its first token.
+// carries one SSE line of LongBytes right after its first token, per kind
+// in Lines: a comment line, or a data event (a completion chunk whose text
+// fills it, carrying one token).
 type holSection struct {
 	RateRPS   int      `json:"rate_rps"`
 	DurationS float64  `json:"duration_s"`
@@ -94,6 +100,7 @@ type holSection struct {
 	ITLMs     float64  `json:"server_itl_ms"`
 	LongEvery int      `json:"long_line_every"`
 	LongBytes int      `json:"long_line_bytes"`
+	Lines     []string `json:"long_line_kinds"`
 	Rows      []holRow `json:"rows"`
 }
 
@@ -283,26 +290,37 @@ func benchSimOne(ctx context.Context, o Options, name string, rate int) (row sim
 	return row, nil
 }
 
-// benchHOL runs the head-of-line check per client: a fake server with a
-// fixed token gap, every o.holEvery-th request's stream carrying a
-// o.holBytes comment line after its first token; the other streams' gaps
-// are compared with the server's.
+// The head-of-line check's long line kinds (--hol-lines).
+const (
+	holLineComment = "comment" // ": xxx…": dropped by the reader as it arrives
+	holLineData    = "data"    // "data: {…"text":"xxx…"…}": one event, one token
+)
+
+// holLineKinds are the kinds the check knows, in the order it runs them.
+var holLineKinds = []string{holLineComment, holLineData}
+
+// benchHOL runs the head-of-line check per long line kind and client: a
+// fake server with a fixed token gap, every o.holEvery-th request's stream
+// carrying a o.holBytes line of the kind after its first token; the other
+// streams' gaps are compared with the server's.
 func benchHOL(ctx context.Context, o Options, rep *benchReport, log io.Writer) error {
 	sec := &holSection{RateRPS: o.holRate, DurationS: o.holDuration.Seconds(), Tokens: holTokens, ITLMs: float64(holITL) / 1e6,
-		LongEvery: o.holEvery, LongBytes: o.holBytes}
+		LongEvery: o.holEvery, LongBytes: o.holBytes, Lines: o.holLines}
 	rep.HOL = sec
-	for _, name := range o.clients {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
+	for _, line := range o.holLines {
+		for _, name := range o.clients {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			row, err := benchHOLOne(ctx, o, name, line)
+			if err != nil {
+				return err
+			}
+			sec.Rows = append(sec.Rows, row)
+			fmt.Fprintf(log, "bench-client: %s head-of-line, %s line: %d/%d ok (long lines %d/%d), other streams' gap error p99 %s µs, max %s µs (p99 during long lines %s µs, apart %s µs)\n",
+				name, line, row.OK, row.Scheduled, row.LongOK, row.Long, fmtUs(row.GapError.P99Us), fmtUs(row.GapError.MaxUs),
+				fmtUs(row.GapErrorDuring.P99Us), fmtUs(row.GapErrorApart.P99Us))
 		}
-		row, err := benchHOLOne(ctx, o, name)
-		if err != nil {
-			return err
-		}
-		sec.Rows = append(sec.Rows, row)
-		fmt.Fprintf(log, "bench-client: %s head-of-line: %d/%d ok (long lines %d/%d), other streams' gap error p99 %s µs, max %s µs (p99 during long lines %s µs, apart %s µs)\n",
-			name, row.OK, row.Scheduled, row.LongOK, row.Long, fmtUs(row.GapError.P99Us), fmtUs(row.GapError.MaxUs),
-			fmtUs(row.GapErrorDuring.P99Us), fmtUs(row.GapErrorApart.P99Us))
 	}
 	return nil
 }
@@ -313,14 +331,15 @@ const (
 	holITL    = 20 * time.Millisecond
 )
 
-func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err error) {
-	row.Client = name
+func benchHOLOne(ctx context.Context, o Options, name, line string) (row holRow, err error) {
+	row.Client, row.Line = name, line
 	copts, err := clientOptions(name)
 	if err != nil {
 		return row, err
 	}
 	ho := o
 	ho.itl, ho.eventsPerWrite, ho.serveLongEvery, ho.serveLongBytes = holITL, 1, o.holEvery, o.holBytes
+	ho.serveLongData = line == holLineData
 	srv, err := startFastServer(ctx, ho, holTokens, false)
 	if err != nil {
 		return row, err
@@ -331,14 +350,18 @@ func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err e
 	var keep loadgen.SliceSink
 	sum, err := loadgen.Replay(ctx, srv, s, nil, &keep, append(copts, loadgen.WithTimeout(time.Minute))...)
 	if err != nil {
-		return row, fmt.Errorf("bench-client: %s head-of-line check: %w", name, err)
+		return row, fmt.Errorf("bench-client: %s head-of-line check (%s line): %w", name, line, err)
 	}
 	if !sum.Complete {
-		return row, fmt.Errorf("bench-client: %s head-of-line check: %s", name, sum.IncompleteReason)
+		return row, fmt.Errorf("bench-client: %s head-of-line check (%s line): %s", name, line, sum.IncompleteReason)
 	}
 	row.Scheduled = n
 	var gaps []time.Duration
-	onWire := longWindows(keep.Records, o.holEvery)
+	after := 1 // the token event after the long line: a data line is itself event 1
+	if line == holLineData {
+		after = 2
+	}
+	onWire := longWindows(keep.Records, o.holEvery, after)
 	var during, apart []time.Duration
 	for i := range keep.Records {
 		r := &keep.Records[i]
@@ -375,12 +398,13 @@ func benchHOLOne(ctx context.Context, o Options, name string) (row holRow, err e
 // window is a closed interval of run offsets.
 type window struct{ from, to time.Duration }
 
-// longWindows are the long lines' times on the wire (streams of request ids
-// that are multiples of every): the server writes the line right after the
-// first token event and the next token after it, so from the first token
-// event to the second (to the response's end, or its final time when it
-// failed, for a stream with one event), sorted by start.
-func longWindows(recs []loadgen.Record, every int) []window {
+// longWindows are the long lines' times on the wire and in the reader
+// (streams of request ids that are multiples of every): the server writes
+// the line right after the first token event and the next token after it,
+// so from the first token event to event after (the token event that
+// follows the line; to the response's end, or its final time when it
+// failed, for a stream with fewer events), sorted by start.
+func longWindows(recs []loadgen.Record, every, after int) []window {
 	var ws []window
 	for i := range recs {
 		r := &recs[i]
@@ -388,8 +412,8 @@ func longWindows(recs []loadgen.Record, every int) []window {
 			continue
 		}
 		end := r.EndAt
-		if len(r.Events) > 1 {
-			end = r.Events[1].At
+		if len(r.Events) > after {
+			end = r.Events[after].At
 		} else if end == 0 {
 			end = r.FinalAt
 		}
@@ -459,16 +483,18 @@ func simSpeedupOf(s *simSection) float64 {
 
 // printHOLTable prints the head-of-line check.
 func printHOLTable(out io.Writer, s *holSection) {
-	fmt.Fprintf(out, "\nhead-of-line isolation: %d req/s for %.3g s, %d-token streams %.0f ms apart; every %d-th request's stream carries a %d-byte SSE comment line after its first token;\n"+
-		"gap error = |measured ITL − %.0f ms| over the other streams' gaps (includes the fake server's timer jitter); during / apart: the gaps that overlap a long line's time on the wire (its stream's first to second token event) / those that overlap none, in the same run\n",
+	fmt.Fprintf(out, "\nhead-of-line isolation: %d req/s for %.3g s, %d-token streams %.0f ms apart; every %d-th request's stream carries a %d-byte SSE line after its first token "+
+		"(comment: \": xxx…\"; data: one data event, a completion chunk whose text fills it);\n"+
+		"gap error = |measured ITL − %.0f ms| over the other streams' gaps (includes the fake server's timer jitter); during / apart: the gaps that overlap a long line's time on the wire and in the reader "+
+		"(its stream's first token event to the one after the line) / those that overlap none, in the same run\n",
 		s.RateRPS, s.DurationS, s.Tokens, s.ITLMs, s.LongEvery, s.LongBytes, s.ITLMs)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\tok\tlong-line streams ok\tgaps\tgap err p50 µs\tp99 µs\tmax µs\tduring: gaps\tp50 µs\tp99 µs\tapart: gaps\tp50 µs\tp99 µs\t")
+	fmt.Fprintln(tw, "client\tline\tok\tlong-line streams ok\tgaps\tgap err p50 µs\tp99 µs\tmax µs\tduring: gaps\tp50 µs\tp99 µs\tmax µs\tapart: gaps\tp50 µs\tp99 µs\tmax µs\t")
 	for _, x := range s.Rows {
-		fmt.Fprintf(tw, "%s\t%d/%d\t%d/%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t\n", x.Client, x.OK, x.Scheduled, x.LongOK, x.Long, x.GapError.N,
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t\n", x.Client, x.Line, x.OK, x.Scheduled, x.LongOK, x.Long, x.GapError.N,
 			fmtUs(x.GapError.P50Us), fmtUs(x.GapError.P99Us), fmtUs(x.GapError.MaxUs),
-			x.GapErrorDuring.N, fmtUs(x.GapErrorDuring.P50Us), fmtUs(x.GapErrorDuring.P99Us),
-			x.GapErrorApart.N, fmtUs(x.GapErrorApart.P50Us), fmtUs(x.GapErrorApart.P99Us))
+			x.GapErrorDuring.N, fmtUs(x.GapErrorDuring.P50Us), fmtUs(x.GapErrorDuring.P99Us), fmtUs(x.GapErrorDuring.MaxUs),
+			x.GapErrorApart.N, fmtUs(x.GapErrorApart.P50Us), fmtUs(x.GapErrorApart.P99Us), fmtUs(x.GapErrorApart.MaxUs))
 	}
 	_ = tw.Flush()
 }

@@ -83,8 +83,9 @@ func TestSweepSimConfig(t *testing.T) {
 }
 
 // The head-of-line split: a gap overlapping a long line's time on the wire
-// (its stream's first token event to its second; to the end, or the final
-// time when it failed, with one event) counts as during, any other as apart;
+// (its stream's first token event to the one after the line: its second
+// for a comment, its third for a data line; to the end, or the final time
+// when it failed, with fewer events) counts as during, any other as apart;
 // streams without events open no window.
 func TestLongWindowsOverlap(t *testing.T) {
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
@@ -101,10 +102,14 @@ func TestLongWindowsOverlap(t *testing.T) {
 		{RequestID: 10, Events: ev(50), FinalAt: ms(60)},           // long, failed: [50, 60]
 		{RequestID: 30}, // long, no events: no window
 	}
-	ws := longWindows(recs, 10)
+	ws := longWindows(recs, 10, 1)
 	want := []window{{ms(50), ms(60)}, {ms(100), ms(400)}}
 	if !slices.Equal(ws, want) {
 		t.Fatalf("windows %v, want %v", ws, want)
+	}
+	// A data line is event 1 itself: its window ends at event 2.
+	if got, want := longWindows(recs, 10, 2), []window{{ms(50), ms(60)}, {ms(100), ms(420)}}; !slices.Equal(got, want) {
+		t.Fatalf("data-line windows %v, want %v", got, want)
 	}
 	for _, c := range []struct {
 		a, b int

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -177,6 +178,49 @@ func BenchmarkStreamRequest(b *testing.B) {
 					b.Fatalf("state %s (%s), %d events", rec.State, rec.Error, len(rec.Events))
 				}
 			}
+		})
+	}
+}
+
+// longDataResponse is an HTTP response whose SSE body carries a token event,
+// one data event of size bytes (a completion chunk whose text fills it, as
+// loadgentest's LongLineData sends), a usage chunk and [DONE].
+func longDataResponse(size int) []byte {
+	const head, tail = `data: {"id":"cmpl-0","object":"text_completion","model":"fast","choices":[{"index":0,"text":"`, `","finish_reason":null}]}` + "\n\n"
+	long := head + strings.Repeat("x", size-len(head)-len(tail)) + tail
+	body := `data: {"choices":[{"text":"a"}]}` + "\n\n" + long +
+		`data: {"choices":[{"text":"b","finish_reason":"length"}],"usage":{"prompt_tokens":4,"completion_tokens":3}}` + "\n\ndata: [DONE]\n\n"
+	return []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}
+
+// BenchmarkLongDataEvent measures what one response carrying a long data
+// event costs the reactor's loop, fed as the loop reads it (64 KiB reads):
+// MB/s over the long line, and max-feed-µs, the longest single feed (the
+// time every other stream's reads wait behind this one's).
+func BenchmarkLongDataEvent(b *testing.B) {
+	for _, size := range []int{1 << 20, 5 << 20} {
+		b.Run(strconv.Itoa(size>>20)+"MiB", func(b *testing.B) {
+			raw := longDataResponse(size)
+			cfg := defaultConfig()
+			c := &client{cfg: &cfg, url: "http://x/v1/completions", since: func() time.Duration { return 0 }}
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			var worst time.Duration
+			for i := 0; i < b.N; i++ {
+				var rec Record
+				rs := reqState{runCtx: context.Background()}
+				var r pushResponse
+				r.init(c, &rs, &rec)
+				for off := 0; off < len(raw); off += 64 << 10 {
+					t0 := time.Now()
+					r.feed(raw[off:min(len(raw), off+64<<10)], time.Duration(off+1))
+					worst = max(worst, time.Since(t0))
+				}
+				if rec.State != StateOK || rec.OutputTokens != 3 || len(rec.Events) != 3 {
+					b.Fatalf("state %s (%q), %d tokens, %d events; want ok, 3, 3", rec.State, rec.Error, rec.OutputTokens, len(rec.Events))
+				}
+			}
+			b.ReportMetric(float64(worst.Microseconds()), "max-feed-µs")
 		})
 	}
 }

@@ -176,7 +176,11 @@ func (c *conn) stream(h *head, chat, usage bool, prompt, n int, keep bool) bool 
 	if usage {
 		var buf [160]byte
 		p := append(buf[:0], `data: {"id":"x","choices":[],`...)
-		p = appendUsage(p, prompt, n)
+		extra := 0
+		if long && c.s.cfg.LongLineData {
+			extra = 1 // the long data event's token
+		}
+		p = appendUsage(p, prompt, n+extra)
 		p = append(p, "}\n\n"...)
 		if chunked {
 			b = appendChunk(b, p)

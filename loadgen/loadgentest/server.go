@@ -31,14 +31,30 @@ type Config struct {
 	EventsPerWrite int
 	// LongLineEvery, when > 0, makes every stream whose request id
 	// (loadgen.RequestIDHeader) is a multiple of LongLineEvery send one SSE
-	// comment line of LongLineBytes bytes, with one Write, right after its
+	// line of LongLineBytes bytes (a comment, or a data event with
+	// LongLineData), with one Write, right after its
 	// first token event: a large event for head-of-line measurements (the
 	// other streams' token gaps must not stretch while a client reads it).
 	LongLineEvery int
-	// LongLineBytes is the comment line's length (bytes, its ": " and line
-	// end included; at least 4).
+	// LongLineBytes is the long line's length (bytes, its ": " or "data: "
+	// and line end included; at least 4, or LongDataMin with LongLineData).
 	LongLineBytes int
+	// LongLineData makes the long line one data event instead of a comment:
+	// a completion chunk whose "text" fills it, carrying one more token
+	// (counted in the stream's usage), for measuring what parsing a large
+	// event costs the other streams.
+	LongLineData bool
 }
+
+// LongDataMin is the shortest long data line (bytes): the JSON around its
+// text.
+const LongDataMin = len(longDataHead) + len(longDataTail) + len("data: \n\n")
+
+// The long data line's JSON around its text.
+const (
+	longDataHead = `{"id":"cmpl-0","object":"text_completion","model":"fast","choices":[{"index":0,"text":"`
+	longDataTail = `","finish_reason":null}]}`
+)
 
 // maxEventsPerWrite bounds Config.EventsPerWrite (a group is pre-encoded once).
 const maxEventsPerWrite = 1024
@@ -72,7 +88,7 @@ type Server struct {
 	killOnce sync.Once
 
 	groups [2][2][]byte // [chat][chunked]: EventsPerWrite token events, pre-encoded
-	long   [2][]byte    // [chunked]: the LongLineEvery comment line, pre-encoded
+	long   [2][]byte    // [chunked]: the LongLineEvery line, pre-encoded
 
 	seen       sync.Map // request id → struct{}
 	Duplicates atomic.Int64
@@ -95,6 +111,9 @@ func start(addr string, cfg Config, headTO time.Duration) (*Server, error) {
 	if cfg.LongLineEvery > 0 && cfg.LongLineBytes < 4 {
 		return nil, fmt.Errorf("loadgentest: Config.LongLineBytes %d: want at least 4 with LongLineEvery", cfg.LongLineBytes)
 	}
+	if cfg.LongLineEvery > 0 && cfg.LongLineData && cfg.LongLineBytes < LongDataMin {
+		return nil, fmt.Errorf("loadgentest: Config.LongLineBytes %d: want at least %d with LongLineData", cfg.LongLineBytes, LongDataMin)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("loadgentest: listen %s: %w", addr, err)
@@ -112,6 +131,10 @@ func start(addr string, cfg Config, headTO time.Duration) (*Server, error) {
 	if cfg.LongLineEvery > 0 {
 		raw := bytes.Repeat([]byte{'x'}, cfg.LongLineBytes)
 		raw[0], raw[1], raw[len(raw)-2], raw[len(raw)-1] = ':', ' ', '\n', '\n'
+		if cfg.LongLineData {
+			copy(raw, "data: "+longDataHead)
+			copy(raw[len(raw)-2-len(longDataTail):], longDataTail)
+		}
 		s.long[0], s.long[1] = raw, appendChunk(nil, raw)
 	}
 	s.wg.Add(1)
