@@ -23,18 +23,64 @@ func decodeChunk(data []byte, c *chunk) error {
 	if err := s.chunk(c); err == nil {
 		return nil
 	}
+	return decodeChunkJSON(data, c)
+}
+
+// decodeChunkJSON fills c (reset first) with encoding/json: the authority
+// where the fast scanner gives up.
+func decodeChunkJSON(data []byte, c *chunk) error {
 	c.reset()
 	return json.Unmarshal(data, c)
 }
 
-// scanner is a minimal JSON walker over b.
+// scanner is a minimal JSON walker over b. Offsets it returns (value
+// starts and ends) are the payload's: b is the whole payload, or, for a
+// payload decoded as it arrives (chunkStream), the piece of it that starts
+// at base, and pull moves b on to the bytes that follow (false: the
+// payload ended), src holding every piece for spans that cross pieces.
 type scanner struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	base int
+	pull func() bool
+	src  *pieceStore
+	// broken is set when a streamed literal turned out not to be null
+	// after bytes of it were consumed: the scan then fails (errScan).
+	broken bool
+}
+
+// avail reports whether a byte is at s.i, pulling more of a streamed
+// payload when b is used up; false at the payload's end.
+func (s *scanner) avail() bool {
+	if s.i < len(s.b) {
+		return true
+	}
+	return s.more()
+}
+
+func (s *scanner) more() bool {
+	for s.i >= len(s.b) {
+		if s.pull == nil || s.broken || !s.pull() {
+			return false
+		}
+	}
+	return true
+}
+
+// pos is the payload offset of s.i.
+func (s *scanner) pos() int { return s.base + s.i }
+
+// span returns the payload's bytes [from, to), to ≤ pos; it copies only
+// when they cross pieces of a streamed payload.
+func (s *scanner) span(from, to int) []byte {
+	if from >= s.base {
+		return s.b[from-s.base : to-s.base]
+	}
+	return s.src.span(from, to)
 }
 
 func (s *scanner) ws() {
-	for s.i < len(s.b) {
+	for s.avail() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -47,7 +93,7 @@ func (s *scanner) ws() {
 // peek returns the next non-space byte (0 at end).
 func (s *scanner) peek() byte {
 	s.ws()
-	if s.i >= len(s.b) {
+	if !s.avail() {
 		return 0
 	}
 	return s.b[s.i]
@@ -61,37 +107,99 @@ func (s *scanner) expect(c byte) error {
 	return nil
 }
 
-// str reads a string and returns its raw (still escaped) contents.
-func (s *scanner) str() ([]byte, error) {
+// str reads a string: the payload offsets [from, to) of its raw (still
+// escaped) contents, and whether they hold an escape, an ASCII capital or
+// a non-ASCII byte (fancy: a key with any is left to encoding/json).
+func (s *scanner) str() (from, to int, fancy bool, err error) {
 	if s.peek() != '"' {
-		return nil, errScan
+		return 0, 0, false, errScan
 	}
 	s.i++
-	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '\\':
+	from = s.pos()
+	for {
+		b, i := s.b, s.i
+		for i < len(b) && strBytes[b[i]] == strPlain {
+			i++
+		}
+		s.i = i
+		if !s.avail() {
+			return 0, 0, false, errScan
+		}
+		switch strBytes[s.b[s.i]] {
+		case strPlain: // the first byte of a piece just pulled
+		case strFancy:
+			fancy = true
+			s.i++
+		case strEscape:
+			fancy = true
 			s.i += 2
-		case c == '"':
-			raw := s.b[start:s.i]
+		case strQuote:
+			to = s.pos()
 			s.i++
-			return raw, nil
-		case c < 0x20:
-			return nil, errScan
+			return from, to, fancy, nil
 		default:
-			s.i++
+			return 0, 0, false, errScan
 		}
 	}
-	return nil, errScan
+}
+
+// The classes of a string's bytes for str.
+const (
+	strPlain   = iota
+	strFancy   // an ASCII capital or a non-ASCII byte
+	strEscape  // '\\'
+	strQuote   // '"'
+	strControl // < 0x20: not allowed raw
+)
+
+// strBytes is each byte's class (read-only).
+var strBytes = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c < 0x20:
+			t[c] = strControl
+		case c == '"':
+			t[c] = strQuote
+		case c == '\\':
+			t[c] = strEscape
+		case c >= 0x80 || c >= 'A' && c <= 'Z':
+			t[c] = strFancy
+		}
+	}
+	return t
+}()
+
+// strRaw reads a string and returns its raw (still escaped) contents.
+func (s *scanner) strRaw() ([]byte, error) {
+	from, to, _, err := s.str()
+	if err != nil {
+		return nil, err
+	}
+	return s.span(from, to), nil
 }
 
 // null consumes a null literal if present.
 func (s *scanner) null() bool {
-	if s.peek() == 'n' && len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
-		return true
+	if s.peek() != 'n' {
+		return false
 	}
-	return false
+	if len(s.b)-s.i >= 4 {
+		if string(s.b[s.i:s.i+4]) == "null" {
+			s.i += 4
+			return true
+		}
+		return false
+	}
+	// Near the end of a piece: consume it byte by byte. No caller accepts
+	// a value starting with 'n' other than null, so a mismatch fails the scan.
+	for k := 0; k < 4; k++ {
+		if !s.avail() || s.b[s.i] != "null"[k] {
+			s.broken = true
+			return false
+		}
+		s.i++
+	}
+	return true
 }
 
 // textLen reads a string or null as a textLen (raw length).
@@ -99,11 +207,11 @@ func (s *scanner) textLen() (textLen, error) {
 	if s.null() {
 		return 0, nil
 	}
-	raw, err := s.str()
+	from, to, _, err := s.str()
 	if err != nil {
 		return 0, err
 	}
-	return textLen(len(raw)), nil
+	return textLen(to - from), nil
 }
 
 // int reads a non-negative JSON integer (or null as 0).
@@ -112,15 +220,16 @@ func (s *scanner) int() (int, error) {
 		return 0, nil
 	}
 	s.ws()
-	n, start := 0, s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+	n, digits := 0, 0
+	for s.avail() && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 		n = n*10 + int(s.b[s.i]-'0')
 		s.i++
+		digits++
 	}
-	if s.i == start || s.i-start > 15 {
+	if digits == 0 || digits > 15 {
 		return 0, errScan
 	}
-	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+	if s.avail() && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
 		return 0, errScan
 	}
 	return n, nil
@@ -130,11 +239,11 @@ func (s *scanner) int() (int, error) {
 func (s *scanner) skip() error {
 	switch c := s.peek(); c {
 	case '"':
-		_, err := s.str()
+		_, _, _, err := s.str()
 		return err
 	case '{', '[':
 		depth := 0
-		for s.i < len(s.b) {
+		for s.avail() {
 			switch s.b[s.i] {
 			case '{', '[':
 				depth++
@@ -146,7 +255,7 @@ func (s *scanner) skip() error {
 					return nil
 				}
 			case '"':
-				if _, err := s.str(); err != nil {
+				if _, _, _, err := s.str(); err != nil {
 					return err
 				}
 			default:
@@ -157,33 +266,41 @@ func (s *scanner) skip() error {
 	case 0:
 		return errScan
 	default:
-		start := s.i
-		for s.i < len(s.b) {
-			switch s.b[s.i] {
+		start, num := s.pos(), true
+		for s.avail() {
+			switch c := s.b[s.i]; c {
 			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				if s.i == start {
+				if s.pos() == start {
 					return errScan
 				}
-				return s.literal(s.b[start:s.i])
+				return s.literal(start, num)
+			default:
+				num = num && numByte(c)
 			}
 			s.i++
 		}
-		return s.literal(s.b[start:s.i])
+		return s.literal(start, num)
 	}
 }
 
-// literal accepts true, false, null and numbers (loosely).
-func (s *scanner) literal(b []byte) error {
-	switch string(b) {
-	case "true", "false", "null":
+// literal accepts the bytes from start to s.i if they are true, false,
+// null or a number (loosely: num, every byte one of a number's).
+func (s *scanner) literal(start int, num bool) error {
+	if num {
 		return nil
 	}
-	for _, c := range b {
-		if !(c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
-			return errScan
+	if s.pos()-start <= len("false") {
+		switch string(s.span(start, s.pos())) {
+		case "true", "false", "null":
+			return nil
 		}
 	}
-	return nil
+	return errScan
+}
+
+// numByte reports whether c may appear in a JSON number.
+func numByte(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'
 }
 
 // object walks an object, calling field for each key; field must consume the value.
@@ -199,16 +316,18 @@ func (s *scanner) object(field func(key []byte) error) error {
 		return nil
 	}
 	for {
-		key, err := s.str()
+		from, to, fancy, err := s.str()
 		if err != nil {
 			return err
 		}
-		for _, c := range key {
+		if fancy {
 			// encoding/json matches keys case-insensitively (with Unicode
 			// folding) and unescapes them: leave such keys to it.
-			if c >= 'A' && c <= 'Z' || c >= 0x80 || c == '\\' {
-				return errScan
-			}
+			return errScan
+		}
+		var key []byte // a key longer than any field's is no field's
+		if to-from <= maxKey {
+			key = s.span(from, to)
 		}
 		if err := s.expect(':'); err != nil {
 			return err
@@ -228,6 +347,9 @@ func (s *scanner) object(field func(key []byte) error) error {
 	}
 }
 
+// maxKey is longer than every key the scanner looks for (bytes).
+const maxKey = 32
+
 func (s *scanner) chunk(c *chunk) error {
 	err := s.object(func(key []byte) error {
 		switch string(key) {
@@ -240,21 +362,21 @@ func (s *scanner) chunk(c *chunk) error {
 			if err := s.skip(); err != nil {
 				return err
 			}
-			c.Error = s.b[start:s.i]
+			c.Error = s.span(start, s.pos())
 			return nil
 		case "object":
 			if s.null() {
 				return nil
 			}
-			raw, err := s.str()
-			c.Object = textObject(string(raw) == "error")
+			from, to, _, err := s.str()
+			c.Object = textObject(err == nil && to-from == len("error") && string(s.span(from, to)) == "error")
 			return err
 		case "message":
 			start := s.peekStart()
 			if err := s.skip(); err != nil {
 				return err
 			}
-			c.Message = s.b[start:s.i]
+			c.Message = s.span(start, s.pos())
 			return nil
 		}
 		return s.skip()
@@ -262,15 +384,16 @@ func (s *scanner) chunk(c *chunk) error {
 	if err != nil {
 		return err
 	}
-	if s.peek() != 0 {
+	if s.peek() != 0 || s.broken {
 		return errScan // trailing data
 	}
 	return nil
 }
 
+// peekStart is the payload offset of the next non-space byte.
 func (s *scanner) peekStart() int {
 	s.ws()
-	return s.i
+	return s.pos()
 }
 
 func (s *scanner) choices(c *chunk) error {
@@ -318,7 +441,7 @@ func (s *scanner) choiceField(ch *choice, key []byte) error {
 			return nil
 		}
 		var raw []byte
-		raw, err = s.str()
+		raw, err = s.strRaw()
 		for _, b := range raw {
 			if b == '\\' {
 				return errScan // escaped finish reasons: let encoding/json unescape

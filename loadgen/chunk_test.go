@@ -118,3 +118,40 @@ func FuzzDecodeChunk(f *testing.F) {
 		}
 	})
 }
+
+// TestChunkStreamSplits: every testdata payload and edge case, decoded as
+// it arrives (chunkStream) in pushes of 1 to 8 bytes kept in pieces of 1 to
+// 8 bytes, gives the fast scanner's verdict and chunk over the whole
+// payload: the seams of reads and pieces fall everywhere.
+func TestChunkStreamSplits(t *testing.T) {
+	t.Parallel()
+	payloads := testdataPayloads(t)
+	for _, s := range chunkEdgeCases {
+		payloads = append(payloads, []byte(s))
+	}
+	var d chunkStream
+	defer d.release()
+	for _, data := range payloads {
+		var whole chunk
+		ws := scanner{b: data}
+		werr := ws.chunk(&whole)
+		for piece := 1; piece <= 8; piece++ {
+			for step := 1; step <= 8; step++ {
+				d.begin(piece)
+				for i := 0; i < len(data); i += step {
+					d.push(data[i:min(len(data), i+step)], i+step >= len(data))
+				}
+				if len(data) == 0 {
+					d.push(nil, true)
+				}
+				got, err := d.result()
+				if (err == nil) != (werr == nil) || err == nil && (!sameChunk(got, &whole) || !bytes.Equal(got.Error, whole.Error) || !bytes.Equal(got.Message, whole.Message)) {
+					t.Fatalf("%q in %d-byte pushes, %d-byte pieces: %+v, %v; whole: %+v, %v", data, step, piece, *got, err, whole, werr)
+				}
+				if !bytes.Equal(d.bytes(), data) {
+					t.Fatalf("%q in %d-byte pushes, %d-byte pieces: kept %q", data, step, piece, d.bytes())
+				}
+			}
+		}
+	}
+}

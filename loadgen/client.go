@@ -278,6 +278,7 @@ type streamRead struct {
 
 // finish builds the record's events and output-token count (status 200).
 func (st *streamRead) finish() {
+	st.sse.release()
 	st.rec.Events = st.evs.appendTo(make([]TokenEvent, 0, st.evs.n))
 	setOutputTokens(st.rec, st.u)
 }
@@ -336,25 +337,26 @@ func (st *streamRead) event(ev sseEvent) bool {
 		rec.FirstMessageAt = ev.At
 	}
 	if string(ev.Name) == "error" {
-		st.failEvent("server error event", errorMessage(ev.Data))
+		st.failEvent("server error event", errorMessage(ev.payload()))
 		return true
 	}
-	if string(ev.Data) == "[DONE]" {
+	if ev.long == nil && string(ev.Data) == "[DONE]" {
 		rec.EndAt = ev.At
 		rec.State = StateOK
 		return true
 	}
-	if err := decodeChunk(ev.Data, &st.ch); err != nil {
-		st.failJSON(err, ev.Data)
+	ch, err := st.decode(&ev)
+	if err != nil {
+		st.failJSON(err, ev.payload())
 		return true
 	}
-	if msg := st.ch.errorText(); msg != "" {
+	if msg := ch.errorText(); msg != "" {
 		st.failEvent("server error mid-stream", msg)
 		return true
 	}
 	st.lastAt = ev.At
-	tokens, reasoning := noteChoices(&st.ch, rec)
-	u := st.ch.Usage
+	tokens, reasoning := noteChoices(ch, rec)
+	u := ch.Usage
 	if tokens > 0 {
 		if u.Set && !st.usageGap {
 			// Usage on every chunk so far (vLLM's continuous_usage_stats):
@@ -374,6 +376,23 @@ func (st *streamRead) event(ev sseEvent) bool {
 		st.usageGap = true
 	}
 	return false
+}
+
+// decode returns the event's data decoded as a chunk: decoded as it arrived
+// for a long data line (sseEvent.long), else now, into st.ch.
+func (st *streamRead) decode(ev *sseEvent) (*chunk, error) {
+	if ev.long != nil {
+		if ch, err := ev.long.result(); err == nil {
+			return ch, nil
+		}
+		// The fast scanner gave up: encoding/json decides, on the whole
+		// payload, after its end (chunk_scan.go).
+		data := ev.long.bytes()
+		st.sse.work += int64(len(data))
+		return &st.ch, decodeChunkJSON(data, &st.ch)
+	}
+	st.sse.work += int64(len(ev.Data))
+	return &st.ch, decodeChunk(ev.Data, &st.ch)
 }
 
 // eof ends a stream whose body ended cleanly without [DONE]: ok after a

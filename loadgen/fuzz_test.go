@@ -100,7 +100,8 @@ func sseEvents(t *testing.T, s *sseReader, events []gotEvent) ([]gotEvent, bool)
 		ev, err := s.next()
 		switch {
 		case err == nil:
-			events = append(events, gotEvent{name: string(ev.Name), data: string(ev.Data)})
+			checkStreamed(t, &ev)
+			events = append(events, gotEvent{name: string(ev.Name), data: string(ev.payload())})
 			continue
 		case errors.Is(err, io.EOF):
 			return events, false
@@ -111,6 +112,28 @@ func sseEvents(t *testing.T, s *sseReader, events []gotEvent) ([]gotEvent, bool)
 	}
 }
 
+// checkStreamed checks an event whose data line was decoded as it arrived
+// (sseEvent.long) against the fast scanner over the whole payload: the
+// same verdict and, when it decodes, the same chunk.
+func checkStreamed(t *testing.T, ev *sseEvent) {
+	t.Helper()
+	if ev.long == nil {
+		return
+	}
+	data := ev.payload()
+	var whole chunk
+	s := scanner{b: data}
+	werr := s.chunk(&whole)
+	got, err := ev.long.result()
+	if (err == nil) != (werr == nil) || err == nil && (!sameChunk(got, &whole) || !bytes.Equal(got.Error, whole.Error) || !bytes.Equal(got.Message, whole.Message)) {
+		t.Fatalf("payload %q decoded as it arrived: %+v, %v; whole: %+v, %v", data, *got, err, whole, werr)
+	}
+}
+
+// FuzzSSEReader reads every input through the pull and the push reader,
+// split at the fuzzer's points, with data lines of 6 bytes or more decoded
+// as they arrive in pieces of 1 to 8 bytes (in a run, from 16 KiB in
+// 64 KiB pieces), so the pieces' seams fall everywhere.
 func FuzzSSEReader(f *testing.F) {
 	fuzzing.Budget(f)
 	files, _ := filepath.Glob(filepath.Join("testdata", "sse", "*.txt"))
@@ -137,6 +160,12 @@ func FuzzSSEReader(f *testing.F) {
 		}
 		cr := &chunkReader{chunks: chunks}
 		pull := newSSEReader(cr, func() time.Duration { return cr.now }, make([]byte, 16))
+		piece := 1
+		if len(cut) > 0 {
+			piece += int(cut[0] % 8)
+		}
+		pull.longMin, pull.longPiece = 6, piece
+		defer pull.release()
 		got, trunc := sseEvents(t, pull, nil)
 		if !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) || trunc != wantTrunc {
 			t.Fatalf("pull reader: events %+v truncated %t; the spec gives %+v truncated %t", got, trunc, want, wantTrunc)
@@ -144,6 +173,8 @@ func FuzzSSEReader(f *testing.F) {
 
 		// Push: feed and parse, as the reactor does, then the end of stream.
 		push := newSSEReader(nil, nil, make([]byte, 16))
+		push.longMin, push.longPiece = 6, piece
+		defer push.release()
 		got = got[:0]
 		for i, p := range parts {
 			if err := push.feed(p, time.Duration(i)); err != nil {
@@ -154,7 +185,8 @@ func FuzzSSEReader(f *testing.F) {
 				if !ok {
 					break
 				}
-				got = append(got, gotEvent{name: string(ev.Name), data: string(ev.Data)})
+				checkStreamed(t, &ev)
+				got = append(got, gotEvent{name: string(ev.Name), data: string(ev.payload())})
 			}
 		}
 		push.err = io.EOF

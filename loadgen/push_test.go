@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -58,5 +59,56 @@ func TestPushResponseSplits(t *testing.T) {
 				t.Errorf("%s, %d-byte pieces: %d output tokens, want 2", tc.name, step, rec.OutputTokens)
 			}
 		}
+	}
+}
+
+// TestLongDataLineSpreadOverReads: a response carrying one 1 MiB data event
+// (a chunk whose text fills it), fed as the reactor reads it, 64 KiB at a
+// time. The reader's work (bytes copied or decoded, each read's own
+// included) on any one read stays within a few times the read's size, so
+// no read holds up the loop, and so the other streams' stamps, for the
+// whole line (before, the read carrying the line's end copied and decoded
+// all of it: 2.1 MB of work for a 64 KiB read). The record is the one the
+// response gives fed whole.
+func TestLongDataLineSpreadOverReads(t *testing.T) {
+	t.Parallel()
+	const read = 64 << 10
+	raw := longDataResponse(1 << 20)
+	cfg := defaultConfig()
+	c := &client{cfg: &cfg, url: "http://x/v1/completions", since: func() time.Duration { return 0 }}
+	run := func(step int) (Record, int64) {
+		var rec Record
+		rs := reqState{runCtx: context.Background()}
+		var r pushResponse
+		r.init(c, &rs, &rec)
+		var worst, last int64
+		for i := 0; i < len(raw); i += step {
+			r.feed(raw[i:min(len(raw), i+step)], time.Duration(i/step+1))
+			if r.st != nil {
+				worst, last = max(worst, r.st.sse.work-last), r.st.sse.work
+			}
+		}
+		if !r.ended() {
+			r.eof(time.Duration(len(raw)))
+		}
+		return rec, worst
+	}
+	whole, _ := run(len(raw))
+	rec, worst := run(read)
+	if limit := int64(4 * read); worst > limit {
+		t.Errorf("one %d-byte read cost the reader %d bytes of work (copied or decoded), over %d: the long line is handled in one step", read, worst, limit)
+	}
+	if rec.State != StateOK || len(rec.Events) != 3 || rec.OutputTokens != 3 || rec.UsageMismatch {
+		t.Fatalf("state %s (%q), %d events, %d tokens, usage mismatch %t; want ok, 3, 3, false", rec.State, rec.Error, len(rec.Events), rec.OutputTokens, rec.UsageMismatch)
+	}
+	for k := range rec.Events {
+		if rec.Events[k].Tokens != whole.Events[k].Tokens || rec.Events[k].Reasoning != whole.Events[k].Reasoning {
+			t.Errorf("event %d: %+v, fed whole %+v", k, rec.Events[k], whole.Events[k])
+		}
+	}
+	// Stamped by the read that carried the blank line ending the event.
+	end := bytes.Index(raw, []byte(`"finish_reason":null}]}`+"\n\n")) + len(`"finish_reason":null}]}`+"\n\n") - 1
+	if want := time.Duration(end/read + 1); rec.Events[1].At != want {
+		t.Errorf("long event stamped %v, want %v (the read holding its end)", rec.Events[1].At, want)
 	}
 }
