@@ -79,12 +79,26 @@ func (s *scanner) span(from, to int) []byte {
 	return s.src.span(from, to)
 }
 
+// ws skips white space: after it, a byte is at s.i unless the payload
+// ended. Compact JSON (no space at s.i) takes the inlined test alone.
 func (s *scanner) ws() {
-	for s.avail() {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
+	s.wsSlow()
+}
+
+func (s *scanner) wsSlow() {
+	for {
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ' ', '\t', '\n', '\r':
+				s.i++
+			default:
+				return
+			}
+		}
+		if !s.more() {
 			return
 		}
 	}
@@ -93,10 +107,10 @@ func (s *scanner) ws() {
 // peek returns the next non-space byte (0 at end).
 func (s *scanner) peek() byte {
 	s.ws()
-	if !s.avail() {
-		return 0
+	if s.i < len(s.b) {
+		return s.b[s.i]
 	}
-	return s.b[s.i]
+	return 0
 }
 
 func (s *scanner) expect(c byte) error {
@@ -183,6 +197,11 @@ func (s *scanner) null() bool {
 	if s.peek() != 'n' {
 		return false
 	}
+	return s.nullRest()
+}
+
+// nullRest is null past the peek of its 'n'.
+func (s *scanner) nullRest() bool {
 	if len(s.b)-s.i >= 4 {
 		if string(s.b[s.i:s.i+4]) == "null" {
 			s.i += 4
