@@ -40,9 +40,11 @@ process) and reports:
     error vs the simulator's truth, and the highest rate at lag p99 ≤ 1 ms
     beside the fake server's;
   - head-of-line isolation (stage hol): every --hol-every-th stream carries a
-    --hol-bytes SSE line; the other streams' token-gap error against the
+    --hol-bytes SSE line, of each kind in --hol-lines in turn (a comment
+    line, a data event); the other streams' token-gap error against the
     server's 20 ms, all, and split in the same run into the gaps that overlap
-    a long line's time on the wire and those that overlap none.
+    a long line's time on the wire and in the reader and those that overlap
+    none.
 --stages picks stages; --server-cpus pins the server children (run bench-client
 itself under taskset for its own CPUs).
 Figures describe this machine's client, never a server under test.
