@@ -12,6 +12,8 @@ import (
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 	"github.com/transferlab/transferlab/traces"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // simBound is one candidate's Amdahl bound at one load from the simulator's
@@ -134,6 +136,34 @@ func rangeText(a, b float64, format string) string {
 	return sa + "–" + sb
 }
 
+// noiseResolution is the resolution a simulated run can expect from the
+// simulator's noise model (server.sim.noise) when nothing else says it: the
+// run-to-run half-width of a ratio (DESIGN.md, "Arms, interleaving,
+// statistics") with the block log ratio's standard deviation s = √2 ·
+// run_sigma (two cells' independent factors), R = repetitions blocks and ν
+// = R (the A/A replicate) + (R − 1) per other arm: e^(t(ν)·s/√R) − 1, t
+// at 95 %. It is
+// a floor: queueing amplifies the factor under load, and the interval
+// inside the cells adds to it. how says where it comes from; ok is false
+// without noise or without a degree of freedom.
+func noiseResolution(cfg Config) (e float64, how string, ok bool) {
+	if cfg.Server.Kind != servers.Sim || cfg.Server.Sim == nil || !(cfg.Server.Sim.Noise.RunSigma > 0) {
+		return 0, "", false
+	}
+	r := max(cfg.Repetitions, 1)
+	df := (len(cfg.Arms) - 1) * (r - 1)
+	if cfg.Extra.Resolution.aa() {
+		df += r
+	}
+	if df == 0 {
+		return 0, "", false
+	}
+	sigma := cfg.Server.Sim.Noise.RunSigma
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+	e = math.Expm1(t * math.Sqrt2 * sigma / math.Sqrt(float64(r)))
+	return e, fmt.Sprintf("the simulator's noise model: server.sim.noise.run_sigma %g, %d repetitions, %d degrees of freedom; more under load", sigma, r, df), true
+}
+
 // announceBounds says, before the run spends time on any cell, each
 // candidate's Amdahl bound and how it stands against the resolution the run
 // is expected to reach (decision.expected_resolution; unknown when unset). A
@@ -160,6 +190,8 @@ func announceBounds(log, warn io.Writer, cfg Config, scheds []traces.Schedule) {
 	res := "expected resolution unknown (decision.expected_resolution is not set; a previous run's A/A gives it: results.json stats.resolution); this run measures its own"
 	if expected > 0 {
 		res = "expected resolution ±" + fmt.Sprintf("%.2g %%", 100*expected) + " (decision.expected_resolution)"
+	} else if e, how, ok := noiseResolution(cfg); ok {
+		expected, res = e, "expected resolution ±"+fmt.Sprintf("%.2g %%", 100*e)+" at least ("+how+")"
 	}
 	fmt.Fprintf(log, "before the run: Amdahl bounds from the simulator's cost model over this run's schedules (the most a candidate can gain in service time; queueing under load can amplify a gain past it); %s:\n", res)
 	for _, b := range bounds {

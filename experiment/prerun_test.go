@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/sim"
 )
 
 // TestAnnounceBoundsBeforeTheRun: on the simulator, each candidate's Amdahl
@@ -52,10 +53,23 @@ func TestAnnounceBoundsBeforeTheRun(t *testing.T) {
 	}
 
 	var log, warn bytes.Buffer
+	eff.Server.Sim = &SimSection{Config: sim.DefaultConfig()} // no noise model
 	announceBounds(&log, &warn, eff, scheds)
 	if !strings.Contains(log.String(), "expected resolution unknown") || warn.Len() != 0 {
 		t.Errorf("no expected resolution: log %q, warnings %q", log.String(), warn.String())
 	}
+	// The noise model gives one: 3 blocks, 2 candidates and the A/A
+	// replicate (ν = 7), e^(2.365 · √2 · 0.03 / √3) − 1 = 6.0 %.
+	eff.Server.Sim.Noise = sim.RealisticNoise()
+	eff.Repetitions = 3
+	log.Reset()
+	announceBounds(&log, &warn, eff, scheds)
+	if l, w := log.String(), warn.String(); !strings.Contains(l, "expected resolution ±6 % at least (the simulator's noise model: server.sim.noise.run_sigma 0.03, 3 repetitions, 7 degrees of freedom") ||
+		!strings.Contains(w, "rmsnorm-2.5x can gain at most 1.") || strings.Contains(w, "gate-up-2x") {
+		t.Errorf("from the noise model: log %q, warnings %q", l, w)
+	}
+	warn.Reset()
+	eff.Server.Sim.Noise = sim.NoiseConfig{}
 	eff.Extra.Decision.ExpectedResolution = 0.03
 	log.Reset()
 	announceBounds(&log, &warn, eff, scheds)
