@@ -60,7 +60,7 @@ func TestAnnounceBoundsBeforeTheRun(t *testing.T) {
 	}
 	// The noise model gives one: 3 blocks, 2 candidates and the A/A
 	// replicate (ν = 7), e^(2.365 · √2 · 0.03 / √3) − 1 = 6.0 %.
-	eff.Server.Sim.Noise = sim.RealisticNoise()
+	eff.Server.Sim.Noise = sim.NoiseConfig{RunSigma: 0.03, StepSigma: 0.015} // COSTMODEL.md's realistic values
 	eff.Repetitions = 3
 	log.Reset()
 	announceBounds(&log, &warn, eff, scheds)

@@ -32,10 +32,6 @@ type NoiseConfig struct {
 // On reports whether the model changes any step.
 func (n NoiseConfig) On() bool { return n.RunSigma > 0 || n.StepSigma > 0 }
 
-// RealisticNoise is the noise model grounded in the H200 measurements
-// COSTMODEL.md derives (run_sigma 0.03, step_sigma 0.015), with seed 0.
-func RealisticNoise() NoiseConfig { return NoiseConfig{RunSigma: 0.03, StepSigma: 0.015} }
-
 func (n NoiseConfig) validate() []error {
 	var errs []error
 	for _, f := range []struct {
