@@ -51,6 +51,14 @@ type transport interface {
 	close()
 }
 
+// loopHelper is a transport with an event loop that can run the open loop's
+// dispatching step between the events it handles (the reactor): setHelper
+// installs fn, nil removes it. fn must be cheap when nothing is due and
+// must never block.
+type loopHelper interface {
+	setHelper(fn func())
+}
+
 // httpTransport sends through net/http, each request on a goroutine of its
 // own. owned: Replay created the http.Client (a WithHTTPClient client is the
 // caller's, its idle connections left alone).

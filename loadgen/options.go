@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -62,6 +63,9 @@ type config struct {
 	transport   Transport   // client for plain http:// targets when client is nil
 	lagBudget   time.Duration
 	spin        time.Duration
+	// sleep replaces the dispatcher's wait until a send time (tests hold
+	// the dispatcher with it); nil: replay.sleepUntil.
+	sleep func(ctx context.Context, due time.Duration) bool
 	// blockTokens is the schedule's tokens per prefix block
 	// (traces.Schedule.PrefixBlockTokens; 0: none), set by Replay.
 	blockTokens int

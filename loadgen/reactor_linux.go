@@ -93,6 +93,9 @@ type reactor struct {
 
 	cancel   atomic.Bool
 	stopWake func() bool
+	// helper is the open loop's dispatching step (setHelper), run after
+	// each event the loop handles; nil: none.
+	helper   atomic.Pointer[func()]
 	loopDone chan struct{}
 	fin      finisher
 }
@@ -174,6 +177,16 @@ func newReactor(c *client, t *target, runCtx context.Context) (*reactor, error) 
 	})
 	go r.loop()
 	return r, nil
+}
+
+// setHelper installs the open loop's dispatching step, run by the loop
+// after each event it handles (loopHelper); nil removes it.
+func (r *reactor) setHelper(fn func()) {
+	if fn == nil {
+		r.helper.Store(nil)
+		return
+	}
+	r.helper.Store(&fn)
 }
 
 // resolve returns the addresses of host:port, in the resolver's order.
@@ -599,6 +612,7 @@ func (r *reactor) loop() {
 	buf := make([]byte, reactorReadBuf)
 	for {
 		n := r.wait(events)
+		help := r.helper.Load()
 		for i := 0; i < n; i++ {
 			ev := &events[i]
 			if int(ev.Fd) == r.wakefd {
@@ -608,6 +622,12 @@ func (r *reactor) loop() {
 			}
 			if cn := r.lookup(int(ev.Fd), uint32(ev.Pad)); cn != nil {
 				r.handle(cn, ev.Events, buf)
+			}
+			// A request due meanwhile is sent now, between reads (after
+			// each event, so an idle connection's pending event, a server's
+			// close or stray bytes, is seen before it could be reused).
+			if help != nil {
+				(*help)()
 			}
 		}
 		r.mu.Lock()
