@@ -47,8 +47,10 @@ const (
 // The dispatcher (Replay's pacing goroutine, or a closed-loop worker) writes
 // each request itself on an idle keep-alive connection with one
 // non-blocking write, so schedule lag never waits for the loop; a new
-// connection is dialled without blocking and the loop writes the request
-// once it is connected. The loop reads each readable socket once per
+// connection is dialled without blocking and, once connected (at once on a
+// nearby server: connectDone), written by the dispatcher too, else by the
+// loop when it becomes writable. In the open loop the loop also sends any
+// request that falls due while it handles events (setHelper). The loop reads each readable socket once per
 // epoll_wait (level-triggered) into its shared buffer, stamps the read with
 // the monotonic clock when it returns (DESIGN: "the moment the client's
 // reader sees the bytes"), and feeds the bytes to the exchange. Records go
