@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,6 +221,69 @@ func (e *FileError) Unwrap() error { return e.Err }
 // OutputFiles are the files a run writes at the top of its output folder,
 // in the order it writes them.
 var OutputFiles = []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile}
+
+// mtimeSlack is how far before a run's start a file it wrote may be dated:
+// the kernel stamps file times from a clock that may lag time.Now by a tick.
+const mtimeSlack = time.Second
+
+// FilesWritten lists what a run that started at since (its created_at)
+// wrote at the top of its output folder dir, read from the folder itself:
+// every entry modified since then (a folder, "servers/", when anything in it
+// was), OutputFiles first in their order, then the rest by name; the lock,
+// files still being written (*.tmp), files older than the run (left by an
+// earlier run in an overwritten folder) and the files err names as not
+// written whole (FilesNotWritten) are left out. An unreadable folder is an
+// error.
+func FilesWritten(dir string, since time.Time, err error) ([]string, error) {
+	entries, rerr := os.ReadDir(dir)
+	if rerr != nil {
+		return nil, fmt.Errorf("output folder %s: %w", dir, rerr)
+	}
+	failed := FilesNotWritten(err)
+	since = since.Add(-mtimeSlack)
+	var first, rest []string
+	for _, e := range entries {
+		name := e.Name()
+		if name == LockFile || strings.HasSuffix(name, ".tmp") || slices.Contains(failed, name) {
+			continue
+		}
+		if e.IsDir() {
+			if modifiedSince(filepath.Join(dir, name), since) {
+				rest = append(rest, name+"/")
+			}
+			continue
+		}
+		// Lstat's time: a link is not followed.
+		if info, ierr := e.Info(); ierr != nil || info.ModTime().Before(since) {
+			continue
+		}
+		if slices.Contains(OutputFiles, name) {
+			first = append(first, name)
+		} else {
+			rest = append(rest, name)
+		}
+	}
+	slices.SortFunc(first, func(a, b string) int { return slices.Index(OutputFiles, a) - slices.Index(OutputFiles, b) })
+	slices.Sort(rest)
+	return append(first, rest...), nil
+}
+
+// modifiedSince reports whether the folder path, or anything in it (links
+// not followed), was modified at or after t.
+func modifiedSince(path string, t time.Time) bool {
+	found := false
+	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || found {
+			return fs.SkipAll
+		}
+		if info, ierr := d.Info(); ierr == nil && !info.ModTime().Before(t) {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
+}
 
 // FilesNotWritten lists, in OutputFiles order, the files that err (Run's
 // error, possibly joined and wrapped) says were not written whole.

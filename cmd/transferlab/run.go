@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +34,7 @@ func newRunCmd() *cobra.Command {
 baseline and every candidate arm, and writes into the output folder:
   records.jsonl  one line per scheduled request, written as each ends
   results.json   schema-versioned results (cells, Amdahl, energy, cost, verdicts)
+  cells.jsonl    one line per finished cell, written as each ends (what --resume keeps)
   report.md, report.html
 then prints a summary table. When the run did not complete (deadline, a
 server that died: exit status 2; SIGINT, SIGTERM: 130, 143) what was
@@ -99,7 +99,7 @@ others run again, and the reports say which cell was measured when.`,
 					}
 				} else if !quiet {
 					experiment.PrintSummary(cmd.OutOrStdout(), res)
-					printWritten(cmd.OutOrStdout(), run.OutDir, runErr)
+					printWritten(cmd.OutOrStdout(), run.OutDir, res.CreatedAt, runErr)
 				}
 			}
 			if runErr != nil && res == nil {
@@ -133,20 +133,18 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printWritten names the output files a run wrote whole, and those it did
-// not (a full disk) with the reason.
-func printWritten(w io.Writer, out string, runErr error) {
-	failed := experiment.FilesNotWritten(runErr)
-	var written []string
-	for _, f := range experiment.OutputFiles {
-		if !slices.Contains(failed, f) {
-			written = append(written, f)
-		}
+// printWritten names the files a run that started at since wrote into out,
+// read from the folder (experiment.FilesWritten), and those it did not write
+// whole (a full disk) with the reason.
+func printWritten(w io.Writer, out string, since time.Time, runErr error) {
+	written, err := experiment.FilesWritten(out, since, runErr)
+	if err != nil {
+		fmt.Fprintf(w, "\ncannot list what was written: %v\n", err)
 	}
 	if len(written) > 0 {
 		fmt.Fprintf(w, "\nwritten to %s: %s\n", out, strings.Join(written, ", "))
 	}
-	if len(failed) > 0 {
+	if failed := experiment.FilesNotWritten(runErr); len(failed) > 0 {
 		fmt.Fprintf(w, "NOT written whole in %s: %s (see the error below)\n", out, strings.Join(failed, ", "))
 	}
 }

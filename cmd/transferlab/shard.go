@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,8 +96,11 @@ naming it. Server-side figures (profile, energy) come from shard 0.`,
 			}
 			if !quiet {
 				experiment.PrintSummary(cmd.OutOrStdout(), res)
-				fmt.Fprintf(cmd.OutOrStdout(), "\nmerged %d shards into %s: %s, %s, %s, %s, %s, %s\n", len(args)-1, out,
-					experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile, shard.HDRLogFile, shard.ShardsFile)
+				written, err := experiment.FilesWritten(out, res.CreatedAt, nil)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "\nmerged %d shards into %s: %s\n", len(args)-1, out, strings.Join(written, ", "))
 			}
 			return nil
 		},
