@@ -130,6 +130,10 @@ func TestAmdahlBoundPerArmTargetOp(t *testing.T) {
 		if !strings.HasPrefix(l.FSource, "sim cost model (gate_up_proj") || l.S != 2 || !(l.FWall > 0.2 && l.FWall < 0.4) {
 			t.Errorf("gate-up-2x at %g req/s: f %.4f, s %g, source %q", l.OfferedLoadRPS, l.FWall, l.S, l.FSource)
 		}
+		// f_gpu is shown "not measured": the reason goes with it.
+		if l.FGPU != nil || l.FNotMeasured != "it changes gate_up_proj, and the baseline's profile measures only amdahl.target_op (rmsnorm); its f_wall is gate_up_proj's share of the simulator's modelled step time" {
+			t.Errorf("gate-up-2x at %g req/s: f_gpu %v, why not measured %q", l.OfferedLoadRPS, l.FGPU, l.FNotMeasured)
+		}
 		if want := 1 / ((1 - l.FWall) + l.FWall/2); math.Abs(l.Bound-want) > 1e-12 || l.Bound < pre[0].lo || l.Bound > pre[0].hi {
 			t.Errorf("gate-up-2x bound %.6f: Amdahl says %.6f, announced %.4f–%.4f", l.Bound, want, pre[0].lo, pre[0].hi)
 		}
@@ -139,5 +143,14 @@ func TestAmdahlBoundPerArmTargetOp(t *testing.T) {
 	}
 	if slices.ContainsFunc(sec.Loads, func(l report.AmdahlLoad) bool { return l.Candidate == "rmsnorm-2.5x" }) {
 		t.Error("rmsnorm-2.5x got a bound with no baseline profile measured")
+	}
+	// The console says why once, and which way its speedups read.
+	var b strings.Builder
+	printAmdahl(&b, &report.Results{Amdahl: sec})
+	if n := strings.Count(b.String(), "gate-up-2x: f_gpu not measured: it changes gate_up_proj"); n != 1 {
+		t.Errorf("the console says why gate-up-2x's f_gpu is not measured %d times, want once:\n%s", n, b.String())
+	}
+	if !strings.Contains(b.String(), "measured speedup baseline/candidate (higher is better)") {
+		t.Errorf("the console's Amdahl table does not say its direction:\n%s", b.String())
 	}
 }

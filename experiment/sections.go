@@ -147,12 +147,18 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			continue // a timing-only ablation: no s, no bound of its own
 		}
 		if _, touches := arm.SimOverrides[target]; !touches && len(modelled[arm.Name]) > 0 {
+			ops := strings.Join(modelledOps[arm.Name], ", ")
+			why := "amdahl.target_op is not set, so the baseline's profile measures no op"
+			if target != "" {
+				why = "it changes " + ops + ", and the baseline's profile measures only amdahl.target_op (" + target + ")"
+			}
 			for li, b := range modelled[arm.Name] {
 				sec.Loads = append(sec.Loads, report.AmdahlLoad{
 					Candidate: arm.Name, OfferedLoadRPS: r.cfg.Load.RatesRPS[li],
 					FWall: b.f, S: b.s, Bound: b.bound, BoundLow: b.bound, BoundHigh: b.bound,
-					FSource: "sim cost model (" + strings.Join(modelledOps[arm.Name], ", ") + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
-					STiming: "exact",
+					FSource:      "sim cost model (" + ops + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
+					FNotMeasured: why + "; its f_wall is " + ops + "'s share of the simulator's modelled step time",
+					STiming:      "exact",
 				})
 			}
 			continue
@@ -433,7 +439,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		}
 		return
 	}
-	fmt.Fprintln(w, "Amdahl bound vs measured speedup (baseline/candidate; >1 is faster):")
+	fmt.Fprintf(w, "Amdahl bound vs measured %s, every column:\n", report.SpeedupLabel("", ""))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "candidate\tload req/s\tf_gpu\tf_wall\ts\tbound\tTTFT mean\tTPOT mean\tE2E mean\tE2E p99\tefficiency (E2E mean)\t")
 	above := false
@@ -463,6 +469,14 @@ func printAmdahl(w io.Writer, res *report.Results) {
 	tw.Flush()
 	if above {
 		fmt.Fprintf(w, "  * %s\n", render.AboveBoundNote)
+	}
+	// Why f_gpu is "-", once per candidate.
+	said := map[string]bool{}
+	for _, l := range a.Loads {
+		if l.FGPU == nil && l.FNotMeasured != "" && !said[l.Candidate] {
+			said[l.Candidate] = true
+			fmt.Fprintf(w, "  - %s: f_gpu not measured: %s\n", l.Candidate, l.FNotMeasured)
+		}
 	}
 	printAblation(w, a)
 	// Why the mean speedups and the efficiency of a row are "-" (a p99

@@ -52,8 +52,9 @@ func Answer(r report.Results) []AnswerBlock {
 const AboveBoundNote = "efficiency > 1: the measured gain exceeds the Amdahl bound, which holds for service time; under load a shorter service also shortens the queue, so queueing amplifies the gain past the bound (the simulator's truth shows the same)"
 
 // gainLine is the decision metric's candidate/baseline ratio at every load
-// in one line: value, interval, resolution, the simulator's truth where
-// known, and the loads that feed no verdict.
+// in one line, labelled with its direction (report.RatioLabel): value,
+// interval, resolution, the simulator's truth where known, and the loads
+// that feed no verdict.
 func gainLine(r report.Results, cand string) string {
 	if r.Stats == nil {
 		return ""
@@ -89,12 +90,12 @@ func gainLine(r report.Results, cand string) string {
 	if len(r.SimTruth) > 0 {
 		what += "; the simulator's truth"
 	}
-	return fmt.Sprintf("gain, %s %s candidate/baseline (%s %% interval; %s): %s", r.Rule.Metric, stat, strconv.FormatFloat(100*r.Rule.IntervalLevel, 'f', -1, 64), what, strings.Join(parts, "; "))
+	return fmt.Sprintf("gain, %s, with its %s %% interval (%s): %s", report.RatioLabel(report.MetricText(r.Rule.Metric, stat), ""), strconv.FormatFloat(100*r.Rule.IntervalLevel, 'f', -1, 64), what, strings.Join(parts, "; "))
 }
 
 // boundLine is the Amdahl bound of cand over the loads (and the ceiling
-// speedup where an ablation measured one), against the resolution, or why
-// it is not measured.
+// speedup where an ablation measured one), labelled as a speedup
+// (report.SpeedupLabel), against the resolution, or why it is not measured.
 func boundLine(r report.Results, cand string) string {
 	if r.Amdahl == nil || (r.Amdahl.NotMeasured != "" && len(r.Amdahl.Ablation) == 0) {
 		why := "not measured"
@@ -122,7 +123,7 @@ func boundLine(r report.Results, cand string) string {
 	if n == 0 {
 		out = "Amdahl bound: not measured for " + cand + " (no profile of the op it changes)"
 	} else {
-		out = fmt.Sprintf("Amdahl bound: %s (at most %s faster in service time; f_wall %.3f, s %.3g)", rangeText(lo, hi, "%.4f"), report.PctOf(1-1/hi), f, s)
+		out = fmt.Sprintf("Amdahl bound, %s: %s (at most %s faster in service time; f_wall %.3f, s %.3g)", report.SpeedupLabel("", ""), rangeText(lo, hi, "%.4f"), report.PctOf(1-1/hi), f, s)
 		switch {
 		case below == n:
 			out += "; below this run's resolution at every load: smaller than what it can detect"

@@ -1,6 +1,7 @@
 package render
 
 import (
+	stdhtml "html"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestAnswerFirstScreen(t *testing.T) {
 	}
 	for cand, want := range map[string][]string{
 		"big":   {"verdict: PASS", "±", "the simulator's truth", "truth 0.800"},
-		"small": {"verdict: NO DIFFERENCE", "Amdahl bound: 1.0030 (at most 0.30 % faster in service time", "below this run's resolution at every load: smaller than what it can detect"},
+		"small": {"verdict: NO DIFFERENCE", "Amdahl bound, speedup baseline/candidate (higher is better): 1.0030 (at most 0.30 % faster in service time", "below this run's resolution at every load: smaller than what it can detect"},
 	} {
 		for _, w := range want {
 			if !strings.Contains(text[cand], w) {
@@ -82,5 +83,64 @@ func TestQuickstartReportFitsTwoHundredLines(t *testing.T) {
 	}
 	if strings.Contains(md, "(cell 1 in run order)") {
 		t.Error("one section per cell")
+	}
+}
+
+// TestRatioAndSpeedupDirectionsLabelled: the answer's ratios are
+// candidate/baseline and the Amdahl table's speedups baseline/candidate;
+// each figure says which, and which way is better, in one wording
+// (report.RatioLabel, report.SpeedupLabel), in report.md and report.html.
+func TestRatioAndSpeedupDirectionsLabelled(t *testing.T) {
+	t.Parallel()
+	r := analysistest.FixtureResults(t)
+	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true}); err != nil {
+		t.Fatal(err)
+	}
+	answer := strings.Join(Answer(r)[0].Lines, "\n")
+	for _, want := range []string{
+		"gain, candidate/baseline mean E2E (lower is better), with its 95 % interval",
+		"Amdahl bound, speedup baseline/candidate (higher is better): ",
+	} {
+		if !strings.Contains(answer, want) {
+			t.Errorf("the answer lacks %q:\n%s", want, answer)
+		}
+	}
+	md, html := renderBoth(t, r)
+	html = stdhtml.UnescapeString(html)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		for _, want := range []string{
+			"measured speedup baseline/candidate mean E2E (×, simulated; higher is better)",
+			"measured speedup baseline/candidate p99 E2E (×, simulated; higher is better)",
+			"Each figure is candidate/baseline of the row's metric and the column's statistic (lower is better)",
+		} {
+			if !strings.Contains(doc.text, want) {
+				t.Errorf("%s lacks %q", doc.name, want)
+			}
+		}
+	}
+	if !strings.Contains(html, "speedup baseline/candidate (×, simulated)") {
+		t.Error("report.html's Amdahl chart axis does not say the speedup's direction")
+	}
+}
+
+// TestFNotMeasuredSaysWhy: a candidate whose f comes from the cost model
+// (it changes another op than amdahl.target_op) shows f_gpu and f_excl as
+// not measured with the reason, said once under the table, not per load.
+func TestFNotMeasuredSaysWhy(t *testing.T) {
+	t.Parallel()
+	r := analysistest.FixtureResults(t)
+	why := "it changes gate_up_proj, and the baseline's profile measures only amdahl.target_op (rmsnorm); its f_wall is gate_up_proj's share of the simulator's modelled step time"
+	for i := range r.Amdahl.Loads {
+		r.Amdahl.Loads[i].FGPU, r.Amdahl.Loads[i].FExcl, r.Amdahl.Loads[i].FNotMeasured = nil, nil, why
+	}
+	md, html := renderBoth(t, r)
+	html = stdhtml.UnescapeString(html)
+	for _, doc := range []struct{ name, text string }{{"report.md", md}, {"report.html", html}} {
+		if n := strings.Count(doc.text, "candidate: f_gpu and f_excl not measured: "+why); n != 1 {
+			t.Errorf("%s says the reason %d times, want once", doc.name, n)
+		}
+	}
+	if !strings.Contains(md, "— (see below)") {
+		t.Error("report.md's f_gpu cells do not point to the reason")
 	}
 }

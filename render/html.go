@@ -297,7 +297,7 @@ func loadPoints(r report.Results, groups []analysis.Group, arm, metric, stat str
 }
 
 func amdahlSection(r report.Results, colorOf map[string]int, u func(string) string) (htmlSection, error) {
-	sec := htmlSection{ID: "amdahl", Heading: "Measured speedup against the Amdahl bound", Note: "Speedup = baseline / candidate (> 1: faster). Dashed: bound 1 / ((1 − f_wall) + f_wall / s) and its interval."}
+	sec := htmlSection{ID: "amdahl", Heading: "Measured speedup against the Amdahl bound", Note: "Each line is a " + report.SpeedupLabel("", "") + ". Dashed: bound 1 / ((1 − f_wall) + f_wall / s) and its interval."}
 	if reason := sectionReason(r.Amdahl == nil, func() string { return r.Amdahl.NotMeasured }, func() int { return len(r.Amdahl.Loads) }); reason != "" {
 		sec.NotMeasured = reason
 		return sec, nil
@@ -311,7 +311,7 @@ func amdahlSection(r report.Results, colorOf map[string]int, u func(string) stri
 	for _, cand := range cands {
 		loads := slices.DeleteFunc(slices.Clone(r.Amdahl.Loads), func(l report.AmdahlLoad) bool { return l.Candidate != cand })
 		slices.SortFunc(loads, func(a, b report.AmdahlLoad) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
-		ch := chart{id: "amdahl-" + cand, title: cand + ": measured speedup vs Amdahl bound", xLabel: "offered load (req/s)", yLabel: "speedup (" + u("×") + ")"}
+		ch := chart{id: "amdahl-" + cand, title: cand + ": measured speedup vs Amdahl bound", xLabel: "offered load (req/s)", yLabel: report.SpeedupWords + " (" + u("×") + ")"}
 		bound := series{name: "Amdahl bound", color: 3, dashed: true}
 		lo := series{color: 3, dashed: true, thin: true}
 		hi := series{color: 3, dashed: true, thin: true}

@@ -68,7 +68,7 @@ func ratioSection(r report.Results) tableSection {
 	if r.Stats == nil || len(r.Stats.Ratios) == 0 {
 		return notMeasuredSection(id, h, report.OrText(notAnalysed(r), "no candidate arm"))
 	}
-	note := "Ratios below 1 mean the candidate's figure is lower (faster); each with its interval. ITL (per gap, not paired by request) is in results.json `stats.ratios`."
+	note := "Each figure is " + report.RatioLabel("of the row's metric and the column's statistic", "") + ", with its interval: below 1 the candidate is faster. ITL (per gap, not paired by request) is in results.json `stats.ratios`."
 	if r.Stats.ResolutionMethod != "" {
 		note += " Resolution: " + r.Stats.ResolutionMethod + "."
 	}
@@ -231,7 +231,7 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 	metrics := []struct{ metric, stat string }{{"ttft", "mean"}, {"tpot", "mean"}, {"e2e", "mean"}, {"e2e", "p99"}}
 	bound := tablePart{Header: []string{"candidate", "load (req/s)", "f_gpu", "f_wall", "f_excl", "s", "bound [interval]"}}
 	for _, m := range metrics {
-		bound.Header = append(bound.Header, "measured "+strings.ToUpper(m.metric)+" "+m.stat+" ("+u.u("×")+")")
+		bound.Header = append(bound.Header, "measured "+report.SpeedupLabel(report.MetricText(m.metric, m.stat), u.u("×")))
 	}
 	bound.Header = append(bound.Header, "transfer efficiency", "measured vs bound")
 	notes := &footnotes{}
@@ -241,7 +241,17 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 		if l.BoundLow != 0 || l.BoundHigh != 0 {
 			bi += " [" + ratio4(l.BoundLow) + ", " + ratio4(l.BoundHigh) + "]"
 		}
-		row := []string{l.Candidate, report.Num(l.OfferedLoadRPS), optNum(l.FGPU), ratio4(l.FWall), optNum(l.FExcl), ratio4(l.S), bi}
+		fgpu, fexcl := optNum(l.FGPU), optNum(l.FExcl)
+		if l.FNotMeasured != "" && (l.FGPU == nil || l.FExcl == nil) {
+			if l.FGPU == nil {
+				fgpu = "— (see below)"
+			}
+			if l.FExcl == nil {
+				fexcl = "— (see below)"
+			}
+			notes.add(l.Candidate + ": f_gpu and f_excl not measured: " + l.FNotMeasured)
+		}
+		row := []string{l.Candidate, report.Num(l.OfferedLoadRPS), fgpu, ratio4(l.FWall), fexcl, ratio4(l.S), bi}
 		for _, m := range metrics {
 			cell := "—"
 			for _, sp := range l.Measured {
@@ -260,7 +270,7 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 		}
 		bound.Rows = append(bound.Rows, append(row, te, report.OrText(l.Verdict, "—")))
 	}
-	bound.Note = "Bound = 1 / ((1 − f_wall) + f_wall / s); speedups are baseline/candidate (> 1: faster); transfer efficiency = (measured − 1) / (bound − 1)." + notes.text()
+	bound.Note = "Bound = 1 / ((1 − f_wall) + f_wall / s), a " + report.SpeedupLabel("", "") + " like the measured columns (the inverse of the answer's and the ratio table's " + report.RatioWords + " ratios); transfer efficiency = (measured − 1) / (bound − 1)." + notes.text()
 	if above {
 		bound.Note += " * " + AboveBoundNote + "."
 	}

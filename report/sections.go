@@ -44,6 +44,11 @@ type AmdahlLoad struct {
 	// (the amdahl package's definition): the share of the possible gain that arrived.
 	TransferEfficiency float64 `json:"transfer_efficiency"`
 	TransferMetric     string  `json:"transfer_metric,omitempty"`
+	// FNotMeasured says why FGPU and FExcl are nil when f did not come
+	// from a profile of the op the candidate changes (a simulated candidate
+	// changing another op than amdahl.target_op: its FWall is that op's
+	// share of the cost model's step time); "" otherwise.
+	FNotMeasured string `json:"f_not_measured,omitempty"`
 	// FSource says where f came from (the simulator's cost model, hook timings,
 	// or the profiler traces of unmeasured profiling replays, by path) and what
 	// it counts; STiming how s was timed (graph, eager, exact).

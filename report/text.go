@@ -97,3 +97,45 @@ func PctOf(f float64) string {
 	}
 	return fmt.Sprintf("%.2f %%", v)
 }
+
+// How every latency comparison reads, said the same way wherever a figure
+// appears: a ratio is candidate/baseline (below 1: the candidate is faster),
+// a speedup baseline/candidate (above 1: faster), as the Amdahl bound is.
+const (
+	RatioWords   = "candidate/baseline"
+	SpeedupWords = "speedup baseline/candidate"
+)
+
+// RatioLabel labels a candidate/baseline latency ratio of what ("mean
+// E2E"), with unit when not "": "candidate/baseline mean E2E (lower is
+// better)".
+func RatioLabel(what, unit string) string { return directionLabel(RatioWords, what, unit, "lower") }
+
+// SpeedupLabel labels a baseline/candidate speedup of what ("" for the
+// bound itself), with unit when not "": "speedup baseline/candidate mean E2E
+// (×; higher is better)".
+func SpeedupLabel(what, unit string) string {
+	return directionLabel(SpeedupWords, what, unit, "higher")
+}
+
+func directionLabel(words, what, unit, better string) string {
+	s := words
+	if what != "" {
+		s += " " + what
+	}
+	if unit != "" {
+		unit += "; "
+	}
+	return s + " (" + unit + better + " is better)"
+}
+
+// MetricText names a metric statistic as labels read it: "mean E2E", "p99
+// TTFT", "mean TTFT (intended)".
+func MetricText(metric, stat string) string {
+	name, intended := strings.CutSuffix(metric, "_intended")
+	s := stat + " " + strings.ToUpper(name)
+	if intended {
+		s += " (intended)"
+	}
+	return s
+}
