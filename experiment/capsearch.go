@@ -268,7 +268,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 			fmt.Fprintf(r.warn, "warning: no simulator truth for the capacity of %s: %v\n", arm.Name, err)
 		}
 		if a.SimTruth != nil {
-			a.SimTruth.Note = truthNote(*a.SimTruth, a.CapacityRPS, c.ProbeWarmup+c.ProbeDuration)
+			a.SimTruth.Note = truthNote(*a.SimTruth, a, c.ProbeWarmup+c.ProbeDuration)
 		}
 		cs.Arms = append(cs.Arms, a)
 		fmt.Fprintf(r.log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))

@@ -180,7 +180,7 @@ func TestProgressPlansSearchProbes(t *testing.T) {
 	}
 
 	// The budgets cap the planned count: a 4 s budget admits one probe of a
-	// 3 s schedule in all (the quickstart's 15 s budget and 10 s probes:
+	// 3 s schedule in all (a 15 s budget and 10 s probes:
 	// one, where 6 per arm were planned and none could run); a 7 s arm
 	// budget two per arm.
 	for _, tc := range []struct {

@@ -137,17 +137,20 @@ func simAttainment(cfg sim.Config, sched traces.Schedule, from time.Duration, sl
 	return att, nil
 }
 
-// truthNote places the simulator's sustained capacity t against the
-// searched capacity e (its interval, or its bracket end when the interval
-// is open): "" inside, else which side and why. span is a probe's
-// scheduled span (warm-up + duration).
-func truthNote(t report.CapacityTruth, e report.Estimate, span time.Duration) string {
-	v := t.RPS()
+// truthNote places the simulator's sustained capacity t against arm a's
+// search: its interval, and the highest load its probes met (PassRPS, the
+// lower bound when no load missed): "" inside, else which side and why.
+// span is a probe's scheduled span (warm-up + duration).
+func truthNote(t report.CapacityTruth, a report.CapacityArm, span time.Duration) string {
+	v, e := t.RPS(), a.CapacityRPS
+	why := fmt.Sprintf("probes of %s from an idle server met loads it does not sustain (its queue grows slower than a probe lasts); longer probes (capacity_search.probe_warmup) come closer", span)
 	switch {
 	case v == 0:
 		return ""
 	case e.Low > 0 && v < e.Low:
-		return fmt.Sprintf("below the searched interval's low end (%s req/s): probes of %s from an idle server met loads it does not sustain (its queue grows slower than a probe lasts); longer probes (capacity_search.probe_warmup) come closer", report.Num(e.Low), span)
+		return fmt.Sprintf("below the searched interval's low end (%s req/s): %s", report.Num(e.Low), why)
+	case a.PassRPS > 0 && v < a.PassRPS:
+		return fmt.Sprintf("below the highest load the probes met (%s req/s): %s", report.Num(a.PassRPS), why)
 	case e.High > 0 && v > e.High:
 		return fmt.Sprintf("above the searched interval's high end (%s req/s)", report.Num(e.High))
 	}

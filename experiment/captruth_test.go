@@ -15,9 +15,9 @@ import (
 // bracketed to truthPrecision, lies below the engine's saturation
 // throughput for the trace's mix (sim.Config.Capacity: a sustained load
 // above it builds an unbounded queue), and the 2× gate/up GEMM raises it.
-// A probe of the quickstart's span (2 s + 8 s from an idle engine) at 1.2×
-// the baseline's sustained capacity still meets the SLO: the bias the
-// capacity line's note names.
+// A probe of the quickstart's span (probe_warmup + probe_duration from an
+// idle engine) at 1.2× the baseline's sustained capacity still meets the
+// SLO: the bias the capacity line's note names.
 func TestSimCapacityTruthQuickstart(t *testing.T) {
 	t.Parallel()
 	cfg, _, err := Load("../configs/quickstart.yaml")
@@ -67,23 +67,28 @@ func TestSimCapacityTruthQuickstart(t *testing.T) {
 	}
 }
 
-// TestTruthNote: the simulator's truth is placed against the searched
-// interval: below its low end names the probes' span, above its high end
-// says so, inside (or unbracketed) says nothing.
+// TestTruthNote: the simulator's truth is placed against the search:
+// below the interval's low end, or below the highest load the probes met
+// (a lower bound when no load missed), names the probes' span; above the
+// high end says so; inside (or unbracketed) says nothing.
 func TestTruthNote(t *testing.T) {
 	t.Parallel()
-	e := report.Estimate{Value: 21.5, Low: 19.3, High: 36, Interval: true}
-	span := 10 * time.Second
+	bracketed := report.CapacityArm{PassRPS: 19.3, FailRPS: 24, CapacityRPS: report.Estimate{Value: 21.5, Low: 19.3, High: 36, Interval: true}}
+	open := report.CapacityArm{PassRPS: 25.6, CapacityRPS: report.Estimate{Value: 25.6, Low: 16}}
+	span := 5 * time.Second
 	for _, tc := range []struct {
+		arm         report.CapacityArm
 		met, missed float64
 		want        string
 	}{
-		{18, 18.1, "below the searched interval's low end (19.30 req/s): probes of 10s from an idle server"},
-		{40, 40.1, "above the searched interval's high end (36.00 req/s)"},
-		{20, 20.1, ""},
-		{0, 5, ""},
+		{bracketed, 18, 18.1, "below the searched interval's low end (19.30 req/s): probes of 5s from an idle server"},
+		{bracketed, 40, 40.1, "above the searched interval's high end (36.00 req/s)"},
+		{bracketed, 20, 20.1, ""},
+		{bracketed, 0, 5, ""},
+		{open, 18, 18.1, "below the highest load the probes met (25.60 req/s): probes of 5s"},
+		{open, 26, 26.1, ""},
 	} {
-		got := truthNote(report.CapacityTruth{MetRPS: tc.met, MissedRPS: tc.missed}, e, span)
+		got := truthNote(report.CapacityTruth{MetRPS: tc.met, MissedRPS: tc.missed}, tc.arm, span)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("truth [%v, %v]: note %q, want %q", tc.met, tc.missed, got, tc.want)
 		}

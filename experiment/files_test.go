@@ -103,7 +103,7 @@ energy: {disabled: true}
 }
 
 // TestConfigSyntaxErrorLine: an indentation mistake on the quickstart's
-// line 17 is reported there, not at the comment yaml.v3 names.
+// load.warmup line is reported there, not at the comment yaml.v3 names.
 func TestConfigSyntaxErrorLine(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../configs/quickstart.yaml")
@@ -113,12 +113,12 @@ func TestConfigSyntaxErrorLine(t *testing.T) {
 	lines := strings.Split(string(raw), "\n")
 	bad := -1
 	for i, l := range lines {
-		if l == "  warmup: 2s" {
-			lines[i], bad = " warmup: 2s", i+1
+		if strings.HasPrefix(l, "  warmup: ") {
+			lines[i], bad = l[1:], i+1
 		}
 	}
 	if bad < 0 {
-		t.Fatal("quickstart.yaml has no `  warmup: 2s` line")
+		t.Fatal("quickstart.yaml has no `  warmup: ` line")
 	}
 	_, err = Parse(strings.NewReader(strings.Join(lines, "\n")), "q.yaml", "../configs")
 	if want := fmt.Sprintf("(line %d): did not find expected key", bad); err == nil || !strings.Contains(err.Error(), want) {

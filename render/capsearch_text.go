@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/transferlab/transferlab/report"
 )
@@ -81,7 +82,7 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	if cs == nil {
 		return ""
 	}
-	head := "capacity at SLO (" + sloText(cs.SLO) + ", " + searchHow(*cs) + ")"
+	head := "capacity at SLO (" + sloText(cs.SLO) + ", " + searchHow(*cs) + probeSpanText(*cs) + ")"
 	if cs.NotRun != "" {
 		return head + ": not searched: " + cs.NotRun
 	}
@@ -134,7 +135,20 @@ func searchLead(cs report.CapacitySearch, unit string) string {
 	if searchHow(cs) != "found by search" {
 		return fmt.Sprintf("Bracketed by the sweep's loads, no search probe ran (each arm's note says why): the highest offered load meeting %s lies between the loads below (%s; interval at %s).", sloText(cs.SLO), unit, report.Pct(cs.Level))
 	}
-	return fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), unit, report.Pct(cs.Level))
+	return fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s%s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), unit, report.Pct(cs.Level), probeSpanText(cs))
+}
+
+// probeSpanText is "; probes of 1s + 4s from an idle server" for a run
+// whose search ran a probe, "" otherwise: a probe's warm-up and measured
+// span bound what it can see (DESIGN.md "Capacity at SLO, searched").
+func probeSpanText(cs report.CapacitySearch) string {
+	if searchHow(cs) != "found by search" {
+		return ""
+	}
+	d := func(s float64) string {
+		return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
+	}
+	return "; probes of " + d(cs.ProbeWarmupS) + " + " + d(cs.ProbeDurationS) + " from an idle server"
 }
 
 // searchProbes counts a's probes the search ran (not the sweep's cells).

@@ -29,7 +29,7 @@ func searchedResults(separable bool) report.Results {
 	pct := -20.0
 	g.CostChangePct = &pct
 	return report.Results{SchemaVersion: report.SchemaVersion, Complete: true, SLO: report.SLO{TTFTMs: 500, Percentile: 90},
-		CapacitySearch: &report.CapacitySearch{Method: "test method", SLO: report.SLO{TTFTMs: 500, Percentile: 90}, RelativePrecision: 0.1, Level: 0.95,
+		CapacitySearch: &report.CapacitySearch{Method: "test method", SLO: report.SLO{TTFTMs: 500, Percentile: 90}, RelativePrecision: 0.1, Level: 0.95, ProbeWarmupS: 1, ProbeDurationS: 4,
 			Arms: []report.CapacityArm{base, cand}, Gains: []report.CapacitySearchGain{g}}}
 }
 
@@ -41,7 +41,7 @@ func TestCapacitySearchLine(t *testing.T) {
 	t.Parallel()
 	r := searchedResults(true)
 	line := CapacitySearchLine(r, "fast")
-	for _, want := range []string{"TTFT ≤ 500.0 ms at p90, found by search", "fast 34.50 [30.00, 40.00] req/s vs baseline 20.98 [18.00, 24.00] req/s", "gain 1.64× [1.25, 2.22]", "0.300 → 0.240 USD (-20.0 %)"} {
+	for _, want := range []string{"TTFT ≤ 500.0 ms at p90, found by search; probes of 1s + 4s from an idle server)", "fast 34.50 [30.00, 40.00] req/s vs baseline 20.98 [18.00, 24.00] req/s", "gain 1.64× [1.25, 2.22]", "0.300 → 0.240 USD (-20.0 %)"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("line %q lacks %q", line, want)
 		}
