@@ -67,8 +67,11 @@ type Options struct {
 	// The sweep against serve-sim.
 	simRates    []int
 	simDuration time.Duration
-	simConfig   string
-	simSpeedup  float64
+	// stampAccuracy is the serve-sim sweep's bound on the ITL error p99
+	// against the simulator's truth for a load to count as sustained.
+	stampAccuracy time.Duration
+	simConfig     string
+	simSpeedup    float64
 	// The head-of-line check.
 	holRate     int
 	holDuration time.Duration
@@ -146,6 +149,7 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.StringSliceVar(&o.stages, "stages", stageKeys, "stages to run: "+strings.Join(stageKeys, ", "))
 	f.IntSliceVar(&o.simRates, "sim-rates", []int{200, 500, 1000, 2000, 2500}, "offered loads of the streaming sweep against serve-sim (req/s; 32-token prompts, 128-token streams)")
 	f.DurationVar(&o.simDuration, "sim-duration", 10*time.Second, "length of each run against serve-sim")
+	f.DurationVar(&o.stampAccuracy, "sim-stamp-accuracy", defaultStampAccuracy, "a load against serve-sim counts as sustained only if the ITL error p99 against the simulator's truth is at most this (the client's stated accuracy, loadgen/README.md)")
 	f.StringVar(&o.simConfig, "sim-config", "", "serve-sim config for the sweep against it (empty: the default config with max_num_seqs 8192, max_batch_tokens 16384, truth_capacity 65536, as results/bench-client-2026-12-01/serve-sim-fast.yaml)")
 	f.Float64Var(&o.simSpeedup, "sim-speedup", 16, "divide every simulator op's time by this (serve-sim --override OP=F for all ops; 1: none)")
 	f.IntVar(&o.holRate, "hol-rate", 100, "rate of the head-of-line check (req/s; 0 skips it)")
@@ -683,6 +687,9 @@ func validateBenchClient(o Options) error {
 	}
 	if len(o.simRates) > 0 && o.simSpeedup <= 0 {
 		bad("flag --sim-speedup %g: want > 0", o.simSpeedup)
+	}
+	if len(o.simRates) > 0 && o.stampAccuracy <= 0 {
+		bad("flag --sim-stamp-accuracy %v: want > 0", o.stampAccuracy)
 	}
 	if o.holRate != 0 && (o.holEvery < 1 || o.holBytes < 4 || o.holBytes > 8<<20 || !rateOK(o.holRate) || requests(o.holRate, o.holDuration) < 1) {
 		bad("flags --hol-rate %d / --hol-duration %v / --hol-every %d / --hol-bytes %d: want a rate of 0 (skip) or %d–%d req/s that schedules a request, every ≥ 1, 4 B to 8 MiB",

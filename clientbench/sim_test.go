@@ -123,3 +123,28 @@ func TestLongWindowsOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestSimSustainedNeedsStampAccuracy: a load whose sends are on time but
+// whose stamps are not (the call-3 row at 1,500 req/s: lag p99 0.151 ms,
+// ITL error p99 5,317 µs, all ok) is not sustained.
+func TestSimSustainedNeedsStampAccuracy(t *testing.T) {
+	us := func(v float64) errStats { return errStats{N: 1, P99Us: &v} }
+	for _, tc := range []struct {
+		name  string
+		lag   time.Duration
+		itl   errStats
+		ok, n int
+		want  bool
+	}{
+		{"sends and stamps on time", 151 * time.Microsecond, us(440), 100, 100, true},
+		{"at the bound", 151 * time.Microsecond, us(450), 100, 100, true},
+		{"sends on time, stamps late", 151 * time.Microsecond, us(5317), 100, 100, false},
+		{"sends late", 1001 * time.Microsecond, us(100), 100, 100, false},
+		{"a request failed", 151 * time.Microsecond, us(100), 99, 100, false},
+		{"no gap compared", 151 * time.Microsecond, errStats{}, 100, 100, false},
+	} {
+		if got := simSustained(tc.lag, tc.itl, tc.ok, tc.n, defaultStampAccuracy); got != tc.want {
+			t.Errorf("%s: simSustained = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
