@@ -52,11 +52,13 @@ func TestAnswerFirstScreen(t *testing.T) {
 }
 
 // TestQuickstartReportFitsTwoHundredLines: the quickstart's report.md
-// (testdata/quickstart-results.json: the quickstart's results.json of
-// 2026-12-01, 23:25 UTC, with the per-request figures and CDF points that
-// report.md does not print left out) fits in 200 lines, opens with the
-// answer, shows the SLO's p90 in the cell table, and says the one-repetition
-// reason a few times, not once per figure (146 times before).
+// (testdata/quickstart-results.json: results.json of `transferlab run
+// configs/quickstart.yaml` at commit 8b0c421, 2026-12-02 03:23 UTC: 3
+// repetitions × 1 load × 4 arms with the A/A replicate, and a capacity
+// search; the per-request figures and CDF points, which report.md does not
+// print, left out) fits in 200 lines, opens with the answer, shows the SLO's
+// p90 in the cell table, keeps the figures over repetitions to the decision
+// metric (one row per arm) and says a refused percentile's reason once.
 func TestQuickstartReportFitsTwoHundredLines(t *testing.T) {
 	t.Parallel()
 	r, err := report.ReadResults("testdata/quickstart-results.json")
@@ -78,8 +80,11 @@ func TestQuickstartReportFitsTwoHundredLines(t *testing.T) {
 	if !strings.Contains(md, "| TTFT p90 |") || strings.Contains(md, "| TTFT p99 |") {
 		t.Error("the cell table does not show the SLO's p90 (or shows refused p99s)")
 	}
-	if n := strings.Count(md, "an interval over repetitions needs ≥ 2"); n > 6 {
-		t.Errorf("the one-repetition reason is said %d times", n)
+	if n := strings.Count(md, "| e2e (ms, simulated) |"); n != 4 || strings.Contains(md, "| ttft_intended |") {
+		t.Errorf("the table over repetitions has %d rows of the decision metric (want 4, one per arm) or rows of others", n)
+	}
+	if n := strings.Count(md, "too few for p99"); n > 1 {
+		t.Errorf("the refused p99's reason is said %d times", n)
 	}
 	if strings.Contains(md, "(cell 1 in run order)") {
 		t.Error("one section per cell")

@@ -116,7 +116,7 @@ func TestCapacitySearchLineTruthAndSweepOnly(t *testing.T) {
 	if err := WriteMarkdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "- baseline: the simulator's sustained capacity: 18.00 req/s, below the searched interval's low end (18.00 req/s) (the whole trace)") {
+	if !strings.Contains(md.String(), "; the simulator's sustained capacity: 18.00 req/s, below the searched interval's low end (18.00 req/s) (the whole trace)") {
 		t.Errorf("markdown lacks the truth:\n%s", md.String())
 	}
 

@@ -334,14 +334,17 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		m.p("| %s | %s | %s | %s | %s | %s |\n", a.Arm, v, iv, br, c, strings.TrimSuffix(strings.TrimPrefix(probesText(a), " ("), ")"))
 	}
 	m.p("\n")
+	// One bullet per arm: its note, its probes and the simulator's truth.
 	for _, a := range cs.Arms {
+		m.p("- %s: ", a.Arm)
 		if a.CapacityRPS.Note != "" {
-			m.p("- %s: %s\n", a.Arm, a.CapacityRPS.Note)
+			m.p("%s; ", a.CapacityRPS.Note)
 		}
-		m.p("- %s probes (req/s; requests within each target/judged): %s\n", a.Arm, probeListText(a))
+		m.p("probes (req/s; requests within each target/judged): %s", probeListText(a))
 		if t := truthText(a); t != "" {
-			m.p("- %s: %s (%s)\n", a.Arm, strings.TrimPrefix(t, "; "), a.SimTruth.Window)
+			m.p("; %s (%s)", strings.TrimPrefix(t, "; "), a.SimTruth.Window)
 		}
+		m.p("\n")
 	}
 	m.p("\n")
 	for _, g := range cs.Gains {
@@ -361,25 +364,16 @@ func (m mdWriter) cells(r report.Results) {
 		m.p("One repetition per arm and load: the figures over repetitions would repeat each cell's own, below (results.json `stats.cells` keeps them).\n\n")
 	}
 	if r.Stats != nil && !oneRep {
-		m.p("### Over repetitions\n\n%s.\n\n", r.Stats.Method)
-		m.p("| arm | load (req/s) | reps | metric | stat | value | interval |\n| --- | --- | --- | --- | --- | --- | --- |\n")
-		for _, cs := range r.Stats.Cells {
-			for _, ms := range cs.Metrics {
-				v := report.Num(ms.Value.Value) + " " + m.u(ms.Unit)
-				if ms.Value.Reps == 0 {
-					v = valueText(ms.Value)
-				}
-				m.p("| %s | %s | %d | %s | %s | %s | %s |\n", cs.Arm, report.Num(cs.OfferedLoadRPS), cs.Reps, ms.Metric, ms.Stat, v, report.Interval(ms.Value))
-			}
-		}
-		m.p("\n")
+		m.overReps(r)
 	}
 	for _, p := range cellParts(r, m.u)[:2] {
 		m.part(foldConstantColumns(p))
 	}
 	m.p("TTFT (intended), TTFO, schedule and dispatch lag per cell: report.html's cell table and results.json `cells`.\n\n")
+	mismatches := false
 	for _, c := range report.SortedCells(r) {
 		if pc := c.PromptCheck; pc.Mismatches > 0 && pc.Diff != nil {
+			mismatches = true
 			d := pc.Diff
 			m.p("- %s at %s req/s rep %d: prompt mismatches: %d of %d requests that reported usage.prompt_tokens differed from the intended input length (prompt_tokens − intended: min %d, median %d, max %d tokens (%.1f %% to %.1f %%; median %.1f %%))",
 				c.Arm, report.Num(c.OfferedLoadRPS), c.Repetition, pc.Mismatches, pc.Reported, d.MinTokens, d.MedianTokens, d.MaxTokens, d.MinPct, d.MaxPct, d.MedianPct)
@@ -387,6 +381,82 @@ func (m mdWriter) cells(r report.Results) {
 				m.p("; %d of the %d reporting requests had text prompts: their token count depends on the server's tokenizer (and chat template), so a difference there is expected and does not mean input was lost", pc.TextPrompts, pc.Reported)
 			}
 			m.p("\n")
+		}
+	}
+	if mismatches {
+		m.p("\n")
+	}
+}
+
+// overReps writes the figures over repetitions of the decision rule's metric
+// (every metric when the results carry no rule): one row per arm × load ×
+// metric, one column per statistic (value [interval]). A statistic no cell
+// could estimate in any repetition (too few samples) gets no column and is
+// named once; the other metrics are pointed to (results.json `stats.cells`).
+func (m mdWriter) overReps(r report.Results) {
+	metric := ""
+	if r.Rule != nil {
+		metric = r.Rule.Metric
+	}
+	var stats []string
+	estimated := map[string]bool{}
+	for _, cs := range r.Stats.Cells {
+		for _, ms := range cs.Metrics {
+			if metric != "" && ms.Metric != metric {
+				continue
+			}
+			if !slices.Contains(stats, ms.Stat) {
+				stats = append(stats, ms.Stat)
+			}
+			estimated[ms.Stat] = estimated[ms.Stat] || ms.Value.Reps > 0
+		}
+	}
+	var refused []string
+	stats = slices.DeleteFunc(stats, func(st string) bool {
+		if !estimated[st] {
+			refused = append(refused, st)
+		}
+		return !estimated[st]
+	})
+	m.p("### Over repetitions\n\n%s.", r.Stats.Method)
+	if metric != "" {
+		m.p(" The decision metric (%s) only: every metric's figures over repetitions, with their intervals, are in results.json `stats.cells` (report.html charts the latencies' p50 and p99 by load).", metric)
+	}
+	if len(refused) > 0 {
+		m.p(" No column for %s: too few samples in every repetition of every cell.", strings.Join(refused, ", "))
+	}
+	m.p("\n\n")
+	header := append([]string{"arm", "load (req/s)", "reps", "metric"}, stats...)
+	m.p("|%s|\n|%s\n", mdRow(header), strings.Repeat(" --- |", len(header)))
+	for _, cs := range r.Stats.Cells {
+		var metrics []string
+		byStat := map[string]map[string]report.MetricStat{}
+		unit := map[string]string{}
+		for _, ms := range cs.Metrics {
+			if metric != "" && ms.Metric != metric {
+				continue
+			}
+			if byStat[ms.Metric] == nil {
+				metrics = append(metrics, ms.Metric)
+				byStat[ms.Metric] = map[string]report.MetricStat{}
+				unit[ms.Metric] = ms.Unit
+			}
+			byStat[ms.Metric][ms.Stat] = ms
+		}
+		for _, mt := range metrics {
+			row := []string{cs.Arm, report.Num(cs.OfferedLoadRPS), strconv.Itoa(cs.Reps), mt + " (" + m.u(unit[mt]) + ")"}
+			for _, st := range stats {
+				ms, ok := byStat[mt][st]
+				switch {
+				case !ok:
+					row = append(row, "—")
+				case ms.Value.Reps == 0:
+					row = append(row, valueText(ms.Value))
+				default:
+					row = append(row, report.Num(ms.Value.Value)+" "+report.Interval(ms.Value))
+				}
+			}
+			m.p("|%s|\n", mdRow(row))
 		}
 	}
 	m.p("\n")
@@ -626,16 +696,17 @@ func (m mdWriter) aliases(r report.Results) {
 	if len(r.Aliases) == 0 {
 		return
 	}
-	m.p("## Metric names in other tools\n\n| ours | others |\n| --- | --- |\n")
+	// One paragraph, not a table: a glossary, read once.
 	keys := make([]string, 0, len(r.Aliases))
 	for k := range r.Aliases {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var parts []string
 	for _, k := range keys {
-		m.p("| %s | %s |\n", k, r.Aliases[k])
+		parts = append(parts, "**"+k+"**: "+r.Aliases[k])
 	}
-	m.p("\n")
+	m.p("## Metric names in other tools\n\n%s.\n", strings.Join(parts, "; "))
 }
 
 // figure formats an optional ms figure: "—" with no samples, "refused (n=…)" when too few.
