@@ -89,7 +89,7 @@ func sameRunWarning(how string, opts CompareOptions) string {
 	s := "A and B are the same run (" + how + "), not two runs: "
 	if opts.ArmA == opts.ArmB {
 		return s + "arm " + opts.ArmA + " is compared with itself, so every ratio is exactly 1 by construction (its interval only the resampling's spread around 1) and NO DIFFERENCE here measures nothing. " +
-			"A canary gate (compare --exit-code) given the same run twice passes without testing the canary: give it the production run as A and the canary's own run as B."
+			"A canary gate (compare --exit-code) given the same run twice would pass without testing the canary, so it exits non-zero instead: give it the production run as A and the canary's own run as B."
 	}
 	return s + "arms " + opts.ArmA + " and " + opts.ArmB + " were measured interleaved in one run, and this comparison resamples them as if they were independent runs; " +
 		"the run's own report compares them paired, against its own A/A resolution, and is the one to read. It is no canary gate: that compares two separate runs."

@@ -43,7 +43,10 @@ its deciding clause. It prints report.md to stdout (or the comparison as JSON
 with --json) and with --out writes compare.json, report.md and report.html.
 Decision-rule flags not given default to the rule recorded in A.json (the
 run's own config), else to the defaults each flag names. The report names
-both input files, labelled A and B, with their paths and created times.`,
+both input files, labelled A and B, with their paths and created times.
+Given one run as both A and B (the same created_at: a file twice, or a
+copy), it says so first; with --exit-code it then exits 5, the reason on
+stderr: a canary gate must not pass what it did not test.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := report.ReadResults(args[0])
@@ -81,7 +84,7 @@ both input files, labelled A and B, with their paths and created times.`,
 			if err != nil {
 				return err
 			}
-			return verdictExit(c.Results.Verdicts, exitCode)
+			return verdictExit(c, exitCode)
 		},
 	}
 	f := cmd.Flags()
@@ -101,7 +104,7 @@ both input files, labelled A and B, with their paths and created times.`,
 	f.Uint64Var(&opts.Rule.Seed, "seed", 0, fmt.Sprintf("bootstrap seed, recorded in the output (%s %d)", fromA, report.DefaultBootstrapSeed))
 	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
-	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) and %d when inconclusive; 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive))
+	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) %d when inconclusive and %d when A and B are the same run (nothing tested); 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive, exitSameRun))
 	return cmd
 }
 
@@ -114,12 +117,17 @@ func writeComparisonJSON(w io.Writer, c canary.Comparison) error {
 	return nil
 }
 
-// verdictExit maps the verdict to an exit status when --exit-code is set.
-func verdictExit(vs []report.Verdict, enabled bool) error {
+// verdictExit maps the comparison to an exit status when --exit-code is set:
+// exitSameRun when A and B are one run (canary.SameRun: its verdict tested
+// nothing, whatever it says), else by the verdict.
+func verdictExit(c canary.Comparison, enabled bool) error {
 	if !enabled {
 		return nil
 	}
-	for _, v := range vs {
+	if c.SameRun != "" {
+		return &exitError{code: exitSameRun, err: fmt.Errorf("compare: A and B are the same run (%s): the gate tested nothing; give it the production run as A and the canary's own run as B", c.SameRun)}
+	}
+	for _, v := range c.Results.Verdicts {
 		switch v.Outcome {
 		case "fail":
 			return &exitError{code: exitFail, err: fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))}

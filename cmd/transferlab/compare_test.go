@@ -62,7 +62,8 @@ func cellRecords(n int, e2e time.Duration) []loadgen.Record {
 func writeResults(t *testing.T, dir, name, sha string, e2e time.Duration) string {
 	t.Helper()
 	r := report.Results{
-		SchemaVersion: report.SchemaVersion, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Complete: true,
+		SchemaVersion: report.SchemaVersion, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(e2e), // distinct per run (canary.SameRun)
+		Complete: true,
 		Manifest: report.Manifest{ConfigSHA256: "cfg", Seed: 7, ArmOrder: []string{"baseline"}},
 		Trace:    report.TraceInfo{Source: "test.jsonl", Format: "jsonl", SHA256: sha, Rows: 40},
 		SLO:      report.SLO{E2EMs: 1000},
@@ -146,6 +147,8 @@ func TestCompareCommand(t *testing.T) {
 			{"fail (E2E doubled): 3", slower, nil, exitFail, "FAIL: mean E2E vs the baseline: 98.5 % higher"},
 			// B is faster, but a declared VRAM budget that neither run measured leaves clause c inconclusive.
 			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, exitInconclusive, "INCONCLUSIVE: peak VRAM within budget"},
+			// A given twice: its verdict (no difference) tested nothing, so the gate must not pass.
+			{"same run: 5", base, nil, exitSameRun, "A and B are the same run (both created"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {

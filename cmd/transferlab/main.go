@@ -27,6 +27,9 @@ const (
 	exitFail = 3
 	// exitInconclusive: compare --exit-code, verdict inconclusive.
 	exitInconclusive = 4
+	// exitSameRun: compare --exit-code given one run as both A and B
+	// (canary.SameRun): nothing was tested, so the gate neither passes nor fails.
+	exitSameRun = 5
 )
 
 // exitStatusHelp is the scheme as the root help and README print it.
@@ -36,6 +39,7 @@ const exitStatusHelp = `Exit status (every sub-command):
   2        incomplete: --deadline, a server that died, a failed stage; what was measured is kept
   3        a check failed: compare --exit-code verdict fail; validate verdicts not as expected
   4        compare --exit-code: verdict inconclusive
+  5        compare --exit-code: A and B are the same run, so the canary was not tested (the reason on stderr)
   130, 143 interrupted by SIGINT, SIGTERM; what was measured is kept (a second interrupt exits at once)`
 
 // exitError carries a process exit status through cobra.
