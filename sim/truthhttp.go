@@ -103,7 +103,11 @@ func (s *Server) TruthLines() []TruthLine {
 
 // serveTruth writes GET /v1/truth: JSON lines (application/x-ndjson), one
 // TruthLine per request held, in arrival order. Requests still in flight are
-// included as they stand (done_ns null).
+// included as they stand (done_ns null); each flush time is stamped right
+// after its Flush returns, so such a line may lack the last event its client
+// has already read (every earlier one is there: the next event is written
+// only after the previous one's stamp). A stream read to its end (EOF) is
+// complete in the export: done_ns is stamped before the handler returns.
 func (s *Server) serveTruth(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Truth-Clock", "ns since the simulator's creation, monotonic")
