@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"sort"
@@ -193,24 +194,43 @@ func TestLightLoadTTFT(t *testing.T) {
 }
 
 // TestQueueingUnderOverload: offered load above capacity builds a queue:
-// with max_num_seqs = 2 and six requests at once, each is admitted only after
-// a running request finishes (30 steps, ≥ 150 ms later), so queue delay and
-// TTFT grow; arrival skew between the six clients is far below that.
+// with max_num_seqs = 2 and six requests at once, each after the first two is
+// admitted only after a running request finishes, so it waits from its own
+// arrival until that slot frees. The engine's first step is held (step hook)
+// until every request has arrived, so each of the last four really arrived
+// while two others ran, however late its client got to send it. (Comparing
+// one request's queue delay or TTFT with another's, as this test once did,
+// depends on the clients' arrival skew, which a loaded host makes larger than
+// a request's service time.)
 func TestQueueingUnderOverload(t *testing.T) {
 	t.Parallel()
 	cfg := fastConfig()
 	cfg.Scheduler.MaxNumSeqs = 2
-	s := newTestServer(t, cfg)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	s := newTestServer(t, cfg, WithStepHook(func(StepRecord) { <-release }))
+	t.Cleanup(free) // runs before the server's Close (cleanups run last first)
 	c := newTestClient(t)
 	const n = 6
-	var wg sync.WaitGroup
+	var arrived, wg sync.WaitGroup
+	arrived.Add(n)
 	for i := range n {
 		wg.Go(func() {
-			if _, err := postStream(context.Background(), c, s.BaseURL(), fmt.Sprintf("q%d", i), 200, 30); err != nil {
+			resp, err := startStream(context.Background(), c, s.BaseURL(), fmt.Sprintf("q%d", i), 200, 30)
+			arrived.Done()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			if _, err := readSSE(resp.StatusCode, bufio.NewScanner(resp.Body)); err != nil {
 				t.Error(err)
 			}
 		})
 	}
+	arrived.Wait()
+	free()
 	wg.Wait()
 	trs := make([]RequestTruth, n)
 	for i := range trs {
@@ -220,13 +240,13 @@ func TestQueueingUnderOverload(t *testing.T) {
 	for i := 2; i < n; i++ {
 		// request i waited for request i−2 to finish: admitted after its last token.
 		prev := trs[i-2]
-		if !trs[i].AdmittedAt.After(prev.TokenGeneratedAt[len(prev.TokenGeneratedAt)-1]) {
+		freed := prev.TokenGeneratedAt[len(prev.TokenGeneratedAt)-1]
+		if !trs[i].AdmittedAt.After(freed) {
 			t.Errorf("request %d admitted before a slot freed", i)
 		}
 		ttft, _ := trs[i].TTFT()
-		ttftPrev, _ := prev.TTFT()
-		if trs[i].QueueDelay() <= prev.QueueDelay() || ttft <= ttftPrev {
-			t.Errorf("queueing does not grow: request %d queue %v TTFT %v, request %d queue %v TTFT %v", i, trs[i].QueueDelay(), ttft, i-2, prev.QueueDelay(), ttftPrev)
+		if wait := freed.Sub(trs[i].ArrivedAt); wait <= 0 || trs[i].QueueDelay() <= wait || ttft <= wait {
+			t.Errorf("request %d: a slot freed %v after its arrival, yet queue delay %v, TTFT %v", i, wait, trs[i].QueueDelay(), ttft)
 		}
 	}
 }

@@ -69,24 +69,31 @@ func idPrompt(n int) []int {
 
 // postStream sends a streaming /v1/completions request and reads it to the end.
 func postStream(ctx context.Context, c *http.Client, base, id string, input, maxTokens int) (streamResult, error) {
+	resp, err := startStream(ctx, c, base, id, input, maxTokens)
+	if err != nil {
+		return streamResult{}, err
+	}
+	defer resp.Body.Close()
+	return readSSE(resp.StatusCode, bufio.NewScanner(resp.Body))
+}
+
+// startStream sends a streaming /v1/completions request and returns once its
+// response headers are in: the server has then stamped its arrival and queued
+// it (the handler sends the headers after submitting to the engine).
+func startStream(ctx context.Context, c *http.Client, base, id string, input, maxTokens int) (*http.Response, error) {
 	body, _ := json.Marshal(map[string]any{
 		"model": "sim-llama-3-8b", "prompt": idPrompt(input), "max_tokens": maxTokens, "ignore_eos": true,
 		"stream": true, "stream_options": map[string]any{"include_usage": true},
 	})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/completions", bytes.NewReader(body))
 	if err != nil {
-		return streamResult{}, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if id != "" {
 		req.Header.Set(requestIDHeader, id)
 	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return streamResult{}, err
-	}
-	defer resp.Body.Close()
-	return readSSE(resp.StatusCode, bufio.NewScanner(resp.Body))
+	return c.Do(req)
 }
 
 // readSSE parses "data: ..." lines into a streamResult.
