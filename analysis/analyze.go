@@ -240,7 +240,8 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 		return compareGroups(bs, k, num, den, metric, stat, !rule.Independent)
 	}
 	// The run-to-run spread per load and metric statistic, pooled over the
-	// blocks of every arm but the baseline (runToRunOf).
+	// blocks of every arm but the baseline (runToRunOf). A comparison leaves
+	// out the blocks with a client-bound cell of either arm (comparisonOf).
 	aaArm := report.AAArm(rule.Baseline)
 	spread := func(load float64, metric, stat string) runToRun {
 		base, ok := byKey[key(rule.Baseline, load)]
@@ -264,11 +265,12 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 			continue
 		}
 		for _, spec := range ratioSpecs {
+			bc := comparisonOf(g, base)
 			rt := spread(g.Load, spec[0], spec[1])
-			h := rt.halfWidth(len(g.Cells), rule.IntervalLevel)
-			aa := widen(compare(key("aa", g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]), h)
+			h := rt.halfWidth(bc.blocks, rule.IntervalLevel)
+			aa := widen(compare(key("aa", g.Load, spec[0], spec[1]), bc.num, bc.den, spec[0], spec[1]), h)
 			res := resolutionOf(g.Load, spec[0], spec[1], aa, h, rt.df)
-			res.Excluded = excludedNote(g, base)
+			res.Excluded, res.LeftOut = bc.excluded, bc.leftOut
 			resolutions[key(g.Load, spec[0], spec[1])] = res
 			st.Resolution = append(st.Resolution, res)
 		}
@@ -288,10 +290,12 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 			if !ok {
 				continue
 			}
+			bc := comparisonOf(g, base)
 			for _, spec := range ratioSpecs {
-				h := spread(g.Load, spec[0], spec[1]).halfWidth(len(g.Cells), rule.IntervalLevel)
+				h := spread(g.Load, spec[0], spec[1]).halfWidth(bc.blocks, rule.IntervalLevel)
 				q := report.Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.Load, Metric: spec[0], Stat: spec[1],
-					Value: widen(compare(key("ratio", cand, g.Load, spec[0], spec[1]), g, base, spec[0], spec[1]), h), Excluded: excludedNote(g, base)}
+					Value:    widen(compare(key("ratio", cand, g.Load, spec[0], spec[1]), bc.num, bc.den, spec[0], spec[1]), h),
+					Excluded: bc.excluded, LeftOut: bc.leftOut}
 				if res, ok := resolutions[key(g.Load, spec[0], spec[1])]; ok && res.PlusMinus != nil {
 					q.Resolution = res.PlusMinus
 				}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -34,19 +35,25 @@ type runToRun struct {
 
 // runToRunOf pools the blocks of arms (each against base, paired by
 // repetition) at one load; aa names the A/A replicate ("" when none).
-// Blocks whose figure is refused or not positive are skipped.
+// Blocks whose figure is refused or not positive are skipped, and so is a
+// block in which the arm's or the baseline's cell is client-bound.
 func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun {
 	bv, br, _ := base.Values(metric, statName)
 	byRep := map[int]float64{}
 	for i, r := range br {
 		byRep[r] = bv[i]
 	}
+	baseFlagged := clientBoundReps(base)
 	var ss float64
 	df := 0
 	for _, g := range arms {
 		vals, reps, _ := g.Values(metric, statName)
+		flagged := clientBoundReps(g)
 		var ls []float64
 		for i, r := range reps {
+			if baseFlagged[r] || flagged[r] {
+				continue
+			}
 			if b, ok := byRep[r]; ok && b > 0 && vals[i] > 0 {
 				ls = append(ls, math.Log(vals[i]/b))
 			}
@@ -117,6 +124,15 @@ func widen(e report.Estimate, h float64) report.Estimate {
 // client-bound cell among groups (the client, not the server, may have set
 // the pace; each cell's figure is in its warning). "" when none is.
 func excludedNote(groups ...Group) string {
+	if f := flaggedCells(groups...); f != "" {
+		return "client-bound: " + f
+	}
+	return ""
+}
+
+// flaggedCells names the client-bound cells of groups: "gate-up-2x rep 2,
+// baseline rep 0"; "" when none is.
+func flaggedCells(groups ...Group) string {
 	var flagged []string
 	for _, g := range groups {
 		for _, c := range g.Cells {
@@ -125,8 +141,50 @@ func excludedNote(groups ...Group) string {
 			}
 		}
 	}
-	if len(flagged) == 0 {
-		return ""
+	return strings.Join(flagged, ", ")
+}
+
+// clientBoundReps is the repetitions in which g's cell is client-bound.
+func clientBoundReps(g Group) map[int]bool {
+	out := map[int]bool{}
+	for _, c := range g.Cells {
+		if c.ClientBound {
+			out[c.Repetition] = true
+		}
 	}
-	return "client-bound: " + strings.Join(flagged, ", ")
+	return out
+}
+
+// blockComparison is what one comparison of num with den at one load is
+// computed from: the groups, the number of num's blocks (repetitions), and
+// either the client-bound cells whose blocks were left out (leftOut) or why
+// the comparison feeds no verdict (excluded).
+type blockComparison struct {
+	num, den          Group
+	blocks            int
+	leftOut, excluded string
+}
+
+// comparisonOf leaves out of num and den every block (repetition) in which
+// either one's cell is client-bound. When at least 2 of num's blocks remain,
+// the comparison is of those (leftOut names the flagged cells: "gate-up-2x
+// rep 2"); with fewer, it is of every block and excluded says why it feeds
+// no verdict (excludedNote). With no flagged cell, num and den as given.
+func comparisonOf(num, den Group) blockComparison {
+	flagged := clientBoundReps(num)
+	for r := range clientBoundReps(den) {
+		flagged[r] = true
+	}
+	if len(flagged) == 0 {
+		return blockComparison{num: num, den: den, blocks: len(num.Cells)}
+	}
+	keep := func(g Group) Group {
+		g.Cells = slices.DeleteFunc(slices.Clone(g.Cells), func(c report.Cell) bool { return flagged[c.Repetition] })
+		return g
+	}
+	n, d := keep(num), keep(den)
+	if len(n.Cells) < 2 {
+		return blockComparison{num: num, den: den, blocks: len(num.Cells), excluded: excludedNote(num, den)}
+	}
+	return blockComparison{num: n, den: d, blocks: len(n.Cells), leftOut: flaggedCells(num, den)}
 }

@@ -178,3 +178,68 @@ func TestBlocksCoverage(t *testing.T) {
 		t.Errorf("the interval inside one cell covered %.1f %%: the run-to-run noise should make it miss often", 100*shareInside)
 	}
 }
+
+// TestClientBoundBlockLeftOut: with 3 blocks, a client-bound cell of the
+// candidate leaves out its block only: the load still decides from the
+// other 2 blocks (the spread pooled without it), and the verdict names the
+// block left out, once. With 2 of 3 blocks flagged, fewer than 2 remain and
+// the load decides nothing.
+func TestClientBoundBlockLeftOut(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	flag := func(r *report.Results, arm string, rep int) {
+		for i, c := range r.Cells {
+			if c.Arm == arm && c.Repetition == rep {
+				r.Cells[i].ClientBound = true
+			}
+		}
+	}
+	meanRatio := func(r report.Results) report.Ratio {
+		for _, q := range r.Stats.Ratios {
+			if q.Candidate == "cand" && q.Metric == "e2e" && q.Stat == "mean" {
+				return q
+			}
+		}
+		t.Fatal("no mean e2e ratio of cand")
+		return report.Ratio{}
+	}
+
+	r := analysistest.BlocksRun(rand.New(rand.NewPCG(5, 6)), 3, 300, 0.8, 0.01)
+	flag(&r, "cand", 1)
+	if err := analysis.Analyze(&r, rule); err != nil {
+		t.Fatal(err)
+	}
+	q := meanRatio(r)
+	if q.Excluded != "" || !q.Value.Interval || q.Value.Reps != 2 {
+		t.Errorf("ratio with one of 3 blocks client-bound: excluded %q, %d blocks, interval %v; want decided from 2 blocks", q.Excluded, q.Value.Reps, q.Value.Interval)
+	}
+	if !strings.Contains(q.LeftOut, "cand rep 1") {
+		t.Errorf("ratio's blocks left out %q: want cand rep 1 named", q.LeftOut)
+	}
+	for _, res := range r.Stats.Resolution {
+		// A/A pools 3 blocks, cand 2 left (one degree of freedom about its mean).
+		if res.Metric == "e2e" && res.Stat == "mean" && res.RunToRunDF != 4 {
+			t.Errorf("run-to-run df %d, want 4 (cand's client-bound block left out of the pooling)", res.RunToRunDF)
+		}
+	}
+	v := r.Verdicts[0]
+	if v.Outcome != report.VerdictPass {
+		t.Errorf("verdict %s: want pass from the 2 remaining blocks", analysis.VerdictLine(v))
+	}
+	if n := strings.Count(v.Summary, "cand rep 1"); n != 1 {
+		t.Errorf("summary names the block left out %d times, want once: %s", n, v.Summary)
+	}
+
+	r = analysistest.BlocksRun(rand.New(rand.NewPCG(5, 6)), 3, 300, 0.8, 0.01)
+	flag(&r, "cand", 0)
+	flag(&r, "baseline", 2)
+	if err := analysis.Analyze(&r, rule); err != nil {
+		t.Fatal(err)
+	}
+	if q := meanRatio(r); q.Excluded == "" {
+		t.Errorf("ratio with 2 of 3 blocks client-bound not excluded: %+v", q)
+	}
+	if v := r.Verdicts[0]; v.Outcome != report.VerdictInconclusive || !strings.Contains(v.Summary, "every load (1) had a client-bound cell") {
+		t.Errorf("verdict with 2 of 3 blocks client-bound: %s", analysis.VerdictLine(v))
+	}
+}

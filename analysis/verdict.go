@@ -414,6 +414,15 @@ func verdictSummary(v report.Verdict, decider report.ClauseResult, rule report.D
 	if left > 0 {
 		s += fmt.Sprintf("; %d of %d loads left out (client-bound)", left, n)
 	}
+	var blocks []string
+	for _, l := range loads {
+		if l.class != loadExcluded && l.ratio.LeftOut != "" {
+			blocks = append(blocks, l.ratio.LeftOut+" at "+report.Num(l.ratio.OfferedLoadRPS)+" req/s")
+		}
+	}
+	if len(blocks) > 0 {
+		s += "; blocks left out (a client-bound cell: the client may have set the pace; the other blocks decide): " + strings.Join(blocks, "; ")
+	}
 	return s
 }
 

@@ -72,28 +72,29 @@ func TestDispatchLagFlagText(t *testing.T) {
 
 // TestVerdictNamesClauseBAndClientBound: clause b's name says what it
 // tests (a difference beyond the resolution, no regression beyond the
-// margin: a 1.5 % slower candidate passes a 2 % margin); a ratio over a
-// client-bound cell is shown but feeds no verdict (the only load's is
-// excluded: inconclusive, naming the flagged cells), and the run says so
+// margin: a 1.5 % slower candidate passes a 2 % margin); a ratio whose
+// client-bound cells leave fewer than 2 of its 4 blocks is shown but feeds no
+// verdict (the only load's is excluded: inconclusive, naming the flagged
+// cells), and the run says so
 // with each verdict, in VerdictLine (console, HTML) and report.md.
 func TestVerdictNamesClauseBAndClientBound(t *testing.T) {
 	t.Parallel()
 	base := []float64{20.0, 20.4, 19.8, 20.1}
 	slower := []float64{20.3, 20.7, 20.1, 20.4} // 1.5 % slower
 	r := analysistest.TwoArms(base, slower)
-	r.Cells[1].ClientBound, r.Cells[6].ClientBound = true, true
+	r.Cells[1].ClientBound, r.Cells[4].ClientBound, r.Cells[6].ClientBound = true, true, true // baseline rep 1, candidate reps 0 and 2
 	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "tpot", Percentile: 99, RegressionMargin: 0.02}); err != nil {
 		t.Fatal(err)
 	}
 	v := r.Verdicts[0]
-	if v.Outcome != "inconclusive" || !strings.Contains(v.Reason, "every load was excluded from the verdict: 4.00 req/s (client-bound: candidate rep 2") {
+	if v.Outcome != "inconclusive" || !strings.Contains(v.Reason, "every load was excluded from the verdict: 4.00 req/s (client-bound: candidate rep 0, candidate rep 2, baseline rep 1)") {
 		t.Fatalf("client-bound cells at the only load: %s", analysis.VerdictLine(v))
 	}
 	const name = "tpot p99: a difference beyond the run's resolution, no regression beyond the margin"
 	if v.Clauses[1].Name != name {
 		t.Errorf("clause b name %q, want %q", v.Clauses[1].Name, name)
 	}
-	const note = "2 of 8 cells client-bound: their figures are suspect"
+	const note = "3 of 8 cells client-bound: their figures are suspect"
 	if v.ClientBound != note {
 		t.Errorf("verdict client-bound note %q, want %q", v.ClientBound, note)
 	}

@@ -95,7 +95,7 @@ func ratioSection(r report.Results) tableSection {
 	for _, k := range order {
 		row := []string{r.ArmLabel(k.cand), report.Num(k.load), k.metric}
 		var res []string
-		excluded := ""
+		excluded, leftOut := "", ""
 		for _, st := range stats {
 			q, ok := byKey[k][st]
 			if !ok {
@@ -106,11 +106,15 @@ func ratioSection(r report.Results) tableSection {
 			row = append(row, notes.estimate(q.Value))
 			res = append(res, strings.TrimPrefix(report.ResolutionText(q.Resolution), "not measured"))
 			excluded = report.OrText(excluded, q.Excluded)
+			leftOut = report.OrText(leftOut, q.LeftOut)
+		}
+		if leftOut != "" {
+			leftOut = "yes, without the blocks of client-bound " + leftOut
 		}
 		for i := range res {
 			res[i] = report.OrText(res[i], "—")
 		}
-		row = append(row, strings.Join(res, " / "), report.OrText(excluded, "yes"))
+		row = append(row, strings.Join(res, " / "), report.OrText(excluded, report.OrText(leftOut, "yes")))
 		p.Rows = append(p.Rows, row)
 	}
 	p.Note = note + notes.text()

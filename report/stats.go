@@ -66,9 +66,13 @@ type Ratio struct {
 	// Resolution is the run's resolution for this metric statistic at this
 	// load (a fraction: ±Resolution around 1); nil when not measured.
 	Resolution *float64 `json:"resolution,omitempty"`
-	// Excluded says why the ratio feeds no verdict (a client-bound cell);
-	// the ratio is still shown, labelled.
+	// Excluded says why the ratio feeds no verdict (client-bound cells
+	// leaving fewer than 2 blocks); the ratio is still shown, labelled.
 	Excluded string `json:"excluded,omitempty"`
+	// LeftOut names the cells ("gate-up-2x rep 2") whose blocks
+	// (repetitions) were left out of Value because the cell was client-bound;
+	// the ratio is of the other blocks ("" when none was left out).
+	LeftOut string `json:"left_out,omitempty"`
 }
 
 // Capacity is one arm's capacity at SLO: the highest swept load whose
@@ -117,6 +121,10 @@ type Resolution struct {
 	// pooled over the blocks; nil when none was pooled (1 repetition, no A/A).
 	RunToRun   *float64 `json:"run_to_run,omitempty"`
 	RunToRunDF int      `json:"run_to_run_df,omitempty"`
-	// Excluded says why the A/A comparison is suspect (a client-bound cell).
+	// Excluded says why the A/A comparison is suspect (client-bound cells
+	// leaving fewer than 2 blocks).
 	Excluded string `json:"excluded,omitempty"`
+	// LeftOut names the cells whose blocks were left out of AA because the
+	// cell was client-bound, as Ratio.LeftOut.
+	LeftOut string `json:"left_out,omitempty"`
 }
