@@ -71,7 +71,7 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	tw.Flush()
 	fmt.Fprintf(w, "(%s: the SLO's percentile; -: refused, too few samples for that percentile at 99 %% confidence, e.g. p99 needs ≥ 459 requests per cell, or undefined; arrival: the measured requests' rate, which goodput never exceeds)\n", p)
 	if bound {
-		fmt.Fprintf(w, "(client-bound: %s; the cell is shown but feeds no verdict)\n", analysis.ClientBoundRule())
+		fmt.Fprintf(w, "(client-bound: %s; the cell is shown; its repetition is left out of its arm's comparisons, and a load decides from the repetitions left when at least 2 are)\n", analysis.ClientBoundRule())
 	}
 	if len(notMeasured) > 0 {
 		fmt.Fprintln(w, "n/m: not measured (no window, so no throughput or goodput):")

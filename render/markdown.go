@@ -599,7 +599,7 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 		rates.Note += " SLO claims: of n ok requests, how many exceeded the target, against the most that may at 99 % confidence for the percentile to hold (early stopping; p-values in results.json)."
 	}
 	if slices.ContainsFunc(cells, func(c report.Cell) bool { return c.ClientBound }) {
-		rates.Note += " client-bound: " + analysis.ClientBoundRule() + " (an exact binomial test), so the client, not the server, may have set the pace: the cell is shown and feeds no verdict."
+		rates.Note += " client-bound: " + analysis.ClientBoundRule() + " (an exact binomial test), so the client, not the server, may have set the pace: the cell is shown and its repetition is left out of its arm's comparisons (a load decides from the repetitions left when at least 2 are)."
 	}
 	if slices.ContainsFunc(cells, func(c report.Cell) bool { return !c.ClientBound && c.DispatchLateSends > 0 }) {
 		rates.Note += " late sends, not client-bound: fewer late sends than that, no evidence that the client set the pace; each late request's TTFT, TPOT and E2E count from its own send."
