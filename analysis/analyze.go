@@ -306,7 +306,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 
 	capacity(st, *r, arms, groups, bs, rule.Baseline, !rule.Independent)
 	r.Stats = st
-	fillAmdahl(r.Amdahl, bs, byKey, rule.Baseline, !rule.Independent)
+	fillAmdahl(r.Amdahl, st.Ratios)
 	fillAblation(r, bs, byKey, arms, rule.Baseline, !rule.Independent)
 	r.Rule = &rule
 	r.Verdicts = nil
@@ -347,8 +347,11 @@ func pairedRatio(bs bootstrapper, k string, cand, base Group, metric, stat strin
 }
 
 // fillAmdahl sets the measured baseline/candidate speedups of mean and p99
-// TTFT, TPOT and E2E on Amdahl loads that came without them.
-func fillAmdahl(a *report.AmdahlSection, bs bootstrapper, byKey map[string]Group, baseline string, pair bool) {
+// TTFT, TPOT and E2E on Amdahl loads that came without them. Each is the
+// reciprocal of the candidate/baseline ratio in ratios (speedupOf): the same
+// blocks (a client-bound cell's block left out), the same widened interval,
+// inverted, so the Amdahl table and the verdict show one figure.
+func fillAmdahl(a *report.AmdahlSection, ratios []report.Ratio) {
 	if a == nil {
 		return
 	}
@@ -357,18 +360,40 @@ func fillAmdahl(a *report.AmdahlSection, bs bootstrapper, byKey map[string]Group
 		if len(l.Measured) > 0 {
 			continue
 		}
-		cand, ok1 := byKey[key(l.Candidate, l.OfferedLoadRPS)]
-		base, ok2 := byKey[key(baseline, l.OfferedLoadRPS)]
-		if !ok1 || !ok2 {
-			continue
-		}
 		for _, m := range []string{"ttft", "tpot", "e2e"} {
 			for _, s := range []string{"mean", "p99"} {
-				// Speedup = baseline / candidate: the ratio with the arms swapped.
-				l.Measured = append(l.Measured, report.Speedup{Metric: m, Stat: s, Value: pairedRatio(bs, key("speedup", l.Candidate, l.OfferedLoadRPS, m, s), base, cand, m, s, pair)})
+				for _, q := range ratios {
+					if q.Candidate == l.Candidate && q.OfferedLoadRPS == l.OfferedLoadRPS && q.Metric == m && q.Stat == s {
+						l.Measured = append(l.Measured, report.Speedup{Metric: m, Stat: s, Value: speedupOf(q)})
+					}
+				}
 			}
 		}
 	}
+}
+
+// speedupOf is baseline/candidate, the reciprocal of q's candidate/baseline
+// ratio: value 1/v, interval [1/high, 1/low]. A ratio that feeds no verdict
+// (q.Excluded) gives no speedup either (Reps 0, the reason in Note); one
+// whose blocks left out client-bound cells says so in Note.
+func speedupOf(q report.Ratio) report.Estimate {
+	e := q.Value
+	if q.Excluded != "" {
+		return report.Estimate{Note: "not comparable: " + q.Excluded}
+	}
+	if e.Reps == 0 || !(e.Value > 0) {
+		return report.Estimate{Note: e.Note}
+	}
+	out := report.Estimate{Value: 1 / e.Value, Reps: e.Reps, Requests: e.Requests, Interval: e.Interval, Note: e.Note}
+	if e.Interval && e.Low > 0 && e.High > 0 {
+		out.Low, out.High = 1/e.High, 1/e.Low
+	} else {
+		out.Low, out.High, out.Interval = out.Value, out.Value, false
+	}
+	if q.LeftOut != "" {
+		out.Note = strings.TrimPrefix(out.Note+"; client-bound block left out: "+q.LeftOut, "; ")
+	}
+	return out
 }
 
 // sloChecks lists the declared SLO targets as (metric, target ms).

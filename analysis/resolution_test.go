@@ -9,6 +9,7 @@ import (
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/analysis/analysistest"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/stats"
 )
 
 // TestRequestRatioCoverage: on synthetic queue-like data with a known true
@@ -241,5 +242,72 @@ func TestClientBoundBlockLeftOut(t *testing.T) {
 	}
 	if v := r.Verdicts[0]; v.Outcome != report.VerdictInconclusive || !strings.Contains(v.Summary, "every load (1) had a client-bound cell") {
 		t.Errorf("verdict with 2 of 3 blocks client-bound: %s", analysis.VerdictLine(v))
+	}
+}
+
+// TestAmdahlSpeedupIsVerdictRatio: the Amdahl table's measured speedups are
+// the reciprocals of the verdict's candidate/baseline ratios (the same
+// blocks, the same widened interval, inverted), and a client-bound block is
+// left out of both; with fewer than 2 blocks left the speedup is refused
+// like the ratio.
+func TestAmdahlSpeedupIsVerdictRatio(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	run := func(flagged ...[2]any) report.Results {
+		r := analysistest.BlocksRun(rand.New(rand.NewPCG(7, 8)), 3, 300, 0.8, 0.01)
+		for i, c := range r.Cells {
+			for _, f := range flagged {
+				if c.Arm != f[0].(string) || c.Repetition != f[1].(int) {
+					continue
+				}
+				// A client-bound cell whose figures are far off: halved.
+				vals := make([]float64, len(c.Requests))
+				for k, q := range c.Requests {
+					vals[k] = *q.E2EMs / 2
+					r.Cells[i].Requests[k].E2EMs = analysistest.Ptr(vals[k])
+				}
+				r.Cells[i].E2E = analysis.BuildDist(vals, stats.DefaultConfidence, 0)
+				r.Cells[i].ClientBound = true
+			}
+		}
+		r.Amdahl = &report.AmdahlSection{Loads: []report.AmdahlLoad{{Candidate: "cand", OfferedLoadRPS: 4, FWall: 0.5, S: 2, Bound: 1 / 0.75}}}
+		if err := analysis.Analyze(&r, rule); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	pairs := func(r report.Results) map[string][2]report.Estimate {
+		out := map[string][2]report.Estimate{}
+		for _, m := range r.Amdahl.Loads[0].Measured {
+			for _, q := range r.Stats.Ratios {
+				if q.Candidate == "cand" && q.Metric == m.Metric && q.Stat == m.Stat && q.Metric == "e2e" {
+					out[m.Stat] = [2]report.Estimate{q.Value, m.Value}
+				}
+			}
+		}
+		if len(out) != 2 {
+			t.Fatalf("e2e mean and p99 speedups matched to ratios: %d of 2 (%+v)", len(out), r.Amdahl.Loads[0].Measured)
+		}
+		return out
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+	r := run([2]any{"cand", 1})
+	for stat, p := range pairs(r) {
+		q, s := p[0], p[1]
+		if !q.Interval || !s.Interval || !near(s.Value, 1/q.Value) || !near(s.Low, 1/q.High) || !near(s.High, 1/q.Low) {
+			t.Errorf("e2e %s: speedup %v [%v, %v] is not the reciprocal of the ratio %v [%v, %v]", stat, s.Value, s.Low, s.High, q.Value, q.Low, q.High)
+		}
+		if s.Reps != 2 || q.Reps != 2 || !strings.Contains(s.Note, "cand rep 1") {
+			t.Errorf("e2e %s: speedup over %d blocks, ratio over %d (note %q); want 2 each, the client-bound block named", stat, s.Reps, q.Reps, s.Note)
+		}
+		if s.Value > 1.3 || s.Value < 1.2 {
+			t.Errorf("e2e %s: speedup %v, want about 1.25 (the halved client-bound block left out)", stat, s.Value)
+		}
+	}
+	r = run([2]any{"cand", 0}, [2]any{"baseline", 2})
+	for stat, p := range pairs(r) {
+		if s := p[1]; s.Reps != 0 || !strings.Contains(s.Note, "client-bound") {
+			t.Errorf("e2e %s with 2 of 3 blocks client-bound: speedup %+v, want refused with the reason", stat, s)
+		}
 	}
 }

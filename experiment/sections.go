@@ -455,7 +455,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		eff := "-"
 		if l.TransferMetric != "" {
 			eff = fmt.Sprintf("%.2f", l.TransferEfficiency)
-			if l.TransferEfficiency > 1 {
+			if render.ExceedsBound(l) {
 				eff, above = eff+"*", true
 			}
 		}

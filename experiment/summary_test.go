@@ -99,7 +99,8 @@ func TestPrintSummaryAnswerFirstAtTheSLOPercentile(t *testing.T) {
 		Verdicts: []report.Verdict{{Candidate: "cand", Baseline: "baseline", Outcome: "pass", DecidingClause: "b", Summary: "PASS: mean E2E vs the baseline: 5.0 % lower"}},
 		Stats:    &report.Stats{},
 		Amdahl: &report.AmdahlSection{Loads: []report.AmdahlLoad{{Candidate: "cand", OfferedLoadRPS: 3, FWall: 0.026, S: 2.5, Bound: 1.0157,
-			TransferEfficiency: 1.44, TransferMetric: "e2e mean"}}},
+			TransferEfficiency: 1.44, TransferMetric: "e2e mean", Verdict: "above",
+			Measured: []report.Speedup{{Metric: "e2e", Stat: "mean", Value: report.Estimate{Value: 1.0226, Low: 1.0200, High: 1.0250, Reps: 3, Interval: true}}}}}},
 	}
 	var b bytes.Buffer
 	PrintSummary(&b, res)

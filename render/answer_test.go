@@ -149,3 +149,40 @@ func TestFNotMeasuredSaysWhy(t *testing.T) {
 		t.Error("report.md's f_gpu cells do not point to the reason")
 	}
 }
+
+// TestExceedsBound: a load is marked as exceeding the Amdahl bound only when
+// its measured speedup's interval lies above the bound's (amdahl.Compare's
+// "above"), not on an efficiency above 1 alone: the answer block and the
+// bound table agree.
+func TestExceedsBound(t *testing.T) {
+	t.Parallel()
+	sp := func(lo, v, hi float64, interval bool) []report.Speedup {
+		return []report.Speedup{{Metric: "e2e", Stat: "mean", Value: report.Estimate{Value: v, Low: lo, High: hi, Reps: 3, Interval: interval}}}
+	}
+	for _, c := range []struct {
+		name string
+		l    report.AmdahlLoad
+		want bool
+	}{
+		{"interval above", report.AmdahlLoad{Verdict: "above", Measured: sp(1.02, 1.03, 1.04, true)}, true},
+		// The quickstart's case: efficiency 1.47 but the interval reaches the bound.
+		{"efficiency > 1, interval overlaps", report.AmdahlLoad{Verdict: "inside", Measured: sp(0.98, 1.0234, 1.05, true)}, false},
+		{"point estimate above", report.AmdahlLoad{Verdict: "above", Measured: sp(1.03, 1.03, 1.03, false)}, false},
+	} {
+		l := c.l
+		l.Candidate, l.OfferedLoadRPS, l.Bound, l.BoundLow, l.BoundHigh = "c", 4, 1.016, 1.014, 1.018
+		l.TransferEfficiency, l.TransferMetric = 1.47, "e2e mean"
+		if got := ExceedsBound(l); got != c.want {
+			t.Errorf("%s: ExceedsBound %v, want %v", c.name, got, c.want)
+		}
+		r := report.Results{Amdahl: &report.AmdahlSection{Loads: []report.AmdahlLoad{l}}}
+		line := boundLine(r, "c")
+		if got := strings.Contains(line, "exceeds it at 1 of 1 loads"); got != c.want {
+			t.Errorf("%s: answer line says exceeds %v, want %v: %s", c.name, got, c.want, line)
+		}
+		table := amdahlTables(r.Amdahl, units(false))
+		if got := strings.Contains(table.Parts[0].Note, AboveBoundNote); got != c.want {
+			t.Errorf("%s: bound table marks it %v, want %v", c.name, got, c.want)
+		}
+	}
+}

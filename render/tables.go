@@ -268,7 +268,7 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 		te := "not computed"
 		if l.TransferMetric != "" {
 			te = report.Num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
-			if l.TransferEfficiency > 1 {
+			if ExceedsBound(l) {
 				te, above = te+" *", true
 			}
 		}
