@@ -161,7 +161,7 @@ func noiseResolution(cfg Config) (e float64, how string, ok bool) {
 	sigma := cfg.Server.Sim.Noise.RunSigma
 	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
 	e = math.Expm1(t * math.Sqrt2 * sigma / math.Sqrt(float64(r)))
-	return e, fmt.Sprintf("the simulator's noise model: server.sim.noise.run_sigma %g, %d repetitions, %d degrees of freedom; more under load", sigma, r, df), true
+	return e, fmt.Sprintf("the simulator's noise model: server.sim.noise.run_sigma %g, %d repetitions, %d degrees of freedom; an expectation, not a bound: a run measures its own, which can be narrower or wider, wider under load", sigma, r, df), true
 }
 
 // announceBounds says, before the run spends time on any cell, each
@@ -191,7 +191,7 @@ func announceBounds(log, warn io.Writer, cfg Config, scheds []traces.Schedule) {
 	if expected > 0 {
 		res = "expected resolution ±" + fmt.Sprintf("%.2g %%", 100*expected) + " (decision.expected_resolution)"
 	} else if e, how, ok := noiseResolution(cfg); ok {
-		expected, res = e, "expected resolution ±"+fmt.Sprintf("%.2g %%", 100*e)+" at least ("+how+")"
+		expected, res = e, "noise model's expected resolution ±"+fmt.Sprintf("%.2g %%", 100*e)+" ("+how+")"
 	}
 	fmt.Fprintf(log, "before the run: Amdahl bounds from the simulator's cost model over this run's schedules (the most a candidate can gain in service time; queueing under load can amplify a gain past it); %s:\n", res)
 	for _, b := range bounds {

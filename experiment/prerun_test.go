@@ -64,7 +64,8 @@ func TestAnnounceBoundsBeforeTheRun(t *testing.T) {
 	eff.Repetitions = 3
 	log.Reset()
 	announceBounds(&log, &warn, eff, scheds)
-	if l, w := log.String(), warn.String(); !strings.Contains(l, "expected resolution ±6 % at least (the simulator's noise model: server.sim.noise.run_sigma 0.03, 3 repetitions, 7 degrees of freedom") ||
+	if l, w := log.String(), warn.String(); !strings.Contains(l, "noise model's expected resolution ±6 % (the simulator's noise model: server.sim.noise.run_sigma 0.03, 3 repetitions, 7 degrees of freedom; an expectation, not a bound: a run measures its own, which can be narrower or wider") ||
+		strings.Contains(l, "at least") ||
 		!strings.Contains(w, "rmsnorm-2.5x can gain at most 1.") || strings.Contains(w, "gate-up-2x") {
 		t.Errorf("from the noise model: log %q, warnings %q", l, w)
 	}
