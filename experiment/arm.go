@@ -10,11 +10,13 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/servers"
+	"github.com/transferlab/transferlab/sim"
 )
 
 // Arm roles (ArmConfig.Role). The first arm is always the baseline.
@@ -145,7 +147,11 @@ func (a ArmConfig) validate(srv ServerConfig, target string) error {
 	sort.Strings(ops)
 	for _, op := range ops {
 		f := a.SimOverrides[op]
-		switch {
+		switch _, known := sim.OpByName(op); {
+		case !known:
+			// Checked here, at load, so that a misspelled op stops nothing
+			// mid-run after the baseline is measured.
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: unknown op %q (known: %s)", op, op, strings.Join(sim.OpNames(), ", ")))
 		case f.IsCeiling() && !a.IsCeiling():
 			errs = append(errs, fmt.Errorf("sim_overrides.%s: ceiling removes the op's work: only an arm with role: ceiling may (it is then never given a verdict)", op))
 		case f.IsCeiling() && op != target:

@@ -359,6 +359,12 @@ func (c *Config) Validate() error {
 	if c.Repetitions < 0 {
 		bad("repetitions", "must be ≥ 0, got %d", c.Repetitions)
 	}
+	if c.Repetitions == 0 && c.lines != nil {
+		// Leaving the key out gives 1; an explicit 0 would silently mean it.
+		if _, ok := c.lines.Line("repetitions"); ok {
+			bad("repetitions", "set to 0: leave it out for the default, 1 (or set the number of blocks, ≥ 1)")
+		}
+	}
 	switch c.Request.Endpoint {
 	case "", "completions", "chat":
 	default:

@@ -56,6 +56,10 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"capacity_search.budget (line 8)", "capacity_search.max_rps (line 7): must be above min_rps (2 req/s)"}},
 		{"capacity search keys set to 0", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nslo: {ttft_ms: 100}\ncapacity_search:\n  growth: 0\n  budget: 0s\n",
 			[]string{"capacity_search.growth (line 7): set to 0: leave it out for the default, 2", "capacity_search.budget (line 8): set to 0: leave it out for no budget for the whole search"}},
+		{"repetitions set to 0", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\nrepetitions: 0\n",
+			[]string{"repetitions (line 5): set to 0: leave it out for the default, 1"}},
+		{"misspelled op", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms:\n  - {name: baseline}\n  - name: c\n    sim_overrides: {gate_up_prj: 2}\n",
+			[]string{`arms[1].sim_overrides.gate_up_prj (line 7): unknown op "gate_up_prj" (known: `}},
 		{"capacity search without an SLO", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\ncapacity_search: {relative_precision: -0.1}\n",
 			[]string{"capacity_search (line 5): needs an SLO target", "capacity_search.relative_precision"}},
 	}
