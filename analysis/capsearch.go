@@ -56,10 +56,14 @@ func (s Search) Method() string {
 		s.Growth, s.Growth, s.RelativePrecision, s.Growth, s.Growth, s.Quantile, 100*s.Level, s.Quantile, s.Quantile, 100*(1-(1-s.Level)/2), 100*(1-2*(1-s.Level)))
 }
 
-// perLoad is the probes at one load, pooled.
+// perLoad is the probes at one load, pooled. clientBound: some probe at
+// the load was client-bound (the client may have set the pace), so the
+// load gives a point outcome but decides nothing at the interval's
+// confidence.
 type perLoad struct {
-	load float64
-	att  []report.SLOAttainment
+	load        float64
+	att         []report.SLOAttainment
+	clientBound bool
 }
 
 // pool sums the probes' counts per load (ascending), per target.
@@ -71,9 +75,10 @@ func pool(probes []report.CapacityProbe) []perLoad {
 		}
 		i := slices.IndexFunc(out, func(l perLoad) bool { return l.load == p.LoadRPS })
 		if i < 0 {
-			out = append(out, perLoad{load: p.LoadRPS, att: slices.Clone(p.Attainment)})
+			out = append(out, perLoad{load: p.LoadRPS, att: slices.Clone(p.Attainment), clientBound: p.ClientBound})
 			continue
 		}
+		out[i].clientBound = out[i].clientBound || p.ClientBound
 		for _, a := range p.Attainment {
 			j := slices.IndexFunc(out[i].att, func(b report.SLOAttainment) bool { return b.Metric == a.Metric })
 			if j < 0 {
@@ -289,14 +294,21 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 			above = append(above, l)
 		}
 	}
+	// A client-bound load decides nothing: it is no end of the interval.
+	sureMet := func(l perLoad) bool {
+		return !l.clientBound && surelyMet(l.att, s.Quantile, endAlpha/float64(len(below)))
+	}
+	sureMissed := func(l perLoad) bool {
+		return !l.clientBound && surelyMissed(l.att, s.Quantile, endAlpha/float64(len(above)))
+	}
 	low, high := 0.0, 0.0
 	for _, l := range below {
-		if surelyMet(l.att, s.Quantile, endAlpha/float64(len(below))) {
+		if sureMet(l) {
 			low = l.load
 		}
 	}
 	for i := len(above) - 1; i >= 0; i-- {
-		if surelyMissed(above[i].att, s.Quantile, endAlpha/float64(len(above))) {
+		if sureMissed(above[i]) {
 			high = above[i].load
 		}
 	}
@@ -304,10 +316,10 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		p := &out.Probes[i]
 		p.Met = Met(p.Attainment, s.Quantile)
 		p.Decided = ""
-		if l := slices.IndexFunc(below, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && surelyMet(below[l].att, s.Quantile, endAlpha/float64(len(below))) {
+		if l := slices.IndexFunc(below, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && sureMet(below[l]) {
 			p.Decided = "met"
 		}
-		if l := slices.IndexFunc(above, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && surelyMissed(above[l].att, s.Quantile, endAlpha/float64(len(above))) {
+		if l := slices.IndexFunc(above, func(l perLoad) bool { return l.load == p.LoadRPS }); l >= 0 && sureMissed(above[l]) {
 			p.Decided = "missed"
 		}
 	}
@@ -343,6 +355,14 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		est.Note = fmt.Sprintf("between %s and %s req/s, the sweep's bracket: no search probe ran; %s", num(out.PassRPS), num(out.FailRPS), stopText(stopped))
 		return out
 	}
+	if wide && stopped != StopBracketed {
+		// The search stopped short of the precision (a budget ran out):
+		// the capacity lies somewhere in the bracket, and a midpoint or an
+		// interval of it would be a confident figure the search did not find.
+		est.Low, est.High, est.Interval = 0, 0, false
+		est.Note = fmt.Sprintf("unknown: between %s and %s req/s (bracket), %s", num(out.PassRPS), num(out.FailRPS), stopText(stopped))
+		return out
+	}
 	est.Value = math.Sqrt(out.PassRPS * out.FailRPS)
 	if low == 0 {
 		notes = append(notes, "no load was met with the interval's confidence: its lower end is 0")
@@ -350,9 +370,6 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 	if high == 0 {
 		est.High = 0
 		notes = append(notes, "no load was missed with the interval's confidence: no upper end")
-	}
-	if stopped != StopBracketed && wide {
-		notes = append(notes, fmt.Sprintf("bracket [%s, %s] req/s wider than the precision (%s): %s", num(out.PassRPS), num(out.FailRPS), pctText(s.RelativePrecision), stopText(stopped)))
 	}
 	est.Note = strings.Join(notes, "; ")
 	return out
@@ -375,7 +392,7 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	c, b := cand.CapacityRPS, base.CapacityRPS
 	switch {
 	case b.Value == 0 || c.Value == 0:
-		g.Gain.Note = "unknown: " + firstNote(c.Note, b.Note, "an arm's capacity is unknown")
+		g.Gain.Note = "unknown: " + strings.TrimPrefix(firstNote(c.Note, b.Note, "an arm's capacity is unknown"), "unknown: ")
 		return g
 	case c.Note != "" && strings.HasPrefix(c.Note, "unknown") || b.Note != "" && strings.HasPrefix(b.Note, "unknown"):
 		g.Gain = report.Estimate{Note: "unknown: " + firstNote(onlyUnknown(c.Note), onlyUnknown(b.Note), "")}
@@ -422,6 +439,3 @@ func firstNote(notes ...string) string {
 
 // num prints a load compactly (3 significant digits).
 func num(v float64) string { return fmt.Sprintf("%.3g", v) }
-
-// pctText prints a fraction as a percentage.
-func pctText(f float64) string { return fmt.Sprintf("%g %%", 100*f) }

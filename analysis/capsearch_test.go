@@ -138,6 +138,41 @@ func TestSearchEnds(t *testing.T) {
 	}
 }
 
+// TestSearchBudgetWideBracket: a search whose budget ran out with the
+// bracket wider than the precision says the capacity is unknown, between
+// the bracket's ends, naming the budget: no midpoint, no interval, and no
+// gain from it.
+func TestSearchBudgetWideBracket(t *testing.T) {
+	t.Parallel()
+	s := Search{MinRPS: 1, MaxRPS: 80, RelativePrecision: 0.1, Quantile: 0.9}
+	rng := rand.New(rand.NewPCG(3, 4))
+	always := func(float64) float64 { return 1 }
+	never := func(float64) float64 { return 0 }
+	probes := []report.CapacityProbe{probeAt(rng, always, 10, 100), probeAt(rng, always, 20, 100), probeAt(rng, never, 40, 100)}
+	probes[0].Source, probes[1].Source, probes[2].Source = "sweep", "search", "search"
+	c := s.Capacity("a", probes, "budget: capacity_search.arm_budget = 25s")
+	e := c.CapacityRPS
+	if e.Value != 0 || e.Interval || e.Low != 0 || e.High != 0 || c.PassRPS != 20 || c.FailRPS != 40 ||
+		e.Note != "unknown: between 20 and 40 req/s (bracket), the search's budget ran out (capacity_search.arm_budget = 25s)" {
+		t.Errorf("budget out, wide bracket: %+v", e)
+	}
+	if g := Gain(c, c); g.Gain.Value != 0 || g.Gain.Interval || g.Gain.Note != "unknown: between 20 and 40 req/s (bracket), the search's budget ran out (capacity_search.arm_budget = 25s)" {
+		t.Errorf("gain from a bracket: %+v", g.Gain)
+	}
+	// Bracketed to the precision, the same ends decide; a client-bound
+	// probe at them decides nothing (the client may have set the pace).
+	probes = []report.CapacityProbe{probeAt(rng, always, 20, 100), probeAt(rng, never, 21, 100)}
+	c = s.Capacity("a", probes, StopBracketed)
+	if c.CapacityRPS.Low != 20 || c.CapacityRPS.High != 21 || c.Probes[0].Decided != "met" || c.Probes[1].Decided != "missed" {
+		t.Fatalf("bracketed: %+v %+v", c.CapacityRPS, c.Probes)
+	}
+	probes[0].ClientBound, probes[1].ClientBound = true, true
+	c = s.Capacity("a", probes, StopBracketed)
+	if c.CapacityRPS.Low != 0 || c.CapacityRPS.High != 0 || c.CapacityRPS.Interval || c.Probes[0].Decided != "" || c.Probes[1].Decided != "" {
+		t.Errorf("client-bound probes decided: %+v %+v", c.CapacityRPS, c.Probes)
+	}
+}
+
 // TestGain: disjoint intervals give a separable gain with its interval;
 // overlapping ones say "not separable"; an unknown arm gives an unknown gain.
 func TestGain(t *testing.T) {

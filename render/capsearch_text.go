@@ -175,6 +175,10 @@ func capText(a report.CapacityArm) string {
 func capValueText(a report.CapacityArm) string {
 	e := a.CapacityRPS
 	switch {
+	case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && searchProbes(a) > 0 && e.Note != "":
+		// The search stopped short of the precision: its note says the
+		// capacity is unknown, the bracket and why.
+		return a.Arm + " " + e.Note
 	case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
 		return a.Arm + " between " + report.Num(a.PassRPS) + " and " + report.Num(a.FailRPS) + " req/s (" + bracketSource(a) + ")"
 	case e.Value == 0:
@@ -245,7 +249,7 @@ func probeListText(a report.CapacityArm) string {
 				s += "; sure"
 			}
 			if p.ClientBound {
-				s += "; client-bound"
+				s += "; client-bound: decides nothing"
 			}
 			s += ")"
 		}

@@ -87,6 +87,32 @@ func TestCapacitySearchLine(t *testing.T) {
 	if l := CapacitySearchLine(cut, "fast"); !strings.Contains(l, "0.300 USD at 20.00 req/s → 0.240 at 20.00 req/s (no change computed") {
 		t.Errorf("an arm not bracketed: %q", l)
 	}
+	// A search whose budget ran out with the bracket wider than the
+	// precision: the capacity is unknown, said with its bracket and the
+	// budget; no midpoint, no interval, no gain, and the cost labelled as at
+	// the highest load meeting the SLO.
+	const unknown = "unknown: between 20 and 40 req/s (bracket), the search's budget ran out (capacity_search.arm_budget = 25s)"
+	budget := searchedResults(true)
+	for i := range budget.CapacitySearch.Arms {
+		a := &budget.CapacitySearch.Arms[i]
+		a.Probes = []report.CapacityProbe{{LoadRPS: 20, Source: "search", Met: true}, {LoadRPS: 40, Source: "search"}}
+		a.PassRPS, a.FailRPS, a.Stopped = 20, 40, "budget: capacity_search.arm_budget = 25s"
+		a.CapacityRPS = report.Estimate{Note: unknown}
+	}
+	budget.CapacitySearch.Gains[0].Gain, budget.CapacitySearch.Gains[0].CostChangePct = report.Estimate{Note: unknown}, nil
+	line = CapacitySearchLine(budget, "fast")
+	for _, want := range []string{"fast " + unknown + " vs baseline " + unknown, "gain " + unknown, "at the highest load meeting the SLO"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("budget-cut line %q lacks %q", line, want)
+		}
+	}
+	md.Reset()
+	if err := WriteMarkdown(&md, budget); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| fast | unknown: 20.00–40.00 (bracket) | none | [20.00, 40.00] | 0.240 USD at 20.00 req/s |") || strings.Contains(md.String(), "28.2") || strings.Contains(md.String(), "at capacity |") {
+		t.Errorf("budget-cut markdown:\n%s", md.String())
+	}
 	if CapacitySearchLine(report.Results{}, "fast") != "" {
 		t.Error("a run without a search has a search line")
 	}

@@ -307,7 +307,7 @@ func (m mdWriter) part(p tablePart) {
 // capacitySearch is the capacity section of a run that searched the load.
 func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 	m.p("%s\n\n", searchLead(cs, m.u("req/s")))
-	m.p("| arm | capacity (%s) | interval | bracket | cost per 1M output tokens at capacity | search |\n| --- | --- | --- | --- | --- | --- |\n", m.u("req/s"))
+	m.p("| arm | capacity (%s) | interval | bracket | cost per 1M output tokens at the highest load meeting the SLO | search |\n| --- | --- | --- | --- | --- | --- |\n", m.u("req/s"))
 	for _, a := range cs.Arms {
 		e := a.CapacityRPS
 		iv := "none"
@@ -324,6 +324,8 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		}
 		v := "unknown"
 		switch {
+		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && searchProbes(a) > 0:
+			v = "unknown: " + report.Num(a.PassRPS) + "–" + report.Num(a.FailRPS) + " (bracket)"
 		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
 			v = report.Num(a.PassRPS) + "–" + report.Num(a.FailRPS) + " (" + bracketSource(a) + ")"
 		case e.Value != 0 && a.FailRPS == 0:
