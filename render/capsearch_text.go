@@ -135,6 +135,9 @@ func searchLead(cs report.CapacitySearch, unit string) string {
 	if searchHow(cs) != "found by search" {
 		return fmt.Sprintf("Bracketed by the sweep's loads, no search probe ran (each arm's note says why): the highest offered load meeting %s lies between the loads below (%s; interval at %s).", sloText(cs.SLO), unit, report.Pct(cs.Level))
 	}
+	if slices.ContainsFunc(cs.Arms, func(a report.CapacityArm) bool { return a.CapacityRPS.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 }) {
+		return fmt.Sprintf("Found by search where it reached %s: the highest offered load meeting %s (%s; interval at %s, for an arm bracketed to the precision%s); an arm whose search stopped short of it has its capacity unknown, with its bracket and why.", report.Pct(cs.RelativePrecision), sloText(cs.SLO), unit, report.Pct(cs.Level), probeSpanText(cs))
+	}
 	return fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s%s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), unit, report.Pct(cs.Level), probeSpanText(cs))
 }
 

@@ -110,7 +110,8 @@ func TestCapacitySearchLine(t *testing.T) {
 	if err := WriteMarkdown(&md, budget); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(md.String(), "| fast | unknown: 20.00–40.00 (bracket) | none | [20.00, 40.00] | 0.240 USD at 20.00 req/s |") || strings.Contains(md.String(), "28.2") || strings.Contains(md.String(), "at capacity |") {
+	if !strings.Contains(md.String(), "| fast | unknown: 20.00–40.00 (bracket) | none | [20.00, 40.00] | 0.240 USD at 20.00 req/s |") || strings.Contains(md.String(), "28.2") || strings.Contains(md.String(), "at capacity |") ||
+		!strings.Contains(md.String(), "Found by search where it reached 10.00 %") || strings.Contains(md.String(), "bracketed to 10.00 %") {
 		t.Errorf("budget-cut markdown:\n%s", md.String())
 	}
 	if CapacitySearchLine(report.Results{}, "fast") != "" {
