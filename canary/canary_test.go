@@ -43,3 +43,20 @@ func TestCompareUsesResolutionAndSaysProvenance(t *testing.T) {
 		}
 	}
 }
+
+// TestProvenanceServersOfSharedArms: B lacking an arm A has (its A/A
+// replicate, stopped early) is no server difference; a shared arm served
+// by another kind is.
+func TestProvenanceServersOfSharedArms(t *testing.T) {
+	t.Parallel()
+	sim := map[string]any{"kind": "sim"}
+	a := report.Results{Manifest: report.Manifest{Server: map[string]any{"baseline": sim, "baseline~aa": sim}}}
+	b := report.Results{Manifest: report.Manifest{Server: map[string]any{"baseline": sim}}}
+	if p := strings.Join(Provenance(a, b), "; "); strings.Contains(p, "servers") {
+		t.Errorf("B lacks only the A/A replicate: provenance %q names servers", p)
+	}
+	b.Manifest.Server["baseline"] = map[string]any{"kind": "vllm"}
+	if p := strings.Join(Provenance(a, b), "; "); !strings.Contains(p, "servers (A=baseline: sim, B=baseline: vllm)") {
+		t.Errorf("a shared arm on another server: provenance %q, want it named", p)
+	}
+}

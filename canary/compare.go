@@ -49,7 +49,7 @@ func Provenance(a, b report.Results) []string {
 	diff("configs", report.Short(a.Manifest.ConfigSHA256), report.Short(b.Manifest.ConfigSHA256))
 	diff("traces", report.Short(a.Trace.SHA256), report.Short(b.Trace.SHA256))
 	diff("trace paths", a.Trace.Source, b.Trace.Source)
-	diff("servers", serverKinds(a), serverKinds(b))
+	diff("servers", serverKinds(a, b), serverKinds(b, a))
 	diff("Go versions", a.Manifest.GoVersion, b.Manifest.GoVersion)
 	diff("machines", a.Manifest.Machine, b.Manifest.Machine)
 	return d
@@ -95,11 +95,15 @@ func sameRunWarning(how string, opts CompareOptions) string {
 		"the run's own report compares them paired, against its own A/A resolution, and is the one to read. It is no canary gate: that compares two separate runs."
 }
 
-// serverKinds is the server description of each arm, as recorded.
-func serverKinds(r report.Results) string {
+// serverKinds is the server description of each arm of r that other also
+// recorded, as recorded: "baseline: sim, candidate: sim".
+func serverKinds(r, other report.Results) string {
 	keys := slices.Sorted(maps.Keys(r.Manifest.Server))
 	s := make([]string, 0, len(keys))
 	for _, k := range keys {
+		if _, ok := other.Manifest.Server[k]; !ok {
+			continue // an arm only one run has (e.g. its A/A replicate) is no server difference
+		}
 		if info, ok := r.Manifest.Server[k].(map[string]any); ok {
 			s = append(s, fmt.Sprintf("%s: %v", k, info["kind"]))
 		}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,10 +25,11 @@ const fromA = "default: A.json's recorded decision rule; without one,"
 // statistics and the verdict come from canary.Compare; this file only wires flags.
 func newCompareCmd() *cobra.Command {
 	var (
-		opts     canary.CompareOptions
-		outDir   string
-		asJSON   bool
-		exitCode bool
+		opts      canary.CompareOptions
+		outDir    string
+		asJSON    bool
+		exitCode  bool
+		overwrite bool
 	)
 	cmd := &cobra.Command{
 		Use:   "compare A.json B.json",
@@ -46,7 +49,11 @@ run's own config), else to the defaults each flag names. The report names
 both input files, labelled A and B, with their paths and created times.
 Given one run as both A and B (the same created_at: a file twice, or a
 copy), it says so first; with --exit-code it then exits 5, the reason on
-stderr: a canary gate must not pass what it did not test.`,
+stderr: a canary gate must not pass what it did not test. Given a run that
+did not complete (results.json marks it incomplete: stopped by --deadline,
+a signal or a failed stage) as A or B, --exit-code exits 6, the reason on
+stderr, whatever the verdict. --out refuses a folder that already holds
+files unless --overwrite, and never writes through a symlink.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := report.ReadResults(args[0])
@@ -56,6 +63,11 @@ stderr: a canary gate must not pass what it did not test.`,
 			b, err := report.ReadResults(args[1])
 			if err != nil {
 				return err
+			}
+			if outDir != "" && !overwrite {
+				if err := checkCompareOut(outDir); err != nil {
+					return err
+				}
 			}
 			opts.Rule = canary.RuleFromA(opts.Rule, a.Rule, cmd.Flags().Changed)
 			opts.PathA, opts.PathB = args[0], args[1]
@@ -102,9 +114,10 @@ stderr: a canary gate must not pass what it did not test.`,
 	f.Float64Var(&opts.Rule.IntervalLevel, "interval", 0, fmt.Sprintf("two-sided bootstrap interval level (%s %v)", fromA, report.DefaultIntervalLevel))
 	f.IntVar(&opts.Rule.Resamples, "resamples", 0, fmt.Sprintf("bootstrap resamples (%s %d)", fromA, report.DefaultResamples))
 	f.Uint64Var(&opts.Rule.Seed, "seed", 0, fmt.Sprintf("bootstrap seed, recorded in the output (%s %d)", fromA, report.DefaultBootstrapSeed))
-	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into")
+	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into; refused when it already holds files, unless --overwrite")
+	f.BoolVar(&overwrite, "overwrite", false, "with --out: write into a folder that already holds files, replacing compare.json, report.md and report.html (never through a symlink)")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
-	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) %d when inconclusive and %d when A and B are the same run (nothing tested); 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive, exitSameRun))
+	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) %d when inconclusive, %d when A and B are the same run (nothing tested) and %d when A or B is an incomplete run; 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive, exitSameRun, exitIncompleteInput))
 	return cmd
 }
 
@@ -117,15 +130,35 @@ func writeComparisonJSON(w io.Writer, c canary.Comparison) error {
 	return nil
 }
 
+// checkCompareOut refuses an --out folder that already holds files: a
+// comparison would replace report.md and other files without asking.
+// A missing or empty folder passes.
+func checkCompareOut(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("compare --out %s: %w", dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("compare --out %s: the folder already holds files (%s): choose another --out, or pass --overwrite to replace them", dir, entries[0].Name())
+	}
+	return nil
+}
+
 // verdictExit maps the comparison to an exit status when --exit-code is set:
 // exitSameRun when A and B are one run (canary.SameRun: its verdict tested
-// nothing, whatever it says), else by the verdict.
+// nothing, whatever it says), exitIncompleteInput when A or B did not
+// complete (Input.Complete), else by the verdict.
 func verdictExit(c canary.Comparison, enabled bool) error {
 	if !enabled {
 		return nil
 	}
 	if c.SameRun != "" {
 		return &exitError{code: exitSameRun, err: fmt.Errorf("compare: A and B are the same run (%s): the gate tested nothing; give it the production run as A and the canary's own run as B", c.SameRun)}
+	}
+	if !c.Results.Complete {
+		return &exitError{code: exitIncompleteInput, err: fmt.Errorf("compare: an incomplete run cannot pass or fail a gate (%s): measure it to the end and compare again", c.Results.IncompleteReason)}
 	}
 	for _, v := range c.Results.Verdicts {
 		switch v.Outcome {

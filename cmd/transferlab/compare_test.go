@@ -136,6 +136,8 @@ func TestCompareCommand(t *testing.T) {
 		}
 	})
 	t.Run("--exit-code", func(t *testing.T) {
+		incomplete := writeResults(t, t.TempDir(), "incomplete.json", "trace-1", 50*time.Millisecond)
+		rewrite(t, incomplete, func(r *report.Results) { r.Complete, r.IncompleteReason = false, "deadline reached" })
 		cases := []struct {
 			name  string
 			b     string
@@ -149,6 +151,8 @@ func TestCompareCommand(t *testing.T) {
 			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, exitInconclusive, "INCONCLUSIVE: peak VRAM within budget"},
 			// A given twice: its verdict (no difference) tested nothing, so the gate must not pass.
 			{"same run: 5", base, nil, exitSameRun, "A and B are the same run (both created"},
+			// B stopped by --deadline: faster, but the gate must not pass on part of a run.
+			{"incomplete B: 6", incomplete, nil, exitIncompleteInput, "an incomplete run cannot pass or fail a gate (A: complete; B: incomplete (deadline reached))"},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
@@ -183,6 +187,45 @@ func TestCompareCommand(t *testing.T) {
 			if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 				t.Errorf("%s: %v (size %v)", f, err, st)
 			}
+		}
+	})
+	t.Run("--out refuses a folder holding files unless --overwrite, never through a symlink", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "cmp")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		notes := filepath.Join(out, "report.md")
+		if err := os.WriteFile(notes, []byte("my notes"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, code, err := runCLI(t, append([]string{"compare", base, faster, "--out", out}, rule...)...)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), "already holds files") || !strings.Contains(err.Error(), "--overwrite") {
+			t.Errorf("a folder holding report.md: exit %d, err %v; want 1 saying it holds files and naming --overwrite", code, err)
+		}
+		if b, _ := os.ReadFile(notes); string(b) != "my notes" {
+			t.Errorf("report.md overwritten without --overwrite: %.80q", b)
+		}
+		if _, _, code, err := runCLI(t, append([]string{"compare", base, faster, "--out", out, "--overwrite"}, rule...)...); code != 0 {
+			t.Fatalf("--overwrite: exit %d: %v", code, err)
+		}
+		if b, _ := os.ReadFile(notes); string(b) == "my notes" {
+			t.Errorf("--overwrite left report.md unwritten")
+		}
+		// A symlink in the folder is never written through, even with
+		// --overwrite: the link itself is replaced by the report.
+		target := filepath.Join(t.TempDir(), "elsewhere.md")
+		if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(notes); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, notes); err != nil {
+			t.Fatal(err)
+		}
+		runCLI(t, append([]string{"compare", base, faster, "--out", out, "--overwrite"}, rule...)...)
+		if b, _ := os.ReadFile(target); string(b) != "keep" {
+			t.Errorf("written through the symlink: %.80q", b)
 		}
 	})
 	t.Run("bad input names the file", func(t *testing.T) {

@@ -30,6 +30,10 @@ const (
 	// exitSameRun: compare --exit-code given one run as both A and B
 	// (canary.SameRun): nothing was tested, so the gate neither passes nor fails.
 	exitSameRun = 5
+	// exitIncompleteInput: compare --exit-code given a run (A or B) that
+	// did not complete (stopped by --deadline, a signal, a failed stage):
+	// the gate neither passes nor fails what was only partly measured.
+	exitIncompleteInput = 6
 )
 
 // exitStatusHelp is the scheme as the root help and README print it.
@@ -40,6 +44,7 @@ const exitStatusHelp = `Exit status (every sub-command):
   3        a check failed: compare --exit-code verdict fail; validate verdicts not as expected
   4        compare --exit-code: verdict inconclusive
   5        compare --exit-code: A and B are the same run, so the canary was not tested (the reason on stderr)
+  6        compare --exit-code: A or B is an incomplete run (stopped early), so the gate decides nothing (the reason on stderr)
   130, 143 interrupted by SIGINT, SIGTERM; what was measured is kept (a second interrupt exits at once)`
 
 // exitError carries a process exit status through cobra.
