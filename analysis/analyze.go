@@ -197,15 +197,15 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	}
 	bs := bootstrapper{seed: rule.Seed, resamples: rule.Resamples, level: rule.IntervalLevel}
 	groups := GroupCells(*r)
-	st := &report.Stats{Method: fmt.Sprintf("mean over repetitions of each repetition's figure; percentile bootstrap interval (%s, %d resamples, seed %d; %s)",
-		report.Pct(rule.IntervalLevel), rule.Resamples, rule.Seed, pairingText(rule.Independent))}
+	st := &report.Stats{Method: fmt.Sprintf("mean over repetitions of each repetition's figure with a Student t interval over the repetitions' values (%s, n − 1 degrees of freedom); ratios and capacity: percentile bootstrap interval (%s, %d resamples, seed %d; %s)",
+		report.Pct(rule.IntervalLevel), report.Pct(rule.IntervalLevel), rule.Resamples, rule.Seed, pairingText(rule.Independent))}
 
 	for _, g := range groups {
 		cs := report.CellStats{Arm: g.Arm, OfferedLoadRPS: g.Load, Reps: len(g.Cells)}
 		for _, m := range latencyMetrics {
 			for _, s := range summaryStats {
 				vals, _, refused := g.Values(m, s)
-				e := bs.mean(key(g.Arm, g.Load, m, s), vals)
+				e := bs.tMean(vals)
 				if len(vals) == 0 {
 					e.Note = g.refusedNote(m, s)
 				}
@@ -214,7 +214,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 		}
 		for _, m := range []struct{ metric, unit string }{{"throughput", "tok/s"}, {"goodput", "req/s"}} {
 			vals, _, refused := g.Values(m.metric, "")
-			e := bs.mean(key(g.Arm, g.Load, m.metric), vals)
+			e := bs.tMean(vals)
 			if len(vals) == 0 {
 				e.Note = fmt.Sprintf("not measured: no repetition of %d had a measured window", len(g.Cells))
 			}

@@ -1,12 +1,14 @@
 package analysis
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/stats"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // bootstrapper draws seeded percentile-bootstrap intervals over repetitions.
@@ -50,6 +52,31 @@ func (b bootstrapper) mean(key string, xs []float64) report.Estimate {
 		draws[i] = s / float64(len(xs))
 	}
 	e.Low, e.High = b.interval(draws)
+	e.Interval = true
+	return e
+}
+
+// tMean estimates the mean of xs (one value per repetition) with a Student t
+// interval at the bootstrapper's level: mean ± t(n − 1) · sd / √n (sd the
+// sample standard deviation, n − 1 degrees of freedom). With 3 repetitions a
+// bootstrap over them only spans their range; the t interval is the honest
+// one for so few values (it assumes they are roughly normal).
+func (b bootstrapper) tMean(xs []float64) report.Estimate {
+	e := report.Estimate{Reps: len(xs)}
+	if len(xs) == 0 {
+		e.Note = "no repetition measured it"
+		return e
+	}
+	e.Value = stat.Mean(xs, nil)
+	e.Low, e.High = e.Value, e.Value
+	if len(xs) < 2 {
+		e.Note = "1 repetition: an interval over repetitions needs ≥ 2"
+		return e
+	}
+	n := float64(len(xs))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile((1 + b.level) / 2)
+	h := t * stat.StdDev(xs, nil) / math.Sqrt(n)
+	e.Low, e.High = e.Value-h, e.Value+h
 	e.Interval = true
 	return e
 }

@@ -236,3 +236,26 @@ func TestSearchClosesTheInterval(t *testing.T) {
 		t.Errorf("after: %+v, bracket [%v, %v]", c.CapacityRPS, c.PassRPS, c.FailRPS)
 	}
 }
+
+// TestTMeanOverThreeRepetitions: the figure over 3 repetitions has a Student
+// t interval (t(2) = 4.303 at 95 %), not the repetitions' range that a
+// bootstrap over 3 values gives (here [1146.0, 1254.8]).
+func TestTMeanOverThreeRepetitions(t *testing.T) {
+	xs := []float64{1185.1, 1254.8, 1146.0}
+	e := bootstrapper{level: 0.95, resamples: 2000, seed: 1}.tMean(xs)
+	mean := (1185.1 + 1254.8 + 1146.0) / 3
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	h := 4.302652729911275 * math.Sqrt(ss/2) / math.Sqrt(3)
+	if !e.Interval || e.Reps != 3 || math.Abs(e.Value-mean) > 1e-9 || math.Abs(e.Low-(mean-h)) > 1e-6 || math.Abs(e.High-(mean+h)) > 1e-6 {
+		t.Errorf("tMean = %+v, want %.4f ± %.4f", e, mean, h)
+	}
+	if e.Low >= 1146.0 || e.High <= 1254.8 {
+		t.Errorf("interval [%.1f, %.1f] within the range of the 3 repetitions", e.Low, e.High)
+	}
+	if one := (bootstrapper{level: 0.95}).tMean(xs[:1]); one.Interval || one.Note == "" {
+		t.Errorf("one repetition: %+v, want no interval and a note", one)
+	}
+}

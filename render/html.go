@@ -191,7 +191,7 @@ func summaryRows(r report.Results) []summaryRow {
 // u labels a unit (", simulated" on the simulator).
 func latencySection(r report.Results, groups []analysis.Group, arms []string, colorOf map[string]int, u func(string) string) (htmlSection, error) {
 	var undrawn []string
-	lat := htmlSection{ID: "latency", Heading: "Latency against offered load", Note: "Mean over repetitions; bars are the bootstrap interval when there are ≥ 2 repetitions."}
+	lat := htmlSection{ID: "latency", Heading: "Latency against offered load", Note: "Mean over repetitions; bars are the Student t interval over the repetitions' values when there are ≥ 2 repetitions."}
 	for _, m := range []struct{ metric, label string }{{"ttft", "TTFT"}, {"itl", "ITL (per gap)"}, {"tpot", "TPOT"}, {"e2e", "E2E"}} {
 		for _, stat := range []string{"p50", "p99"} {
 			ch := chart{id: "latency-" + m.metric + "-" + stat, title: m.label + " " + stat + " by offered load", xLabel: "offered load (req/s)", yLabel: m.label + " " + stat + " (" + u("ms") + ")"}
