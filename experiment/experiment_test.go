@@ -225,10 +225,25 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("bound %.4f: the test needs an override with a visible effect", l.Bound)
 	}
 	var e2e float64
+	var e2eNote string
 	for _, m := range l.Measured {
 		if m.Metric == "e2e" && m.Stat == "mean" {
-			e2e = m.Value.Value
+			e2e, e2eNote = m.Value.Value, m.Value.Note
 		}
+	}
+	// A loaded host can flag a cell client-bound; its block is then left out
+	// of the speedup as of the verdict's ratio, and with too few blocks left
+	// the speedup is refused with that reason: only then is there nothing to
+	// hold against the simulator's truth.
+	clientBound := false
+	for _, c := range res.Cells {
+		clientBound = clientBound || (c.OfferedLoadRPS == 1 && c.ClientBound)
+	}
+	if !(e2e > 0) && clientBound {
+		t.Logf("light load: measured E2E speedup refused (%s), a cell at 1 req/s was client-bound on this host: not compared with the simulator", e2eNote)
+		e2e = 0
+	} else if !(e2e > 0) {
+		t.Fatalf("light load: measured E2E speedup refused (%q) with no cell client-bound", e2eNote)
 	}
 	bModel, bWall := simSteps(t, res, "baseline", 1)
 	cModel, cWall := simSteps(t, res, "gemm-2x", 1)
@@ -236,7 +251,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if rel := l.Bound/modelled - 1; rel > 0.05 || rel < -0.05 {
 		t.Errorf("light load: bound %.4f (f_wall %.4f) vs the simulator's modelled speedup %.4f: %.1f %% apart, want within 5 %%", l.Bound, l.FWall, modelled, 100*rel)
 	}
-	if rel := e2e/real - 1; rel > 0.05 || rel < -0.05 {
+	if rel := e2e/real - 1; e2e > 0 && (rel > 0.05 || rel < -0.05) {
 		t.Errorf("light load: measured E2E speedup %.4f vs the simulator's real step speedup %.4f: %.1f %% apart, want within 5 %%", e2e, real, 100*rel)
 	}
 	t.Logf("light load: bound %.4f, modelled speedup %.4f, simulator's real speedup %.4f, measured E2E speedup %.4f", l.Bound, modelled, real, e2e)
