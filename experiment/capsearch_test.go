@@ -111,8 +111,17 @@ func TestCapacitySearchMatchesSimTruth(t *testing.T) {
 		if e.High > 0 && met(arm, e.High) {
 			t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
 		}
-		if !e.Interval || e.Low == 0 {
+		// A client-bound probe decides nothing (it is no end of the
+		// interval), so on a loaded host an end can be missing; only
+		// without one is a missing end a fault.
+		anyClientBound := false
+		for _, p := range a.Probes {
+			anyClientBound = anyClientBound || p.ClientBound
+		}
+		if (!e.Interval || e.Low == 0) && !anyClientBound {
 			t.Errorf("%s: no closed interval: %+v", a.Arm, e)
+		} else if !e.Interval || e.Low == 0 {
+			t.Logf("%s: no closed interval with a client-bound probe on this host: %+v", a.Arm, e)
 		}
 		// The simulator's sustained capacity (a long window in virtual
 		// time): the searched capacity is within the search's precision of
