@@ -373,16 +373,23 @@ func fillAmdahl(a *report.AmdahlSection, ratios []report.Ratio) {
 }
 
 // speedupOf is baseline/candidate, the reciprocal of q's candidate/baseline
-// ratio: value 1/v, interval [1/high, 1/low]. A ratio that feeds no verdict
-// (q.Excluded) gives no speedup either (Reps 0, the reason in Note); one
+// ratio: value 1/v, interval [1/high, 1/low]. A refused ratio, or one that
+// feeds no verdict (q.Excluded), gives no speedup either (Reps 0, the
+// reasons in Note, the ratio's own refusal first); one
 // whose blocks left out client-bound cells says so in Note.
 func speedupOf(q report.Ratio) report.Estimate {
 	e := q.Value
+	if e.Reps == 0 || !(e.Value > 0) {
+		// The ratio's own refusal (e.g. a cell over the failure limit)
+		// says more than a client-bound flag on the same cells: it holds
+		// whatever the client.
+		if q.Excluded != "" {
+			return report.Estimate{Note: strings.TrimPrefix(e.Note+"; also not comparable: "+q.Excluded, "; also ")}
+		}
+		return report.Estimate{Note: e.Note}
+	}
 	if q.Excluded != "" {
 		return report.Estimate{Note: "not comparable: " + q.Excluded}
-	}
-	if e.Reps == 0 || !(e.Value > 0) {
-		return report.Estimate{Note: e.Note}
 	}
 	out := report.Estimate{Value: 1 / e.Value, Reps: e.Reps, Requests: e.Requests, Interval: e.Interval, Note: e.Note}
 	if e.Interval && e.Low > 0 && e.High > 0 {

@@ -6,8 +6,9 @@ import "github.com/transferlab/transferlab/report"
 // the names below; they exist only in the test build.
 
 var (
-	Key    = key
-	Decide = decide
+	Key       = key
+	Decide    = decide
+	SpeedupOf = speedupOf
 )
 
 func NewBootstrapper(seed uint64, resamples int, level float64) bootstrapper {

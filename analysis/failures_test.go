@@ -145,3 +145,20 @@ func TestCheckSLOCountsFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestSpeedupRefusalNamesFailuresFirst: a ratio refused because a cell lost
+// too many requests, whose cells are also client-bound, gives a speedup that
+// names the failures first (they hold whatever the client) and the
+// client-bound cells after; client-bound alone is named alone.
+func TestSpeedupRefusalNamesFailuresFirst(t *testing.T) {
+	refused := report.Estimate{Note: "refused, not comparable: cand at 6.00 req/s rep 0: 15 of 15 measured requests did not end ok"}
+	both := analysis.SpeedupOf(report.Ratio{Value: refused, Excluded: "client-bound: cand rep 0"})
+	if both.Reps != 0 || !strings.HasPrefix(both.Note, refused.Note) || !strings.HasSuffix(both.Note, "; also not comparable: client-bound: cand rep 0") {
+		t.Errorf("refused and client-bound: %+v", both)
+	}
+	ok := report.Estimate{Value: 0.8, Low: 0.75, High: 0.85, Interval: true, Reps: 3}
+	cb := analysis.SpeedupOf(report.Ratio{Value: ok, Excluded: "client-bound: cand rep 0"})
+	if cb.Reps != 0 || cb.Note != "not comparable: client-bound: cand rep 0" {
+		t.Errorf("client-bound only: %+v", cb)
+	}
+}

@@ -48,7 +48,8 @@ energy: {disabled: true}
 // client's TPOT means must match 1 − ceiling/baseline of the simulator's own
 // mean real decode-step time within fAblationTol (TPOT averages a request's
 // steps, the simulator averages steps: batch mix and timestamp jitter stay
-// well under it); the profile's f_wall must match the op's modelled decode
+// well under it; time a loaded host adds to the steps widens it by that time);
+// the profile's f_wall must match the op's modelled decode
 // time over the same real decode-step time within fProfileTol (the HTTP time
 // around each request counts as active for f_wall); and the modelled step
 // times must give the cost model's f within fModelTol (the op's share of a
@@ -110,8 +111,14 @@ func TestAblationMatchesSimTruth(t *testing.T) {
 			m = x
 		}
 	}
-	if m.FAblation.Reps == 0 || math.Abs(m.FAblation.Value-wantAblation) > fAblationTol {
-		t.Errorf("tpot mean: f_ablation %+v, what the simulator's decode steps lost %.4f (cost model's f %.4f): off by more than %.2f", m.FAblation, wantAblation, base.decode, fAblationTol)
+	// Time the host added to the decode steps beyond the model's (stalls of
+	// a loaded machine) lands on steps, not requests: the step mean weighs a
+	// stall once, a request's TPOT by how many of its tokens it held up. So
+	// the real steps are the truth only to within that added time, as a
+	// share of the baseline step; idle, it is ~0.
+	hostAdded := (math.Abs(base.stepWall-base.stepModel) + math.Abs(ceil.stepWall-ceil.stepModel)) / base.stepWall
+	if tol := fAblationTol + hostAdded; m.FAblation.Reps == 0 || math.Abs(m.FAblation.Value-wantAblation) > tol {
+		t.Errorf("tpot mean: f_ablation %+v, what the simulator's decode steps lost %.4f (cost model's f %.4f): off by more than %.3f (%.2f + host-added step time %.3f)", m.FAblation, wantAblation, base.decode, tol, fAblationTol, hostAdded)
 	}
 	if m.BoundProfile == nil || m.CeilingSpeedup.Reps == 0 || !(m.CeilingSpeedup.Value > 1) {
 		t.Errorf("side by side incomplete: bound_profile %v, ceiling speedup %+v", m.BoundProfile, m.CeilingSpeedup)
