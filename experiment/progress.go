@@ -130,10 +130,26 @@ type runProgress struct {
 	}
 	// requests ended in the current cell, and its scheduled count.
 	reqs, reqTotal atomic.Int64
+	// took is what each finished step took.
+	took []time.Duration
+	// search holds capacity_search's budgets, nil without a search: the
+	// planned probes its budgets will not admit are left out of the
+	// remaining time (unadmitted).
+	search *searchBudget
+}
+
+// searchBudget is what the progress needs of capacity_search to forecast
+// how many planned probes its budgets admit.
+type searchBudget struct {
+	// arm and total are capacity_search.arm_budget and budget (0: none).
+	arm, total time.Duration
+	// growth is capacity_search.growth (the factor past the highest passing
+	// load; default 2).
+	growth float64
 }
 
 func newRunProgress(steps []planStep, startGuess time.Duration, now func() time.Time) *runProgress {
-	return &runProgress{now: now, steps: steps, startGuess: startGuess, began: now(), cur: -1}
+	return &runProgress{now: now, steps: steps, startGuess: startGuess, began: now(), cur: -1, took: make([]time.Duration, len(steps))}
 }
 
 // begin ends the step under way and starts the next planned step of kind
@@ -188,11 +204,18 @@ func (p *runProgress) closeCurrent(now time.Time) {
 	o.actual += now.Sub(p.curBegan)
 	o.sched += s.sched
 	o.maxTail = max(o.maxTail, now.Sub(p.curBegan)-s.sched)
+	p.took[p.cur] = now.Sub(p.curBegan)
 	p.curBegan = now
 }
 
 // estimate is step s's expected length, and whether any part of it is a
 // guess (nothing of its kind observed yet, and for a replay not even a cell).
+// A search probe not yet observed is guessed to drain for (growth − 1) ×
+// its schedule, or the cells' mean tail when longer: the search grows past
+// the highest passing load, so the probes that decide run above capacity,
+// up to growth times it, and a queue built there over the probe's span
+// drains for about (growth − 1) × the span after it (arrivals at g·C for T
+// against service at C).
 func (p *runProgress) estimate(s planStep) (time.Duration, bool) {
 	if o := p.obs[s.kind]; o.n > 0 {
 		if s.kind == stepStart {
@@ -207,10 +230,70 @@ func (p *runProgress) estimate(s planStep) (time.Duration, bool) {
 		return s.sched, true
 	}
 	// A replay of another kind behaves like a cell until one is observed.
+	var tail time.Duration
 	if o := p.obs[stepCell]; o.n > 0 {
-		return s.sched + (o.actual-o.sched)/time.Duration(o.n), true
+		tail = (o.actual - o.sched) / time.Duration(o.n)
 	}
-	return s.sched, true
+	if s.kind == stepProbe {
+		growth := 2.0
+		if p.search != nil && p.search.growth > 0 {
+			growth = p.search.growth
+		}
+		tail = max(tail, time.Duration((growth-1)*float64(s.sched)))
+	}
+	return s.sched + tail, true
+}
+
+// unadmitted marks the planned probes after the step under way that
+// capacity_search's budgets will not let start. It replays the search's own
+// rule (runner.searchCapacity): a probe starts only when the time its arm
+// (and the whole search) has taken, plus the probe's schedule and the
+// longest drain seen, fits the budget; before a probe is seen its drain is
+// estimate's guess. Probes done count what they took, those to come their
+// estimate. Called with p.mu held; len(p.steps) entries, all false without
+// budgets.
+func (p *runProgress) unadmitted(now time.Time) []bool {
+	skip := make([]bool, len(p.steps))
+	b := p.search
+	if b == nil || (b.arm <= 0 && b.total <= 0) {
+		return skip
+	}
+	// The search's steps follow the sweep's last one: per arm a server
+	// start, then its probes.
+	from := len(p.steps)
+	for from > 0 && (p.steps[from-1].kind == stepProbe || p.steps[from-1].kind == stepStart) {
+		from--
+	}
+	drain := max(p.obs[stepProbe].maxTail, p.obs[stepCell].maxTail)
+	var armT, allT time.Duration
+	armOut := false
+	for i := from; i < len(p.steps); i++ {
+		s := p.steps[i]
+		if s.kind == stepStart {
+			armT, armOut = 0, false
+			if i < p.cur {
+				allT += p.took[i]
+			}
+			continue
+		}
+		est, _ := p.estimate(s)
+		took := est
+		switch {
+		case i < p.cur || (i == p.cur && p.ended):
+			took = p.took[i]
+		case i == p.cur:
+			took = max(now.Sub(p.curBegan), est)
+		default:
+			need := max(est, s.sched+drain)
+			if armOut || (b.arm > 0 && armT+need > b.arm) || (b.total > 0 && allT+need > b.total) {
+				skip[i], armOut = true, true
+				continue
+			}
+		}
+		armT += took
+		allT += took
+	}
+	return skip
 }
 
 // progressStatus is a snapshot of the whole run's progress.
@@ -243,6 +326,7 @@ func (p *runProgress) status() progressStatus {
 	st := progressStatus{Elapsed: now.Sub(p.began), Requests: p.reqs.Load(), RequestsTotal: p.reqTotal.Load()}
 	var guessN [nStepKinds]int
 	var guessD [nStepKinds]time.Duration
+	skip := p.unadmitted(now)
 	for i, s := range p.steps {
 		if s.kind == stepCell {
 			st.Cells++
@@ -253,7 +337,7 @@ func (p *runProgress) status() progressStatus {
 		if p.ended && s.kind == stepCell && i > p.cur {
 			st.Stopped = true
 		}
-		if p.ended || i < p.cur {
+		if p.ended || i < p.cur || skip[i] {
 			continue
 		}
 		d, guess := p.estimate(s)
@@ -279,7 +363,7 @@ func (p *runProgress) status() progressStatus {
 		case stepCell:
 			what = fmt.Sprintf("%d %s: scheduled %s, tail not yet observed", guessN[k], name, roundDur(guessD[k]))
 		case stepProbe:
-			what = fmt.Sprintf("%d %s (a planned count: the search stops once bracketed) ≈ %s", guessN[k], name, roundDur(guessD[k]))
+			what = fmt.Sprintf("%d %s (a planned count: the search stops once bracketed or out of budget) ≈ %s", guessN[k], name, roundDur(guessD[k]))
 		}
 		st.Estimated = append(st.Estimated, what)
 	}
@@ -394,6 +478,9 @@ func (r *runner) startProgress(order []report.CellKey) (stop func()) {
 		cfg.Extra.CapacitySearch = nil // a shard does not search (searchCapacity)
 	}
 	r.progress = newRunProgress(runPlan(cfg, order, r.scheds), guess, time.Now)
+	if cs := cfg.Extra.CapacitySearch; cs != nil {
+		r.progress.search = &searchBudget{arm: cs.ArmBudget, total: cs.Budget, growth: cs.Growth}
+	}
 	if r.opt.Progress == nil && r.log == io.Discard {
 		return r.progress.finish
 	}

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // fakeClock is the injected clock of the progress tests.
@@ -134,4 +137,54 @@ func TestRunProgressOffPlan(t *testing.T) {
 	nilP.begin(stepCell)
 	nilP.startCell(3)
 	nilP.finish()
+}
+
+// TestProgressProbesFollowBudgets: the quickstart's search (3 arms, probes
+// of 1 s + 4 s, arm_budget 25s, budget 75s) admits 2 probes per arm, each
+// ~10 s with its drain: the announced plan says 6 probes, not the 9 the
+// precision alone would plan, and stays so once the cells' tails are seen.
+func TestProgressProbesFollowBudgets(t *testing.T) {
+	t.Parallel()
+	cfg := Config{
+		Load: LoadConfig{RatesRPS: []float64{10}, Duration: 4 * time.Second, Warmup: time.Second},
+		Arms: []ArmConfig{{Name: "baseline"}, {Name: "a"}, {Name: "b"}},
+		SLO:  SLOConfig{TTFTMs: 500, Percentile: 90},
+	}
+	cs := CapacitySearchConfig{RelativePrecision: 0.25, MaxRPS: 48, ArmBudget: 25 * time.Second, Budget: 75 * time.Second}.effective(cfg.Load)
+	cfg.Extra.CapacitySearch = &cs
+	var order []report.CellKey
+	for _, a := range cfg.Arms {
+		order = append(order, report.CellKey{Arm: a.Name, OfferedLoadRPS: 10})
+	}
+	sched := traces.Schedule{Requests: []traces.Request{{ID: 0}, {ID: 1, Offset: 5 * time.Second}}}
+	c := &fakeClock{t: time.Unix(1000, 0)}
+	p := newRunProgress(runPlan(cfg, order, []traces.Schedule{sched}), 0, c.now)
+	p.search = &searchBudget{arm: cs.ArmBudget, total: cs.Budget, growth: cs.Growth}
+	if st := p.status().String(); !strings.Contains(st, "6 search probes (a planned count") {
+		t.Errorf("before the run: %q, want 6 search probes (2 per arm within arm_budget 25s)", st)
+	}
+	for range cfg.Arms { // cells of 5 s scheduled, 3 s of drain
+		p.begin(stepStart)
+		p.begin(stepCell)
+		c.advance(8 * time.Second)
+	}
+	p.begin(stepStart)
+	p.begin(stepProbe)
+	if st := p.status().String(); !strings.Contains(st, "6 search probes (a planned count") {
+		t.Errorf("first probe: %q, want 6 search probes", st)
+	}
+	c.advance(9 * time.Second)
+	p.begin(stepProbe)
+	c.advance(13 * time.Second) // 22 s into the arm: a third probe does not fit
+	p.begin(stepStart)
+	p.begin(stepProbe)
+	if st := p.status().String(); !strings.Contains(st, "4 search probes (a planned count") {
+		t.Errorf("second arm's first probe: %q, want 4 search probes left", st)
+	}
+	// A whole-search budget that admits 3 probes of ~10 s.
+	p = newRunProgress(runPlan(cfg, order, []traces.Schedule{sched}), 0, c.now)
+	p.search = &searchBudget{arm: cs.ArmBudget, total: 30 * time.Second, growth: cs.Growth}
+	if st := p.status().String(); !strings.Contains(st, "3 search probes (a planned count") {
+		t.Errorf("budget 30s: %q, want 3 search probes", st)
+	}
 }
