@@ -15,7 +15,8 @@ import (
 // comparison: schema, trace (hash, format, rows: the trace is identified by
 // its content, so the same file at another path compares), config hash, SLO,
 // whether they were simulated, and the offered loads swept. Empty means
-// comparable. Each entry reads "field: A=…, B=…".
+// comparable. Each entry reads "field: A=…, B=…"; the config hash's entry
+// goes on to name the config keys that differ (ConfigKeyDiffs).
 func Differences(a, b report.Results) []string {
 	var d []string
 	diff := func(field string, x, y any) {
@@ -27,7 +28,13 @@ func Differences(a, b report.Results) []string {
 	diff("trace.sha256", a.Trace.SHA256, b.Trace.SHA256)
 	diff("trace.format", a.Trace.Format, b.Trace.Format)
 	diff("trace.rows", a.Trace.Rows, b.Trace.Rows)
+	n := len(d)
 	diff("manifest.config_sha256", a.Manifest.ConfigSHA256, b.Manifest.ConfigSHA256)
+	if len(d) > n {
+		if k := ConfigKeyDiffs(a, b); len(k) > 0 {
+			d[len(d)-1] += "; config keys that differ: " + strings.Join(k, "; ")
+		}
+	}
 	diff("slo", a.SLO, b.SLO)
 	diff("simulated", a.Simulated, b.Simulated)
 	diff("offered_loads_rps", report.LoadsOf(a), report.LoadsOf(b))
@@ -35,7 +42,8 @@ func Differences(a, b report.Results) []string {
 }
 
 // Provenance lists where two results came from different commits,
-// configs, traces, servers, Go versions or machines: "commit: A=…, B=…".
+// configs, traces, servers, Go versions or machines: "commits (A=…, B=…)";
+// the configs' entry names the keys that differ (ConfigKeyDiffs).
 // Unlike Differences these do not refuse a comparison (a canary is a new
 // build by design), but a difference between the runs includes them.
 func Provenance(a, b report.Results) []string {
@@ -46,7 +54,13 @@ func Provenance(a, b report.Results) []string {
 		}
 	}
 	diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
+	n := len(d)
 	diff("configs", report.Short(a.Manifest.ConfigSHA256), report.Short(b.Manifest.ConfigSHA256))
+	if len(d) > n {
+		if k := ConfigKeyDiffs(a, b); len(k) > 0 {
+			d[len(d)-1] += ": " + strings.Join(k, "; ")
+		}
+	}
 	diff("traces", report.Short(a.Trace.SHA256), report.Short(b.Trace.SHA256))
 	diff("trace paths", a.Trace.Source, b.Trace.Source)
 	diff("servers", serverKinds(a, b), serverKinds(b, a))
@@ -93,6 +107,39 @@ func sameRunWarning(how string, opts CompareOptions) string {
 	}
 	return s + "arms " + opts.ArmA + " and " + opts.ArmB + " were measured interleaved in one run, and this comparison resamples them as if they were independent runs; " +
 		"the run's own report compares them paired, against its own A/A resolution, and is the one to read. It is no canary gate: that compares two separate runs."
+}
+
+// sameRunVerdicts restates each verdict of an arm compared with itself
+// (one run given as A and B): its ratios are 1 by construction, so no line
+// may read as a measured "0.00 % lower" that the run "can detect". The
+// outcome stays (no difference), the summary, reason and deciding clause's
+// detail say why.
+func sameRunVerdicts(vs []report.Verdict, how, arm string) {
+	why := fmt.Sprintf("A and B are the same run (%s): arm %s compared with itself, every ratio is 1 by construction; nothing was measured between two runs", how, arm)
+	for i := range vs {
+		v := &vs[i]
+		v.Summary = "NO DIFFERENCE by construction, not measured: " + why
+		v.Reason = why
+		for j := range v.Clauses {
+			if v.Clauses[j].Clause == v.DecidingClause {
+				v.Clauses[j].Detail = why
+			}
+		}
+	}
+}
+
+// armList is r's arms, in the order its cells first name them, comma-separated.
+func armList(r report.Results) string {
+	var arms []string
+	for _, c := range r.Cells {
+		if !slices.Contains(arms, c.Arm) {
+			arms = append(arms, c.Arm)
+		}
+	}
+	if len(arms) == 0 {
+		return "none: it has no cells"
+	}
+	return strings.Join(arms, ", ")
 }
 
 // serverKinds is the server description of each arm of r that other also
@@ -204,7 +251,14 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 		}
 	}
 	if na == 0 || nb == 0 {
-		return cmp, fmt.Errorf("canary: arm %q has %d cells in A, arm %q has %d cells in B; both need some", opts.ArmA, na, opts.ArmB, nb)
+		var missing []string
+		if na == 0 {
+			missing = append(missing, fmt.Sprintf("arm %q is not in A (--arm-a; A's arms: %s)", opts.ArmA, armList(a)))
+		}
+		if nb == 0 {
+			missing = append(missing, fmt.Sprintf("arm %q is not in B (--arm-b; B's arms: %s)", opts.ArmB, armList(b)))
+		}
+		return cmp, fmt.Errorf("canary: %s", strings.Join(missing, "; "))
 	}
 	// The inputs' own warnings stay in their reports; a cell that lost more
 	// than MaxNotOKShare of its requests is flagged again here, where it
@@ -230,6 +284,9 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	rule.Independent = true
 	if err := analysis.Analyze(&out, rule); err != nil {
 		return cmp, err
+	}
+	if cmp.SameRun != "" && opts.ArmA == opts.ArmB {
+		sameRunVerdicts(out.Verdicts, cmp.SameRun, opts.ArmA)
 	}
 	cmp.Results = out
 	return cmp, nil

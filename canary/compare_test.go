@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/analysis/analysistest"
 	"github.com/transferlab/transferlab/report"
 )
@@ -165,4 +166,91 @@ func TestCompareSaysSameRun(t *testing.T) {
 			t.Errorf("a cell started at another time: SameRun = %q", got)
 		}
 	})
+}
+
+// TestCompareNamesConfigKeys: configs that differ are named key by key,
+// with both values, not only by their digests; a secret's values (a header,
+// a token, a URL's credentials) never appear.
+func TestCompareNamesConfigKeys(t *testing.T) {
+	t.Parallel()
+	a, b := analysistest.FixtureResults(t), analysistest.FixtureResults(t)
+	cfg := func(rates []any, dur float64, auth, url, model string) any {
+		return map[string]any{
+			"Load":    map[string]any{"RatesRPS": rates, "Duration": dur},
+			"Request": map[string]any{"Headers": map[string]any{"Authorization": auth}, "Model": model},
+			"Server":  map[string]any{"Endpoint": map[string]any{"URL": url}},
+			"Arms":    []any{map[string]any{"Name": "baseline", "APIToken": auth}},
+		}
+	}
+	a.Manifest.Requested = cfg([]any{3, 10, 24}, 8e9, "Bearer sk-AAAA", "https://alice:pw-one@h.example/v1?api_key=q-one", "m")
+	b.Manifest.Requested = cfg([]any{10}, 4e9, "Bearer sk-BBBB", "https://bob:pw-two@h.example/v1?api_key=q-two", "m")
+	b.Manifest.ConfigSHA256 = "1111"
+	_, err := Compare(a, b, CompareOptions{ArmB: "candidate"})
+	if err == nil {
+		t.Fatal("want refusal")
+	}
+	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Load.Duration (A=8s, B=4s)", "Request.Headers.Authorization (values not shown: secret)", "Arms[0].APIToken (values not shown: secret)", "Server.Endpoint.URL (A=https://REDACTED@h.example/v1?REDACTED, B="} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	for _, secret := range []string{"sk-AAAA", "sk-BBBB", "alice", "pw-one", "pw-two", "q-one", "q-two", "Request.Model"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error %q shows %q", err, secret)
+		}
+	}
+	c, err := Compare(a, b, CompareOptions{ArmB: "candidate", Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "Load.RatesRPS (A=[3 10 24], B=[10])") }) {
+		t.Errorf("the provenance warning does not name the config keys: %v", c.Results.Warnings)
+	}
+	b.Manifest.Requested = a.Manifest.Requested
+	if _, err := Compare(a, b, CompareOptions{ArmB: "candidate"}); err == nil || !strings.Contains(err.Error(), "no recorded config key differs") {
+		t.Errorf("configs alike but for their files: %v", err)
+	}
+}
+
+// TestCompareMissingArmListsArms: an --arm-a or --arm-b the run does not
+// have is refused with the arms it has.
+func TestCompareMissingArmListsArms(t *testing.T) {
+	t.Parallel()
+	a, b := analysistest.FixtureResults(t), analysistest.FixtureResults(t)
+	_, err := Compare(a, b, CompareOptions{ArmB: "nosuch"})
+	if err == nil {
+		t.Fatal("want refusal")
+	}
+	for _, want := range []string{`arm "nosuch" is not in B (--arm-b; B's arms: baseline, candidate`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "not in A") {
+		t.Errorf("error %q blames A's arm, which exists", err)
+	}
+}
+
+// TestCompareSameRunVerdict: an arm compared with itself is no measured
+// "0.00 % lower" that the run "can detect": the verdict says it is the
+// same run.
+func TestCompareSameRunVerdict(t *testing.T) {
+	t.Parallel()
+	a := analysistest.FixtureResults(t)
+	c, err := Compare(a, a, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range c.Results.Verdicts {
+		line := analysis.VerdictLine(v) + " " + v.Reason
+		for _, c := range v.Clauses {
+			line += " " + c.Detail
+		}
+		if strings.Contains(line, "can detect") || strings.Contains(line, "% lower") || strings.Contains(line, "detectable") {
+			t.Errorf("verdict claims a measured difference: %s", line)
+		}
+		if !strings.Contains(v.Summary, "A and B are the same run") {
+			t.Errorf("verdict summary %q does not say it is the same run", v.Summary)
+		}
+	}
 }
