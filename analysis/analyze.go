@@ -149,11 +149,25 @@ func meanNeedsP50() string {
 	return fmt.Sprintf(" (a mean is compared only where the cell publishes its p50: n ≥ %d at %s confidence)", n, report.Pct(stats.DefaultConfidence))
 }
 
+// DecisionMetrics are the metrics a decision rule may decide on
+// (report.DecisionRule.Metric): the server's latencies. A cell's
+// schedule_lag is a Dist too (CellDist), but it measures the client's
+// lateness, not the candidate.
+func DecisionMetrics() []string {
+	return []string{"ttft", "ttft_intended", "ttfo", "itl", "tpot", "e2e"}
+}
+
+// DecisionMetricList is DecisionMetrics for a person: "ttft, …, tpot or e2e".
+func DecisionMetricList() string {
+	m := DecisionMetrics()
+	return strings.Join(m[:len(m)-1], ", ") + " or " + m[len(m)-1]
+}
+
 // ValidateRule reports every problem of r at once (errors.Join).
 func ValidateRule(r report.DecisionRule) error {
 	var errs []error
-	if _, err := CellDist(report.Cell{}, r.Metric); err != nil {
-		errs = append(errs, fmt.Errorf("decision rule: metric: %w", err))
+	if !slices.Contains(DecisionMetrics(), r.Metric) {
+		errs = append(errs, fmt.Errorf("decision rule: metric: unknown metric %q (want %s)", r.Metric, DecisionMetricList()))
 	}
 	if !r.UseMean {
 		if _, _, err := percentileName(r.Percentile); err != nil {

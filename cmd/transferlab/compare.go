@@ -105,7 +105,7 @@ files unless --overwrite, and never writes through a symlink.`,
 	f.BoolVar(&opts.Force, "force", false, "compare even when the two results were made from different traces, configs, SLOs or loads")
 	// Rule flags have no flag default: a flag not given takes A.json's
 	// recorded decision rule (canary.RuleFromA), else report's stated default.
-	f.StringVar(&opts.Rule.Metric, "metric", "", fmt.Sprintf("decision metric: ttft, ttft_intended, ttfo, itl, tpot or e2e (%s %q)", fromA, report.DefaultRuleMetric))
+	f.StringVar(&opts.Rule.Metric, "metric", "", fmt.Sprintf("decision metric: %s (%s %q)", analysis.DecisionMetricList(), fromA, report.DefaultRuleMetric))
 	f.Float64Var(&opts.Rule.Percentile, "percentile", 0, fmt.Sprintf("decision percentile: 50, 90, 95, 99 or 99.9 (%s %v)", fromA, report.DefaultRulePercentile))
 	f.BoolVar(&opts.Rule.UseMean, "mean", false, fmt.Sprintf("decide on the mean instead of a percentile (%s false)", fromA))
 	f.Float64Var(&opts.Rule.RegressionMargin, "margin", 0, fmt.Sprintf("tolerated slowdown as a fraction (0.02 = 2 %%): pass when the ratio's interval lies below 1 + margin (%s 0)", fromA))

@@ -330,3 +330,40 @@ func TestCompareDefaultsAndInputs(t *testing.T) {
 		}
 	})
 }
+
+// TestCompareMetricHelpAgreesWithError: compare --metric's help and the
+// error for a metric it refuses list the same metrics, each of which
+// compare accepts.
+func TestCompareMetricHelpAgreesWithError(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	a := writeResults(t, dir, "a.json", "trace-1", 100*time.Millisecond)
+	b := writeResults(t, dir, "b.json", "trace-1", 50*time.Millisecond)
+	help := newCompareCmd().Flags().Lookup("metric").Usage
+	_, _, _, err := runCLI(t, "compare", a, b, "--metric", "nosuch", "--mean", "--resamples", "200")
+	if err == nil {
+		t.Fatal("--metric nosuch accepted")
+	}
+	list := func(s string) string { // "ttft, …, tpot or e2e" as written
+		i := strings.Index(s, "ttft")
+		j := strings.Index(s[i:], "e2e")
+		if i < 0 || j < 0 {
+			return ""
+		}
+		return s[i : i+j+len("e2e")]
+	}
+	if h, e := list(help), list(err.Error()); h == "" || h != e {
+		t.Errorf("help lists %q, the error %q", h, e)
+	}
+	for _, m := range analysis.DecisionMetrics() {
+		if !strings.Contains(help, m) {
+			t.Errorf("help %q lacks %s", help, m)
+		}
+		if _, _, _, err := runCLI(t, "compare", a, b, "--metric", m, "--mean", "--resamples", "200"); err != nil {
+			t.Errorf("--metric %s refused: %v", m, err)
+		}
+	}
+	if _, _, _, err := runCLI(t, "compare", a, b, "--metric", "schedule_lag", "--mean", "--resamples", "200"); err == nil {
+		t.Error("--metric schedule_lag (the client's lateness) accepted as a decision metric")
+	}
+}
