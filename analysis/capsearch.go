@@ -268,6 +268,22 @@ func margin(loads []perLoad, load, q float64) float64 {
 	return m
 }
 
+// FillTime is the longest E2E p90 (ms) among the complete probes that met
+// the SLO, and the load (req/s) it was measured at; (0, 0) when none has
+// one. A probe starts on an idle server, whose in-flight count rises for
+// about one residence time before completions balance arrivals (Little's
+// law, L = λ·W): a warm-up shorter than that measures requests that met a
+// server emptier than the load keeps it, so a met load may not be
+// sustained (DESIGN.md "Capacity at SLO, searched").
+func (s Search) FillTime(probes []report.CapacityProbe) (e2eMs, loadRPS float64) {
+	for _, p := range probes {
+		if p.Incomplete == "" && p.E2EP90Ms > e2eMs && Met(p.Attainment, s.Quantile) {
+			e2eMs, loadRPS = p.E2EP90Ms, p.LoadRPS
+		}
+	}
+	return e2eMs, loadRPS
+}
+
 // PlannedProbes estimates how many search probes one arm takes when the
 // sweep has left a bracket one growth factor wide: one step to it, then the
 // bisections to the precision. An estimate (for progress), not a bound.

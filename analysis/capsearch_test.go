@@ -259,3 +259,26 @@ func TestTMeanOverThreeRepetitions(t *testing.T) {
 		t.Errorf("one repetition: %+v, want no interval and a note", one)
 	}
 }
+
+// TestFillTime: the longest E2E p90 among the complete probes that met the
+// SLO, with its load; a probe that missed, or did not run to its end, is
+// not one the capacity relies on, and none with an E2E p90 gives (0, 0).
+func TestFillTime(t *testing.T) {
+	t.Parallel()
+	s := Search{Quantile: 0.9}
+	att := func(over int) []report.SLOAttainment {
+		return []report.SLOAttainment{{Metric: "tpot", TargetMs: 50, N: 20, Over: over}}
+	}
+	probes := []report.CapacityProbe{
+		{LoadRPS: 10, Attainment: att(0), E2EP90Ms: 1700},
+		{LoadRPS: 20, Attainment: att(2), E2EP90Ms: 4200},
+		{LoadRPS: 40, Attainment: att(3), E2EP90Ms: 9000},                  // missed
+		{LoadRPS: 30, Attainment: att(0), E2EP90Ms: 8000, Incomplete: "x"}, // cut short
+	}
+	if e, l := s.FillTime(probes); e != 4200 || l != 20 {
+		t.Errorf("FillTime = %v ms at %v req/s, want 4200 at 20", e, l)
+	}
+	if e, l := s.FillTime(probes[2:]); e != 0 || l != 0 {
+		t.Errorf("FillTime with no met probe = %v at %v, want 0, 0", e, l)
+	}
+}

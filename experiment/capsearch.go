@@ -187,6 +187,9 @@ func probeOf(c report.Cell, source string) report.CapacityProbe {
 	for _, cl := range c.SLOClaims {
 		p.Attainment = append(p.Attainment, report.SLOAttainment{Metric: cl.Metric, TargetMs: cl.TargetMs, N: cl.N, Over: cl.Over})
 	}
+	if c.E2E.P90Ms != nil {
+		p.E2EP90Ms = *c.E2E.P90Ms
+	}
 	if c.WindowS != nil {
 		p.WindowS = *c.WindowS
 		p.OutputTokens = int(math.Round(c.WindowOutputTokens))
@@ -273,6 +276,14 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		cs.Arms = append(cs.Arms, a)
 		fmt.Fprintf(r.log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))
 	}
+	var all []report.CapacityProbe
+	for _, a := range cs.Arms {
+		all = append(all, a.Probes...)
+	}
+	if w := shortProbeWarning(s, *c, all, len(r.base.Requests), r.cfg.Load.Mode == "" || r.cfg.Load.Mode == LoadTrace); w != "" {
+		r.res.Warnings = append(r.res.Warnings, w)
+		fmt.Fprintf(r.warn, "warning: %s\n", w)
+	}
 	base := cs.Arms[0]
 	for _, a := range cs.Arms[1:] {
 		g := analysis.Gain(a, base)
@@ -288,6 +299,39 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		cs.Gains = append(cs.Gains, g)
 	}
 	return nil
+}
+
+// shortProbeWarning says when the search's probes were shorter than the
+// method needs to be trusted against a real server, "" when not: their
+// warm-up (c.ProbeWarmup) below the longest E2E p90 measured at a load that
+// met the SLO (analysis.Search.FillTime: a probe from an idle server fills
+// for about one E2E). A necessary condition, not a sufficient one; in
+// trace mode (trace: the probes replay the first rows of a trace of
+// traceRows rows) it also says how many rows the longest probe replayed,
+// since a trace's later rows can be heavier than its head.
+func shortProbeWarning(s analysis.Search, c CapacitySearchConfig, probes []report.CapacityProbe, traceRows int, trace bool) string {
+	e2e, load := s.FillTime(probes)
+	if e2e == 0 || float64(c.ProbeWarmup)/float64(time.Millisecond) >= e2e {
+		return ""
+	}
+	need := time.Duration(math.Ceil(e2e/1000)) * time.Second
+	w := fmt.Sprintf("capacity_search: the probes' warm-up (probe_warmup = %s) is shorter than the E2E p90 measured at a load that met the SLO (%.3g s at %s req/s): "+
+		"a probe starts on an idle server, which fills for about one E2E before completions balance arrivals, so its measured requests met a server emptier than that load keeps it and a met load may not be sustained; "+
+		"raise capacity_search.probe_warmup to ≥ %s and probe_duration with it (necessary, not sufficient: on the quickstart's trace 10s + 30s probes decide loads 10 %% either side of each arm's sustained capacity, docs/DESIGN.md)",
+		c.ProbeWarmup, e2e/1000, report.Num(load), need)
+	if trace {
+		rows := 0
+		for _, p := range probes {
+			if p.Source != "search" {
+				continue
+			}
+			rows = max(rows, int(math.Ceil(p.LoadRPS*(c.ProbeWarmup+c.ProbeDuration).Seconds()))+1)
+		}
+		if rows < traceRows {
+			w += fmt.Sprintf("; each probe replayed at most the trace's first %d of its %d rows, so the capacity found is that of its head", rows, traceRows)
+		}
+	}
+	return w
 }
 
 // runProbe replays one search probe's schedule on srv and summarises it

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/stats"
+	"github.com/transferlab/transferlab/traces"
 )
 
 // TestSimCapacityTruthQuickstart: on the quickstart's trace each arm's
@@ -20,13 +23,8 @@ import (
 // SLO: the bias the capacity line's note names.
 func TestSimCapacityTruthQuickstart(t *testing.T) {
 	t.Parallel()
-	cfg, _, err := Load("../configs/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff := cfg.Effective()
-	r := &runner{cfg: eff, res: &report.Results{SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, Percentile: eff.SLO.Percentile}}}
-	r.base = mustBase(t, &eff)
+	r := quickstartRunner(t)
+	eff := r.cfg
 	sc := *eff.Extra.CapacitySearch
 	mix := make([]sim.Lengths, len(r.base.Requests))
 	for i, q := range r.base.Requests {
@@ -67,6 +65,21 @@ func TestSimCapacityTruthQuickstart(t *testing.T) {
 	}
 }
 
+// quickstartRunner is a runner over configs/quickstart.yaml (defaults
+// filled, its trace read), enough for the simulator's truth and probe
+// schedules without running anything.
+func quickstartRunner(t *testing.T) *runner {
+	t.Helper()
+	cfg, _, err := Load("../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	r := &runner{cfg: eff, res: &report.Results{SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, Percentile: eff.SLO.Percentile}}}
+	r.base = mustBase(t, &eff)
+	return r
+}
+
 // TestTruthNote: the simulator's truth is placed against the search:
 // below the interval's low end, or below the highest load the probes met
 // (a lower bound when no load missed), names the probes' span; above the
@@ -93,4 +106,81 @@ func TestTruthNote(t *testing.T) {
 			t.Errorf("truth [%v, %v]: note %q, want %q", tc.met, tc.missed, got, tc.want)
 		}
 	}
+}
+
+// TestProbeSpanQuickstart: on the quickstart's trace, in virtual time, what
+// a probe from an idle server needs to decide a load as the sustained truth
+// does (DESIGN.md "Capacity at SLO, searched"): a probe of 10 s warm-up +
+// 30 s meets each arm's SLO at 0.9× its sustained capacity and misses it at
+// 1.1×, and its warm-up is above the E2E p90 it measured there (the warning's
+// necessary condition holds); the quickstart's own probe span at 20 req/s
+// meets the SLO with an E2E p90 above its warm-up, so shortProbeWarning
+// fires for it. The trace's first 600 rows, all that probes of up to ~30 s
+// replay near capacity, sustain > 15 % more than the whole trace: its head
+// is lighter (a probe's bias is the rows it replays as well as its idle
+// start).
+func TestProbeSpanQuickstart(t *testing.T) {
+	t.Parallel()
+	r := quickstartRunner(t)
+	r.cfg.Load.MaxRequests = 0 // a 40 s probe near capacity replays ~800 rows
+	eff := r.cfg
+	q := eff.SLO.Percentile / 100
+	quick := *eff.Extra.CapacitySearch
+	long := quick
+	long.ProbeWarmup, long.ProbeDuration = 10*time.Second, 30*time.Second
+	probe := func(arm ArmConfig, c CapacitySearchConfig, rate float64) report.CapacityProbe {
+		sched, err := r.probeSchedule(c, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := r.simConfig(arm)
+		truth, err := replayTruth(cfg, sched)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e2e []float64
+		for _, rq := range sched.Requests {
+			if rq.Offset >= c.ProbeWarmup {
+				e2e = append(e2e, truth[rq.ID].e2e)
+			}
+		}
+		p := report.CapacityProbe{LoadRPS: rate, Source: "search", Attainment: truthAttainment(t, cfg, sched, c.ProbeWarmup, r.res.SLO)}
+		slices.Sort(e2e)
+		p.E2EP90Ms = stats.NearestRank(e2e, 0.9)
+		return p
+	}
+	s := quick.search(eff.SLO)
+	for _, arm := range eff.Arms[:3] {
+		tr, err := r.simCapacityTruth(arm, quick)
+		if err != nil {
+			t.Fatal(err)
+		}
+		below, above := probe(arm, long, 0.9*tr.RPS()), probe(arm, long, 1.1*tr.RPS())
+		if !analysis.Met(below.Attainment, q) || analysis.Met(above.Attainment, q) {
+			t.Errorf("%s (sustained %.2f req/s): a 10s + 30s probe met %v at 0.9×, %v at 1.1×; want true, false", arm.Name, tr.RPS(), analysis.Met(below.Attainment, q), analysis.Met(above.Attainment, q))
+		}
+		if w := shortProbeWarning(s, long, []report.CapacityProbe{below, above}, len(r.base.Requests), true); strings.Contains(w, "probe_warmup") {
+			t.Errorf("%s: 10s + 30s probes warned: %s", arm.Name, w)
+		}
+		short := probe(arm, quick, 20)
+		w := shortProbeWarning(s, quick, []report.CapacityProbe{short}, len(r.base.Requests), true)
+		if !analysis.Met(short.Attainment, q) || !strings.Contains(w, "raise capacity_search.probe_warmup to ≥") || !strings.Contains(w, "first 101 of its 2000 rows") {
+			t.Errorf("%s: the quickstart's %s probe at 20 req/s (met %v, E2E p90 %.0f ms) gave warning %q", arm.Name, quick.ProbeWarmup+quick.ProbeDuration, analysis.Met(short.Attainment, q), short.E2EP90Ms, w)
+		}
+		t.Logf("%s: sustained %.2f req/s; E2E p90 of a 10s + 30s probe at 0.9×: %.1f s; of the quickstart's probe at 20 req/s: %.1f s", arm.Name, tr.RPS(), below.E2EP90Ms/1000, short.E2EP90Ms/1000)
+	}
+	whole, err := r.simCapacityTruth(eff.Arms[0], quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := *r
+	hr.base = traces.First(r.base, 600)
+	first, err := hr.simCapacityTruth(eff.Arms[0], quick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(first.RPS() > 1.15*whole.RPS()) {
+		t.Errorf("baseline: the trace's first 600 rows sustain %.2f req/s, the whole trace %.2f: the head is no longer lighter; revisit DESIGN.md", first.RPS(), whole.RPS())
+	}
+	t.Logf("baseline: the first 600 rows sustain %.2f req/s, the whole trace %.2f", first.RPS(), whole.RPS())
 }

@@ -88,6 +88,10 @@ type CapacityProbe struct {
 	WindowS      float64 `json:"window_s,omitempty"`
 	OutputTokens int     `json:"output_tokens,omitempty"`
 	TotalTokens  int     `json:"total_tokens,omitempty"`
+	// E2EP90Ms is the nearest-rank p90 of the measured ok requests' E2E
+	// (ms; 0 when too few for it): how long a request stayed in the server,
+	// which bounds how soon a probe from an idle server fills its batch.
+	E2EP90Ms float64 `json:"e2e_p90_ms,omitempty"`
 	// DurationS is the probe's wall time, replay and tail (s; search probes).
 	DurationS float64 `json:"duration_s,omitempty"`
 	// Incomplete says why a probe did not run to its end ("" when it did).
