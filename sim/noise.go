@@ -13,7 +13,8 @@ import (
 // (one server start: what differs between two launches of the same
 // configuration on a real GPU) and F_step = exp(StepSigma · Z') is drawn
 // per step (Z, Z' standard normal; log-normal factors with median 1). Both
-// come from Seed: the same seed gives the same factors, step by step. F_run
+// come from Seed: the same seed gives the same factors, step by step, and
+// the same F_run per window whatever the steps before it. F_run
 // is drawn again at every profile reset (Server.ResetProfile, which a run
 // calls at each cell's start), so two cells on one server differ as two
 // server starts do. The
@@ -51,13 +52,19 @@ func (n NoiseConfig) validate() []error {
 type noise struct {
 	cfg NoiseConfig
 	run float64
-	rng *rand.Rand
+	// runRNG draws the F_run of each window, rng each step's F_step: two
+	// streams, so the k-th window's F_run follows from the seed alone,
+	// whatever number of steps the windows before it took (that number
+	// depends on the host's timing).
+	runRNG, rng *rand.Rand
 }
 
-// newNoise draws F_run from cfg.Seed; the step factors and later F_run
-// draws follow from the same stream.
+// newNoise draws F_run from cfg.Seed; later F_run draws and the step
+// factors follow from it, on streams of their own.
 func newNoise(cfg NoiseConfig) *noise {
-	n := &noise{cfg: cfg, run: 1, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365))} // "noise"
+	n := &noise{cfg: cfg, run: 1,
+		runRNG: rand.New(rand.NewPCG(cfg.Seed, 0x72756e)),     // "run"
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365))} // "noise"
 	n.redraw()
 	return n
 }
@@ -65,7 +72,7 @@ func newNoise(cfg NoiseConfig) *noise {
 // redraw draws a new F_run (a no-op with run_sigma 0).
 func (n *noise) redraw() {
 	if n.cfg.RunSigma > 0 {
-		n.run = math.Exp(n.cfg.RunSigma * n.rng.NormFloat64())
+		n.run = math.Exp(n.cfg.RunSigma * n.runRNG.NormFloat64())
 	}
 }
 

@@ -32,6 +32,17 @@ func TestNoiseSeeded(t *testing.T) {
 	if a.run != b.run {
 		t.Fatalf("redrawn run factors differ with one seed: %v, %v", a.run, b.run)
 	}
+	// A window's run factor follows from the seed alone: a server that took
+	// more steps before the reset (the host's timing decides how many) draws
+	// the same next F_run.
+	for range 37 {
+		a.factor()
+	}
+	a.redraw()
+	b.redraw()
+	if a.run != b.run {
+		t.Fatalf("third run factor %v after 37 more steps, %v without: the steps moved the run factors' stream", a.run, b.run)
+	}
 
 	cm, err := NewCostModel(DefaultConfig())
 	if err != nil {
