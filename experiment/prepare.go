@@ -44,7 +44,9 @@ type PreparedRun struct {
 	OutDir     string
 }
 
-// PrepareRun reads and checks the run q asks for, in this order: the config
+// PrepareRun reads and checks the run q asks for, in this order: for a
+// resume, that the run is not complete (CheckResumable, before anything is
+// said on log); the config
 // (for a resume without one, the path the run recorded, said on log), its
 // files, the GPU software its server needs (Preflight: missing software fails
 // here, before a server starts or a folder is made), the OTel override, and
@@ -53,6 +55,11 @@ type PreparedRun struct {
 // extension, q.Now). Every error is bad input: nothing was measured.
 func PrepareRun(ctx context.Context, q RunRequest, log io.Writer) (PreparedRun, error) {
 	var p PreparedRun
+	if q.Resume != "" {
+		if err := CheckResumable(q.Resume); err != nil {
+			return p, err
+		}
+	}
 	p.ConfigPath = q.ConfigPath
 	if p.ConfigPath == "" {
 		path, err := ResumeConfigPath(q.Resume)

@@ -60,8 +60,8 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 	if err := json.Unmarshal(b, &prior); err != nil {
 		return nil, nil, fmt.Errorf("--resume %s: %s: %w", dir, ResultsFile, err)
 	}
-	if prior.Complete {
-		return nil, nil, fmt.Errorf("--resume %s: the run there is complete (%s: complete true): nothing to resume; start a new run with --out", dir, ResultsFile)
+	if err := resumable(dir, prior); err != nil {
+		return nil, nil, err
 	}
 	var diff []string
 	if prior.Manifest.ConfigSHA256 != configSHA {
@@ -121,6 +121,30 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 		k.cells[key] = keptCell{m: m, records: rs}
 	}
 	return k, notes, nil
+}
+
+// CheckResumable refuses a --resume of dir when its results.json records a
+// complete run (nothing to resume) or cannot be read: PrepareRun calls it
+// before it loads the config or prints anything, so a refused resume says
+// nothing else first.
+func CheckResumable(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		return fmt.Errorf("--resume %s: no run to resume: %w", dir, err)
+	}
+	var prior report.Results
+	if err := json.Unmarshal(b, &prior); err != nil {
+		return fmt.Errorf("--resume %s: %s: %w", dir, ResultsFile, err)
+	}
+	return resumable(dir, prior)
+}
+
+// resumable refuses prior, the run in dir, when it completed.
+func resumable(dir string, prior report.Results) error {
+	if prior.Complete {
+		return fmt.Errorf("--resume %s: the run there is complete (%s: complete true): nothing to resume; start a new run with --out", dir, ResultsFile)
+	}
+	return nil
 }
 
 // ResumeConfigPath is the config path the interrupted run in dir was started

@@ -230,3 +230,32 @@ func TestResumeRefusesCompleteRun(t *testing.T) {
 		t.Error("results.json was rewritten")
 	}
 }
+
+// TestPrepareRunRefusesCompleteResumeFirst: run --resume on a finished run
+// is refused before the run is prepared: nothing (the config it resumes
+// with, the pre-run announcement) is said first.
+func TestPrepareRunRefusesCompleteResumeFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, err := filepath.Abs(filepath.Join("..", "configs", "quickstart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(report.Results{SchemaVersion: report.SchemaVersion, Complete: true, Manifest: report.Manifest{ConfigPath: cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []RunRequest{{Resume: dir}, {Resume: dir, ConfigPath: cfg}} {
+		var log strings.Builder
+		_, err := PrepareRun(context.Background(), q, &log)
+		if err == nil || !strings.Contains(err.Error(), "nothing to resume") {
+			t.Errorf("config %q: err %v, want the complete run refused", q.ConfigPath, err)
+		}
+		if log.Len() > 0 {
+			t.Errorf("config %q: said before refusing: %q", q.ConfigPath, log.String())
+		}
+	}
+}
