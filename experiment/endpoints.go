@@ -2,9 +2,10 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/transferlab/transferlab/internal/secret"
@@ -63,11 +64,25 @@ func endpointNotice(c *Config, targets map[string]servers.Target) string {
 	msg := "server.kind endpoint: the servers were NOT launched or pinned by transferlab; what they said about themselves is recorded, nothing more (" +
 		strings.Join(parts, "; ") + ")"
 	if e := c.Server.Endpoint; e != nil && len(e.Pins) > 0 {
-		if b, err := json.Marshal(e.Pins); err == nil {
-			msg += "; declared by the user, unchecked: server.endpoint.pins " + string(b)
-		}
+		msg += "; declared by the user, unchecked: server.endpoint.pins " + pinsText(e.Pins)
 	}
 	return msg
+}
+
+// pinsText prints server.endpoint.pins as written in a config's flow style,
+// keys sorted: "{engine: vllm, version: >=0.6.3}". A value that is not a
+// string is its JSON, with no HTML escaping (">" stays ">", not "\u003e");
+// any URL's userinfo is redacted.
+func pinsText(pins map[string]any) string {
+	parts := make([]string, 0, len(pins))
+	for _, k := range slices.Sorted(maps.Keys(pins)) {
+		v, ok := pins[k].(string)
+		if !ok {
+			v = servers.JSONText(pins[k])
+		}
+		parts = append(parts, k+": "+v)
+	}
+	return secret.URL("{" + strings.Join(parts, ", ") + "}")
 }
 
 // completionWarnings are the warnings of the endpoints' completion checks

@@ -269,6 +269,18 @@ func urlPath(base, path string) string {
 	return strings.TrimRight(u.Path, "/") + path
 }
 
+// JSONText is v's JSON for a person to read: no HTML escaping (">" stays
+// ">", not "\u003e"), no trailing newline; fmt's %v when v has none.
+func JSONText(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 func clip(b []byte, n int) string {
 	s := strings.TrimSpace(string(b))
 	if len(s) > n {
@@ -333,9 +345,7 @@ func (t Target) About() string {
 		s += ", Server: " + t.Desc.ServerHeader
 	}
 	if t.Desc.Version != nil {
-		if b, err := json.Marshal(t.Desc.Version); err == nil {
-			s += ", /version: " + clip(b, 200)
-		}
+		s += ", /version: " + clip([]byte(JSONText(t.Desc.Version)), 200)
 	}
 	return s
 }

@@ -199,3 +199,13 @@ func TestNon200AnswerSaysBodyAndPath(t *testing.T) {
 		t.Errorf("Problem() = %q", got)
 	}
 }
+
+// TestAboutVersionReadable: a server's /version reaches the report as it
+// reads (">=", "&"), not JSON-escaped.
+func TestAboutVersionReadable(t *testing.T) {
+	t.Parallel()
+	got := Target{URL: "http://h:1", Model: "m", Desc: Description{Version: map[string]any{"engine": "x>=1 & <2"}}}.About()
+	if want := `/version: {"engine":"x>=1 & <2"}`; !strings.Contains(got, want) {
+		t.Errorf("About %q lacks %q", got, want)
+	}
+}
