@@ -33,8 +33,9 @@ type CapacitySearchConfig struct {
 	// (and divides the lowest missing one while nothing has met; default 2).
 	Growth float64 `yaml:"growth,omitempty"`
 	// ProbeDuration is each search probe's measured span of arrivals
-	// (default load.duration); ProbeWarmup its unmeasured lead-in (default
-	// load.warmup).
+	// (default: the longer of load.duration and SafeProbeDuration);
+	// ProbeWarmup its unmeasured lead-in (default: the longer of
+	// load.warmup and SafeProbeWarmup).
 	ProbeDuration time.Duration `yaml:"probe_duration,omitempty"`
 	ProbeWarmup   time.Duration `yaml:"probe_warmup,omitempty"`
 	// ArmBudget and Budget bound the wall time of one arm's probes and of
@@ -44,6 +45,17 @@ type CapacitySearchConfig struct {
 	ArmBudget time.Duration `yaml:"arm_budget,omitempty"`
 	Budget    time.Duration `yaml:"budget,omitempty"`
 }
+
+// SafeProbeWarmup and SafeProbeDuration are the probes' default span
+// floors: on the quickstart's trace (requests of seconds, a head lighter
+// than the rest), probes of 10 s + 30 s decide loads 10 % either side of
+// each arm's sustained capacity as the simulator's truth does, and shorter
+// ones meet loads past it (DESIGN.md "Capacity at SLO, searched",
+// TestProbeSpanQuickstart).
+const (
+	SafeProbeWarmup   = 10 * time.Second
+	SafeProbeDuration = 30 * time.Second
+)
 
 // effective fills the defaults from the load block.
 func (c CapacitySearchConfig) effective(l LoadConfig) CapacitySearchConfig {
@@ -62,10 +74,10 @@ func (c CapacitySearchConfig) effective(l LoadConfig) CapacitySearchConfig {
 		}
 	}
 	if c.ProbeDuration == 0 {
-		c.ProbeDuration = l.Duration
+		c.ProbeDuration = max(l.Duration, SafeProbeDuration)
 	}
 	if c.ProbeWarmup == 0 {
-		c.ProbeWarmup = l.Warmup
+		c.ProbeWarmup = max(l.Warmup, SafeProbeWarmup)
 	}
 	return c
 }
@@ -92,8 +104,8 @@ func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig, declared fun
 		{"growth", "the default, 2", c.Growth == 0},
 		{"min_rps", "the default, half the lowest of load.rates_rps", c.MinRPS == 0},
 		{"max_rps", "the default, four times the highest of load.rates_rps", c.MaxRPS == 0},
-		{"probe_duration", "the default, load.duration", c.ProbeDuration == 0},
-		{"probe_warmup", "the default, load.warmup", c.ProbeWarmup == 0},
+		{"probe_duration", "the default, the longer of load.duration and " + SafeProbeDuration.String(), c.ProbeDuration == 0},
+		{"probe_warmup", "the default, the longer of load.warmup and " + SafeProbeWarmup.String(), c.ProbeWarmup == 0},
 		{"arm_budget", "no budget per arm", c.ArmBudget == 0},
 		{"budget", "no budget for the whole search", c.Budget == 0},
 	} {

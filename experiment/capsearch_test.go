@@ -79,7 +79,7 @@ func TestCapacitySearchMatchesSimTruth(t *testing.T) {
 	// Probes of 6 s (4 s warm-up): the engine's queue at a load 10 % past
 	// its capacity has grown by then; the sweep's 2.5 s cells that met the
 	// SLO are too short to count.
-	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 0.25, min_rps: 4, max_rps: 40, probe_warmup: 4s}", 1)
+	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 0.25, min_rps: 4, max_rps: 40, probe_warmup: 4s, probe_duration: 2s}", 1)
 	cfg, res, _, log := runText(t, "capsearch.yaml", text)
 	cs := res.CapacitySearch
 	if cs == nil || len(cs.Arms) != 2 || len(cs.Gains) != 1 {
@@ -159,7 +159,7 @@ func TestProgressPlansSearchProbes(t *testing.T) {
 		Arms: []ArmConfig{{Name: "b"}, {Name: "c"}},
 		SLO:  SLOConfig{TTFTMs: 100, Percentile: 90},
 	}
-	cs := CapacitySearchConfig{}.effective(cfg.Load)
+	cs := CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 2 * time.Second}.effective(cfg.Load)
 	cfg.Extra.CapacitySearch = &cs
 	order := []report.CellKey{{Arm: "b", OfferedLoadRPS: 2}, {Arm: "c", OfferedLoadRPS: 2}}
 	sched := traces.Schedule{Requests: []traces.Request{{ID: 0}, {ID: 1, Offset: 3 * time.Second}}}
@@ -218,7 +218,7 @@ func TestResumeSearchesAgain(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	trace := capSearchTrace(t, dir)
-	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 1, max_rps: 8}", 1)
+	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 1, max_rps: 8, probe_warmup: 500ms, probe_duration: 2s}", 1)
 	cfg, err := Parse(strings.NewReader(text), "capsearch.yaml", ".")
 	if err != nil {
 		t.Fatal(err)
@@ -253,5 +253,25 @@ func TestResumeSearchesAgain(t *testing.T) {
 	}
 	if !strings.Contains(log, "--resume keeps no search probe: the search runs again") {
 		t.Errorf("the resumed run does not say the search runs again:\n%s", log)
+	}
+}
+
+// TestProbeDefaults: probes default to the load block's span, at least
+// SafeProbeWarmup + SafeProbeDuration (a short sweep cell does not make a
+// short probe); declared keys are kept.
+func TestProbeDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		load, declared   CapacitySearchConfig
+		warmup, duration time.Duration
+	}{
+		{CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}, CapacitySearchConfig{}, SafeProbeWarmup, SafeProbeDuration},
+		{CapacitySearchConfig{ProbeWarmup: 20 * time.Second, ProbeDuration: time.Minute}, CapacitySearchConfig{}, 20 * time.Second, time.Minute},
+		{CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}, CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}, time.Second, 4 * time.Second},
+	} {
+		l := LoadConfig{RatesRPS: []float64{10}, Warmup: tc.load.ProbeWarmup, Duration: tc.load.ProbeDuration}
+		if e := tc.declared.effective(l); e.ProbeWarmup != tc.warmup || e.ProbeDuration != tc.duration {
+			t.Errorf("load %s + %s, declared %s + %s: probes %s + %s, want %s + %s", l.Warmup, l.Duration, tc.declared.ProbeWarmup, tc.declared.ProbeDuration, e.ProbeWarmup, e.ProbeDuration, tc.warmup, tc.duration)
+		}
 	}
 }

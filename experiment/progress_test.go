@@ -150,7 +150,7 @@ func TestProgressProbesFollowBudgets(t *testing.T) {
 		Arms: []ArmConfig{{Name: "baseline"}, {Name: "a"}, {Name: "b"}},
 		SLO:  SLOConfig{TTFTMs: 500, Percentile: 90},
 	}
-	cs := CapacitySearchConfig{RelativePrecision: 0.25, MaxRPS: 48, ArmBudget: 25 * time.Second, Budget: 75 * time.Second}.effective(cfg.Load)
+	cs := CapacitySearchConfig{RelativePrecision: 0.25, MaxRPS: 48, ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second, ArmBudget: 25 * time.Second, Budget: 75 * time.Second}.effective(cfg.Load)
 	cfg.Extra.CapacitySearch = &cs
 	var order []report.CellKey
 	for _, a := range cfg.Arms {
