@@ -149,6 +149,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		return nil, err
 	}
 	fmt.Fprintf(log, "trace %s: %s\n", base.Source, base.RowsText())
+	orderWarning := base.OrderWarning()
+	if orderWarning != "" {
+		fmt.Fprintf(warn, "warning: trace %s\n", orderWarning)
+	}
 	if opt.Slice != nil {
 		for i := range scheds {
 			if scheds[i], err = opt.Slice(i, scheds[i]); err != nil {
@@ -222,6 +226,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	}
 	if c, ok := ceilingArm(eff.Arms); ok {
 		res.Ceiling = c.Name
+	}
+	if orderWarning != "" {
+		res.Warnings = append(res.Warnings, "trace "+orderWarning)
 	}
 
 	var prior *kept

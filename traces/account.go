@@ -3,6 +3,7 @@ package traces
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // MaxSkippedLines bounds Schedule.SkippedLines: a lenient read of a file
@@ -63,4 +64,27 @@ func RowsText(rows, read, skipped int, skippedLines []int, dropped map[string]in
 // RowsText is RowsText for s.
 func (s Schedule) RowsText() string {
 	return RowsText(len(s.Requests), s.RowsRead, s.Skipped, s.SkippedLines, s.Dropped)
+}
+
+// Backstep is where a trace's timestamps first go backwards.
+type Backstep struct {
+	// Line is the 1-based file line of the first row stamped earlier than
+	// a row before it; AfterLine the line of the latest-stamped row before
+	// it; By how much earlier.
+	Line      int           `json:"line"`
+	AfterLine int           `json:"after_line"`
+	By        time.Duration `json:"by_ns"`
+}
+
+// OrderWarning says, for a trace whose timestamps go backwards, where they
+// first do, how many rows were out of order and what the replay does with
+// them (sorted by time, ties in file order); "" for a sorted trace. A trace
+// concatenated from several files, or a wrong time column, shows here.
+func (s Schedule) OrderWarning() string {
+	b := s.FirstBackstep
+	if s.Reordered == 0 || b == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s line %d: timestamps go backwards (%s earlier than line %d); %d rows out of time order in all, replayed sorted by arrival time (ties keep file order): check the time column, or sort the file to silence this",
+		s.Source, b.Line, b.By, b.AfterLine, s.Reordered)
 }

@@ -124,7 +124,7 @@ func Parse(data []byte, name string, opts ReadOptions) (Schedule, error) {
 		s.Dropped = p.dropped
 	}
 	var t0 int64
-	s.Reordered, t0 = normalise(s.Requests)
+	s.Reordered, s.FirstBackstep, t0 = normalise(s.Requests)
 	if p.f.timeUnit == UnitDatetime {
 		s.Start = time.Unix(0, t0).UTC().Format(time.RFC3339Nano)
 	} else {
@@ -204,16 +204,21 @@ func sumCounts(m map[string]int) int {
 
 // normalise turns raw times (held in Offset) into offsets from the earliest
 // one, sorting stably when needed, assigns IDs 0..n-1 and returns how many
-// rows were out of order and the earliest raw time (ns).
-func normalise(reqs []Request) (int, int64) {
+// rows were out of order, the first of them (nil for none) and the earliest
+// raw time (ns).
+func normalise(reqs []Request) (int, *Backstep, int64) {
 	reordered := 0
-	maxT := int64(math.MinInt64)
+	var first *Backstep
+	maxT, maxLine := int64(math.MinInt64), 0
 	for i := range reqs {
 		t := int64(reqs[i].Offset)
 		if t < maxT {
 			reordered++
+			if first == nil {
+				first = &Backstep{Line: reqs[i].SourceLine, AfterLine: maxLine, By: time.Duration(maxT - t)}
+			}
 		} else {
-			maxT = t
+			maxT, maxLine = t, reqs[i].SourceLine
 		}
 	}
 	if reordered > 0 {
@@ -232,7 +237,7 @@ func normalise(reqs []Request) (int, int64) {
 		reqs[i].Offset -= t0
 		reqs[i].ID = i
 	}
-	return reordered, int64(t0)
+	return reordered, first, int64(t0)
 }
 
 // lineIter yields non-blank lines with their 1-based numbers, without the

@@ -531,3 +531,20 @@ func TestReadGzipAndStart(t *testing.T) {
 		t.Errorf("truncated gzip: %v", err)
 	}
 }
+
+// TestOrderWarning: a trace whose timestamps go backwards says where first
+// (file, line, the line it goes back from, by how much) and how many rows;
+// a sorted one says nothing.
+func TestOrderWarning(t *testing.T) {
+	t.Parallel()
+	s := readFixture(t, "quirk_unsorted_vidur.csv", ReadOptions{})
+	got := s.OrderWarning()
+	for _, want := range []string{"quirk_unsorted_vidur.csv line 4: timestamps go backwards (1.5s earlier than line 3)", "3 rows out of time order", "replayed sorted by arrival time"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warning %q lacks %q", got, want)
+		}
+	}
+	if w := readFixture(t, "generic.csv", ReadOptions{Mapping: &Mapping{Time: "ts_ms", TimeUnit: UnitMilliseconds, Input: "in_tok", Output: "out_tok"}}).OrderWarning(); w != "" {
+		t.Errorf("sorted trace warns %q", w)
+	}
+}

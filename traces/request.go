@@ -74,6 +74,9 @@ type Schedule struct {
 	// Reordered counts rows whose timestamp was earlier than an earlier row's:
 	// the reader sorts rows stably by time and counts them here (0 for sorted traces).
 	Reordered int `json:"reordered_rows"`
+	// FirstBackstep is the first row whose timestamp is earlier than an
+	// earlier row's (nil for a sorted trace): OrderWarning says it.
+	FirstBackstep *Backstep `json:"first_backstep,omitempty"`
 	// PrefixBlockTokens is the number of tokens per PrefixBlocks id (512 for
 	// Mooncake); 0 when the trace has no prefix blocks.
 	PrefixBlockTokens int `json:"prefix_block_tokens,omitempty"`
