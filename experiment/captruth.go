@@ -143,7 +143,7 @@ func simAttainment(cfg sim.Config, sched traces.Schedule, from time.Duration, sl
 // span is a probe's scheduled span (warm-up + duration).
 func truthNote(t report.CapacityTruth, a report.CapacityArm, span time.Duration) string {
 	v, e := t.RPS(), a.CapacityRPS
-	why := fmt.Sprintf("probes of %s from an idle server met loads it does not sustain (its queue grows slower than a probe lasts); longer probes (capacity_search.probe_warmup) come closer", span)
+	why := fmt.Sprintf("probes of %s from an idle server met loads it does not sustain (its batch fills and its queue grows slower than a probe lasts, and in trace mode a probe replays only the trace's first rows: DESIGN.md \"Sustained\"); longer probes (capacity_search.probe_warmup, probe_duration) come closer", span)
 	switch {
 	case v == 0:
 		return ""
