@@ -348,6 +348,15 @@ func decodeTruth(r io.Reader, src string) (map[string]sim.TruthLine, error) {
 	return out, nil
 }
 
+// fmtMsFromUs prints an optional µs figure in ms ("–" when there were no
+// samples).
+func fmtMsFromUs(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", *v/1000)
+}
+
 // fmtUs prints an optional µs figure ("–" when there were no samples).
 func fmtUs(v *float64) string {
 	if v == nil {
