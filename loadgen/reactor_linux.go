@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -69,6 +70,13 @@ type reactor struct {
 	resolveErr error
 	epfd       int
 	wakefd     int // eventfd: new deadline, cancellation, close
+	// stampfd is a socket that asks for receive times and is never used, held
+	// open from the loop's start to its close (−1: none): Linux stamps
+	// received packets only while some socket asks (a global switch, turned
+	// on by a deferred kernel work item, off again when the last such socket
+	// closes), so the first requests' reads carry a receive time too, however
+	// connections come and go.
+	stampfd int
 	// epf wraps epfd for Go's netpoller: the loop parks like any goroutine
 	// waiting on a socket (epoll_wait with a zero timeout, then a park until
 	// the runtime sees epfd readable or the read deadline passes) instead of
@@ -84,6 +92,12 @@ type reactor struct {
 	waitEvents []unix.EpollEvent
 	waitN      int
 	waitErr    error
+	// msg, iov and oob are recvmsg(2)'s arguments, kept so that a read
+	// allocates nothing; oob receives each read's control message, the
+	// kernel's receive time (rxStamp). Loop goroutine only.
+	msg unix.Msghdr
+	iov unix.Iovec
+	oob []byte
 
 	mu        sync.Mutex
 	conns     []*rconn // by fd
@@ -130,6 +144,9 @@ type rexchange struct {
 	attempt   int
 	reused    bool
 	delivered bool
+	// readAt is the stamp of x's latest read (0 before the first): a read's
+	// stamp is never earlier.
+	readAt time.Duration
 	// cn is the connection x is on (nil between connections).
 	cn atomic.Pointer[rconn]
 	// aborted is set when x's deadline passed or the run ended while x was
@@ -172,6 +189,7 @@ func newReactor(c *client, t *target, runCtx context.Context) (*reactor, error) 
 		r.waitN, r.waitErr = unix.EpollWait(int(fd), r.waitEvents, 0)
 		return r.waitN > 0 || (r.waitErr != nil && !errors.Is(r.waitErr, unix.EINTR))
 	}
+	r.stampfd = stampSocket()
 	r.fin.start()
 	r.stopWake = context.AfterFunc(runCtx, func() {
 		r.cancel.Store(true)
@@ -415,6 +433,9 @@ func (r *reactor) dialAddr(i int) (*rconn, error) {
 		return nil, fmt.Errorf("dial tcp %s: socket: %w", a, err)
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	// Each read then carries the kernel's receive time (rxStamp); where it
+	// is refused, reads are stamped when they return.
+	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 	cn := &rconn{fd: fd, addr: i}
 	cn.mu.Lock()
 	err = unix.Connect(fd, sockaddr(a))
@@ -612,6 +633,7 @@ func (r *reactor) loop() {
 	defer close(r.loopDone)
 	events := make([]unix.EpollEvent, reactorEvents)
 	buf := make([]byte, reactorReadBuf)
+	r.oob = make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
 	for {
 		n := r.wait(events)
 		help := r.helper.Load()
@@ -733,9 +755,13 @@ func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
 	}
 }
 
-// read reads cn once and feeds x (cn.mu held).
+// read reads cn once and feeds x (cn.mu held). The bytes are stamped with
+// the kernel's receive time of the read's last segment (rxStamp), carried
+// onto the run's clock, so the time they waited for this loop (reading other
+// streams, descheduled, waiting for a CPU) is not in their stamp; an EOF, or
+// a read without that time, is stamped when the read returns.
 func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
-	n, err := unix.Read(cn.fd, buf)
+	n, oobn, err := r.recvmsg(cn.fd, buf)
 	at := r.c.since()
 	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 		return
@@ -746,6 +772,10 @@ func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
 	}
 	switch {
 	case n > 0:
+		if rx, ok := rxStamp(r.oob[:oobn]); ok {
+			at = arrivedAt(at, time.Duration(time.Now().UnixNano()-rx), max(x.readAt, x.rec.SentAt))
+		}
+		x.readAt = at
 		x.resp.feed(buf[:n], at)
 		if x.resp.phase != phaseHead {
 			r.release(x)
@@ -765,6 +795,54 @@ func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
 	if x.resp.ended() {
 		r.finishExchange(cn, x)
 	}
+}
+
+// recvmsg is read(2) into buf that also receives the read's control
+// messages into r.oob (oobn bytes of them); x/sys's Recvmsg would allocate
+// the peer's address on every read.
+func (r *reactor) recvmsg(fd int, buf []byte) (n, oobn int, err error) {
+	r.iov.Base = &buf[0]
+	r.iov.SetLen(len(buf))
+	r.msg.Iov = &r.iov
+	r.msg.SetIovlen(1)
+	r.msg.Control = &r.oob[0]
+	r.msg.SetControllen(len(r.oob))
+	m, _, errno := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.msg)), 0)
+	if errno != 0 {
+		return 0, 0, errno
+	}
+	return int(m), int(r.msg.Controllen), nil
+}
+
+// rxStamp returns the receive time (CLOCK_REALTIME, ns) in a read's control
+// messages oob (SO_TIMESTAMPNS: for TCP, the time the kernel received the
+// last segment the read returned); false when oob holds none.
+func rxStamp(oob []byte) (int64, bool) {
+	h := int(unsafe.Sizeof(unix.Cmsghdr{}))
+	for len(oob) >= h {
+		c := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(c.Len)
+		if l < h || l > len(oob) {
+			return 0, false
+		}
+		if c.Level == unix.SOL_SOCKET && c.Type == unix.SO_TIMESTAMPNS && l >= h+int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&oob[unix.CmsgLen(0)]))
+			return ts.Nano(), true
+		}
+		oob = oob[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(oob)):]
+	}
+	return 0, false
+}
+
+// arrivedAt carries a receive time onto the run's clock: read is the run
+// offset when the read returned and waited how long before it the bytes
+// were received (the wall clock read then minus the receive time: both on
+// CLOCK_REALTIME, microseconds to milliseconds apart, so a clock step
+// between them is the only error, caught by the bounds). The result is
+// read − waited, kept within [floor, read]: never before the exchange's
+// previous read (or its send), never after this read returned.
+func arrivedAt(read, waited, floor time.Duration) time.Duration {
+	return min(read, max(read-waited, floor))
 }
 
 // isConnGone reports an error of a connection the peer closed.
@@ -872,7 +950,25 @@ func (r *reactor) close() {
 	}
 	_ = r.epf.Close()
 	_ = unix.Close(r.wakefd)
+	if r.stampfd >= 0 {
+		_ = unix.Close(r.stampfd)
+	}
 	r.fin.stop()
+}
+
+// stampSocket opens a UDP socket that asks for receive times
+// (SO_TIMESTAMPNS), or returns −1 where that fails (the reads are then
+// stamped when they return until a connection has asked).
+func stampSocket() int {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	if unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		_ = unix.Close(fd)
+		return -1
+	}
+	return fd
 }
 
 // deadlineHeap orders in-flight exchanges by deadline (container/heap).

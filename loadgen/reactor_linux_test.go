@@ -381,3 +381,167 @@ func TestReactorLoopSendsWhileDispatcherHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestReactorStampsArrivalNotRead: a token event is stamped when its bytes
+// reached the socket, not when the event loop got round to reading them.
+// The loop is held inside another connection's event (as in
+// TestReactorNewConnectionNotWaitingForLoop) while the server writes the
+// first token event of a second request; the test lets the loop go well
+// after the write. Before, the event was stamped when the loop read it,
+// after the release; now it carries the kernel's receive time, before it.
+func TestReactorStampsArrivalNotRead(t *testing.T) {
+	t.Parallel()
+	wrote, finish := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if r.Header.Get(RequestIDHeader) != "2" {
+			_, _ = io.WriteString(w, sseTwoTokens)
+			return
+		}
+		// After the request's write returned: a segment that arrives while
+		// the client's own write still holds its socket came without a receive
+		// time here (Linux 6.x, 2 of 40 runs), and the read time is used.
+		time.Sleep(5 * time.Millisecond)
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n")
+		w.(http.Flusher).Flush()
+		close(wrote)
+		<-finish
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	c := reactorClient(t, srv.URL, DefaultTimeout)
+	r := c.tr.(*reactor)
+	waitRxStamps(t)
+	var rec Record
+	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
+	if rec.State != StateOK {
+		t.Fatalf("first request: state %s (%s)", rec.State, rec.Error)
+	}
+	held := r.popIdle()
+	if held == nil {
+		t.Fatal("no idle connection after the first request")
+	}
+	held.mu.Lock()
+	unlocked := false
+	unlock := func() {
+		if !unlocked {
+			unlocked = true
+			held.mu.Unlock()
+		}
+	}
+	defer unlock()
+	if err := unix.Shutdown(held.fd, unix.SHUT_RD); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !loopBlocked(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the event loop never reached the held connection")
+		}
+	}
+	ended := make(chan struct{})
+	var rec2 Record
+	c.tr.start(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec2, func() { close(ended) })
+	select {
+	case <-wrote:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never wrote the first token event")
+	}
+	time.Sleep(20 * time.Millisecond) // the event waits in the socket
+	released := c.since()
+	unlock()
+	// The rest of the stream only once the first event was read: a read
+	// that returned both writes would carry the later one's receive time.
+	for deadline := time.Now().Add(10 * time.Second); !readOnce(r, &rec2); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the event loop never read the second request's response")
+		}
+	}
+	close(finish)
+	<-ended
+	if rec2.State != StateOK || len(rec2.Events) != 2 {
+		t.Fatalf("second request: state %s (%s), %d events", rec2.State, rec2.Error, len(rec2.Events))
+	}
+	if at := rec2.Events[0].At; at >= released || at < rec2.SentAt {
+		t.Errorf("first token event stamped %v, the loop released at %v, sent at %v: want the receive time, between the send and the release", at, released, rec2.SentAt)
+	}
+	if rec2.Events[1].At < rec2.Events[0].At {
+		t.Errorf("events stamped %v then %v: out of order", rec2.Events[0].At, rec2.Events[1].At)
+	}
+}
+
+// waitRxStamps waits until the kernel stamps received packets: its switch
+// is turned on by a deferred work item after a socket asks (the reactor's
+// stampfd keeps it on while the reactor lives). A UDP datagram sent to a
+// socket that asks comes back with a receive time once it is on.
+func waitRxStamps(t *testing.T) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	to, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf, oob := make([]byte, 8), make([]byte, 64)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if err := unix.Sendto(fd, []byte("x"), 0, to); err != nil {
+			t.Fatal(err)
+		}
+		_, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := rxStamp(oob[:oobn]); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the kernel never stamped a received datagram (SO_TIMESTAMPNS)")
+		}
+	}
+}
+
+// readOnce reports whether the exchange recording into rec was read at
+// least once.
+func readOnce(r *reactor, rec *Record) bool {
+	r.mu.Lock()
+	conns := append([]*rconn(nil), r.conns...)
+	r.mu.Unlock()
+	for _, cn := range conns {
+		if cn == nil {
+			continue
+		}
+		cn.mu.Lock()
+		read := cn.x != nil && cn.x.rec == rec && cn.x.readAt > 0
+		cn.mu.Unlock()
+		if read {
+			return true
+		}
+	}
+	return false
+}
+
+// TestArrivedAt: a receive time is carried back from the read by how long
+// it waited, but never before the exchange's previous read (or send), nor
+// after the read (a wall clock stepped between the two readings).
+func TestArrivedAt(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	for _, c := range []struct{ read, waited, floor, want time.Duration }{
+		{ms(100), ms(3), ms(50), ms(97)},
+		{ms(100), 0, ms(50), ms(100)},
+		{ms(100), ms(80), ms(50), ms(50)},  // before the previous read: the floor
+		{ms(100), -ms(5), ms(50), ms(100)}, // a receive time after the read: the read
+		{ms(100), ms(1e6), ms(50), ms(50)}, // the wall clock stepped forward
+	} {
+		if got := arrivedAt(c.read, c.waited, c.floor); got != c.want {
+			t.Errorf("arrivedAt(%v, %v, %v) = %v, want %v", c.read, c.waited, c.floor, got, c.want)
+		}
+	}
+}
