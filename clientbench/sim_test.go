@@ -178,6 +178,30 @@ func TestSimSummaryLine(t *testing.T) {
 	}
 }
 
+// TestSimSectionAdd: the sustained rate is the highest load that met the
+// one criterion, stamps or not; the stamps' rate the highest of those whose
+// stamps were within the accuracy too; per client.
+func TestSimSectionAdd(t *testing.T) {
+	sec := &simSection{SustainedRPS: map[string]int{}, StampsHeldRPS: map[string]int{}}
+	for _, r := range []simRow{
+		{Client: clientReactor, OfferedRPS: 500, Sustained: true, StampsWithin: true},
+		{Client: clientReactor, OfferedRPS: 2500, Sustained: true},
+		{Client: clientReactor, OfferedRPS: 6500, StampsWithin: true}, // sends late
+		{Client: clientNetHTTP, OfferedRPS: 500, Sustained: true},
+	} {
+		sec.add(r)
+	}
+	if len(sec.Rows) != 4 || sec.SustainedRPS[clientReactor] != 2500 || sec.StampsHeldRPS[clientReactor] != 500 {
+		t.Errorf("reactor: %d rows, sustained %d, stamps held %d; want 4 rows, 2500, 500", len(sec.Rows), sec.SustainedRPS[clientReactor], sec.StampsHeldRPS[clientReactor])
+	}
+	if sec.SustainedRPS[clientNetHTTP] != 500 {
+		t.Errorf("net/http sustained %d, want 500", sec.SustainedRPS[clientNetHTTP])
+	}
+	if _, ok := sec.StampsHeldRPS[clientNetHTTP]; ok {
+		t.Errorf("net/http stamps held at %d, want none", sec.StampsHeldRPS[clientNetHTTP])
+	}
+}
+
 // TestServerWriteLag: per token, the flush minus the end of the step that
 // generated it, over every request in the export (a token not yet flushed
 // has no lag).

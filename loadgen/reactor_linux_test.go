@@ -239,6 +239,53 @@ func loopBlocked() bool {
 	return false
 }
 
+// holdLoop holds r's event loop: it takes the idle connection out of the
+// pool, locks it and makes it readable, and waits until the loop blocks on
+// its lock in handle. The returned unlock lets the loop go (once; later
+// calls do nothing).
+func holdLoop(t *testing.T, r *reactor) (unlock func()) {
+	t.Helper()
+	held := r.popIdle()
+	if held == nil {
+		t.Fatal("no idle connection after the first request")
+	}
+	held.mu.Lock()
+	unlocked := false
+	unlock = func() {
+		if !unlocked {
+			unlocked = true
+			held.mu.Unlock()
+		}
+	}
+	if err := unix.Shutdown(held.fd, unix.SHUT_RD); err != nil {
+		unlock()
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !loopBlocked(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			unlock()
+			t.Fatal("the event loop never reached the held connection")
+		}
+	}
+	return unlock
+}
+
+// secondWhileLoopHeld sends request 1 through c and waits for its end,
+// holds c's event loop (holdLoop), and starts request 2, which records into
+// rec2; ended closes when request 2 is over, unlock lets the loop go.
+func secondWhileLoopHeld(t *testing.T, c *client) (rec2 *Record, ended chan struct{}, unlock func()) {
+	t.Helper()
+	var rec Record
+	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
+	if rec.State != StateOK {
+		t.Fatalf("first request: state %s (%s)", rec.State, rec.Error)
+	}
+	unlock = holdLoop(t, c.tr.(*reactor))
+	rec2, ended = new(Record), make(chan struct{})
+	c.tr.start(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, rec2, func() { close(ended) })
+	return rec2, ended, unlock
+}
+
 // TestReactorNewConnectionNotWaitingForLoop: a request that needs a new
 // connection is written by the dispatcher as soon as the connect has
 // finished, not by the event loop. The loop is held inside another
@@ -257,38 +304,11 @@ func TestReactorNewConnectionNotWaitingForLoop(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	c := reactorClient(t, srv.URL, DefaultTimeout)
-	r := c.tr.(*reactor)
-	var rec Record
-	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
-	if rec.State != StateOK || <-arrived != 1 {
-		t.Fatalf("first request: state %s (%s)", rec.State, rec.Error)
-	}
-	// Hold the loop: take the idle connection out of the pool, lock it and
-	// make it readable; the loop blocks on its lock in handle.
-	held := r.popIdle()
-	if held == nil {
-		t.Fatal("no idle connection after the first request")
-	}
-	held.mu.Lock()
-	unlocked := false
-	unlock := func() {
-		if !unlocked {
-			unlocked = true
-			held.mu.Unlock()
-		}
-	}
+	rec2, ended, unlock := secondWhileLoopHeld(t, c)
 	defer unlock()
-	if err := unix.Shutdown(held.fd, unix.SHUT_RD); err != nil {
-		t.Fatal(err)
+	if id := <-arrived; id != 1 {
+		t.Fatalf("server saw request %d first, want 1", id)
 	}
-	for deadline := time.Now().Add(10 * time.Second); !loopBlocked(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the event loop never reached the held connection")
-		}
-	}
-	ended := make(chan struct{})
-	var rec2 Record
-	c.tr.start(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec2, func() { close(ended) })
 	select {
 	case id := <-arrived:
 		if id != 2 {
@@ -412,35 +432,8 @@ func TestReactorStampsArrivalNotRead(t *testing.T) {
 	c := reactorClient(t, srv.URL, DefaultTimeout)
 	r := c.tr.(*reactor)
 	waitRxStamps(t)
-	var rec Record
-	c.do(context.Background(), &traces.Request{ID: 1, InputTokens: 4, OutputTokens: 2}, &rec)
-	if rec.State != StateOK {
-		t.Fatalf("first request: state %s (%s)", rec.State, rec.Error)
-	}
-	held := r.popIdle()
-	if held == nil {
-		t.Fatal("no idle connection after the first request")
-	}
-	held.mu.Lock()
-	unlocked := false
-	unlock := func() {
-		if !unlocked {
-			unlocked = true
-			held.mu.Unlock()
-		}
-	}
+	rec2, ended, unlock := secondWhileLoopHeld(t, c)
 	defer unlock()
-	if err := unix.Shutdown(held.fd, unix.SHUT_RD); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); !loopBlocked(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the event loop never reached the held connection")
-		}
-	}
-	ended := make(chan struct{})
-	var rec2 Record
-	c.tr.start(context.Background(), &traces.Request{ID: 2, InputTokens: 4, OutputTokens: 2}, &rec2, func() { close(ended) })
 	select {
 	case <-wrote:
 	case <-time.After(10 * time.Second):
@@ -451,7 +444,7 @@ func TestReactorStampsArrivalNotRead(t *testing.T) {
 	unlock()
 	// The rest of the stream only once the first event was read: a read
 	// that returned both writes would carry the later one's receive time.
-	for deadline := time.Now().Add(10 * time.Second); !readOnce(r, &rec2); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !readOnce(r, rec2); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the event loop never read the second request's response")
 		}
