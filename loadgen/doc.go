@@ -1,8 +1,9 @@
 // Package loadgen is the instrument: it replays a traces.Schedule against an
 // OpenAI-compatible Server open-loop (or closed-loop, labelled so), paced
 // through vegeta's Pacer interface, reads each streamed response over SSE,
-// stamps every token event with the monotonic clock when its bytes reach the
-// reader, and emits exactly one Record per scheduled request to a Sink.
+// stamps every token event with the monotonic clock when its bytes reached the
+// client (the kernel's receive time on the reactor, else when the read
+// returned; DESIGN.md "Metric definitions"), and emits exactly one Record per scheduled request to a Sink.
 //
 // Metric definitions follow DESIGN.md "Metric definitions" exactly; the
 // Record methods (TTFT, TTFTIntended, TTFO, FirstMessage, E2E, ITLs, TPOT,

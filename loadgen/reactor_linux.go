@@ -53,8 +53,8 @@ const (
 // loop when it becomes writable. In the open loop the loop also sends any
 // request that falls due while it handles events (setHelper). The loop reads each readable socket once per
 // epoll_wait (level-triggered) into its shared buffer, stamps the read with
-// the monotonic clock when it returns (DESIGN: "the moment the client's
-// reader sees the bytes"), and feeds the bytes to the exchange. Records go
+// the kernel's receive time of its last segment on the run's monotonic clock
+// (read; DESIGN.md "Metric definitions"), and feeds the bytes to the exchange. Records go
 // to a finisher goroutine, so a slow sink never delays a timestamp.
 //
 // Locks: reactor.mu guards the fd table, the idle pool and the deadline

@@ -20,7 +20,9 @@ var States = []State{StateOK, StateHTTPError, StateStreamError, StateTimeout, St
 
 // TokenEvent is one SSE event that carried at least one generated token.
 type TokenEvent struct {
-	// At is when the event's bytes reached the reader, as a monotonic offset from run start.
+	// At is when the event's bytes reached the client (DESIGN.md: the
+	// kernel's receive time on the reactor, else when the read returned), as
+	// a monotonic offset from run start.
 	At time.Duration `json:"at_ns"`
 	// Tokens is how many tokens the event carried (≥ 1; > 1 for a
 	// multi-token event): the growth of usage.completion_tokens since the

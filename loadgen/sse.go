@@ -49,10 +49,11 @@ func (e *sseEvent) payload() []byte {
 // whose lines were complete but whose blank line never came before EOF, as
 // some servers end that way.
 //
-// Each event is stamped with the time the read that completed it returned:
-// bytes of several events arriving in one read share that time, and an event
-// split across reads gets the time of its last part (DESIGN.md: "the moment
-// the client's reader sees the bytes").
+// Each event is stamped with the time of the read that completed it (when
+// the read returned here; the reactor feeds its push reader the kernel's
+// receive time instead): bytes of several events arriving in one read share
+// that time, and an event split across reads gets the time of its last part
+// (DESIGN.md "Metric definitions").
 type sseReader struct {
 	r     io.Reader
 	since func() time.Duration
