@@ -58,7 +58,7 @@ func chromium(t *testing.T) string {
 }
 
 // runChromium runs headless Chromium on page with extra flags and returns
-// stdout. A Chromium that has not finished within 90 s (it can hang at
+// stdout. A Chromium that has not finished within 180 s (it can hang at
 // start-up on a loaded machine, the page unread) is killed and run once
 // more with a fresh profile; any other failure, or a second hang, fails.
 func runChromium(t *testing.T, bin, page string, extra ...string) []byte {
@@ -71,14 +71,14 @@ func runChromium(t *testing.T, bin, page string, extra ...string) []byte {
 		if !hung || attempt == 2 {
 			t.Fatalf("chromium %v: %v\nstderr: %s", extra, err, errb)
 		}
-		t.Logf("chromium %v did not finish in 90 s (%v): running it once more", extra, err)
+		t.Logf("chromium %v did not finish in 180 s (%v): running it once more", extra, err)
 	}
 }
 
 // chromiumOnce runs Chromium once with profile dir dir; hung reports that
-// it was killed at its 90 s deadline.
+// it was killed at its 180 s deadline.
 func chromiumOnce(bin, page, dir string, extra []string) (out []byte, stderr string, err error, hung bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
