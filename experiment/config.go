@@ -380,7 +380,10 @@ func (c *Config) Validate() error {
 	if len(c.Arms) == 0 {
 		bad("arms", "at least one arm (baseline) is required")
 	}
-	seen := map[string]bool{}
+	// Arm names fold case when compared: each names per-arm files and
+	// folders (servers/<arm>/), which would collide on a case-insensitive
+	// file system (macOS, Windows) for names differing only by case.
+	seen := map[string]int{}
 	for i, a := range c.Arms {
 		f := fmt.Sprintf("arms[%d]", i)
 		if a.Name == "" {
@@ -388,10 +391,15 @@ func (c *Config) Validate() error {
 		} else if !armNameRE.MatchString(a.Name) {
 			bad(f+".name", "%q: an arm name names a folder under servers/ in the output folder, so it is 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit (no separators, no spaces)", a.Name)
 		}
-		if seen[a.Name] {
-			bad(f+".name", "duplicate arm name %q", a.Name)
+		if j, ok := seen[strings.ToLower(a.Name)]; ok && a.Name != "" {
+			if c.Arms[j].Name == a.Name {
+				bad(f+".name", "duplicate arm name %q", a.Name)
+			} else {
+				bad(f+".name", "%q differs from arms[%d].name %q only by case: their per-arm files (servers/<arm>/) would collide on a case-insensitive file system (macOS, Windows); rename one", a.Name, j, c.Arms[j].Name)
+			}
+		} else {
+			seen[strings.ToLower(a.Name)] = i
 		}
-		seen[a.Name] = true
 		if err := a.validate(c.Server, c.Amdahl.TargetOp); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", f, err))
 		}

@@ -333,6 +333,11 @@ func TestConfigRangeErrorsFormat(t *testing.T) {
 			want: []string{"server.sim.model.layers (line 7): must be ≥ 1, got 0"}},
 		{name: "server kind", from: "server: {kind: sim}", to: "server: {kind: vllm}",
 			want: []string{`server.kind (line 7): "vllm": unknown server kind`}},
+		// Per-arm files would collide on a case-insensitive file system.
+		{name: "arm names differing by case", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: Baseline, sim_overrides: {rmsnorm: 2}}",
+			want: []string{`arms[1].name (line 8): "Baseline" differs from arms[0].name "baseline" only by case`}},
+		{name: "duplicate arm names", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: baseline, sim_overrides: {rmsnorm: 2}}",
+			want: []string{`arms[1].name (line 8): duplicate arm name "baseline"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { checkReplaced(t, tc.from, tc.to, tc.want, tc.notWant) })
