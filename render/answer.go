@@ -285,10 +285,12 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 	return label + ", candidate − baseline (%; baseline → candidate), each at one offered load: " + strings.Join(parts, "; ")
 }
 
-// signed is a difference with its sign: "+0.012", "−0.081".
+// signed is a difference with its sign: "+0.012", "-0.081" (the ASCII
+// hyphen-minus, as Go's %+f prints the percentage beside it and
+// report.Num every other figure: one sign convention).
 func signed(d float64) string {
 	if d < 0 {
-		return "−" + report.Num(-d)
+		return report.Num(d)
 	}
 	return "+" + report.Num(d)
 }
