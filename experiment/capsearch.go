@@ -48,12 +48,13 @@ type CapacitySearchConfig struct {
 
 // SafeProbeWarmup and SafeProbeDuration are the probes' default span
 // floors: on the quickstart's trace (requests of seconds, a head lighter
-// than the rest), probes of 10 s + 30 s decide loads 10 % either side of
-// each arm's sustained capacity as the simulator's truth does, and shorter
-// ones meet loads past it (DESIGN.md "Capacity at SLO, searched",
+// than the rest), probes of 20 s + 30 s decide loads 10 % below and 5 %
+// above each arm's sustained capacity as the simulator's truth does, the
+// search with them finds it (TestSafeProbesFindQuickstartTruth), and
+// shorter ones meet loads past it (DESIGN.md "Capacity at SLO, searched",
 // TestProbeSpanQuickstart).
 const (
-	SafeProbeWarmup   = 10 * time.Second
+	SafeProbeWarmup   = 20 * time.Second
 	SafeProbeDuration = 30 * time.Second
 )
 
@@ -220,6 +221,17 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	if c == nil {
 		return nil
 	}
+	if most, ok := traceRateLimit(r.cfg.Load, *c, len(r.base.Requests)); ok && most < c.MaxRPS {
+		if most <= c.MinRPS {
+			return fmt.Errorf("capacity_search: a probe of %s (probe_warmup + probe_duration) at min_rps %g req/s needs more rows than the trace's %d: shorten the probes or use a longer trace", c.ProbeWarmup+c.ProbeDuration, c.MinRPS, len(r.base.Requests))
+		}
+		w := fmt.Sprintf("capacity_search: max_rps lowered from %g to %.4g req/s: a probe of %s (probe_warmup + probe_duration) at a higher load needs more rows than the trace's %d", c.MaxRPS, most, c.ProbeWarmup+c.ProbeDuration, len(r.base.Requests))
+		r.res.Warnings = append(r.res.Warnings, w)
+		fmt.Fprintf(r.warn, "warning: %s\n", w)
+		lowered := *c
+		lowered.MaxRPS = most
+		c = &lowered
+	}
 	s := c.search(r.cfg.SLO)
 	cs := &report.CapacitySearch{
 		Method: s.Method(), SLO: r.res.SLO, RelativePrecision: c.RelativePrecision, MinRPS: c.MinRPS, MaxRPS: c.MaxRPS,
@@ -313,6 +325,17 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	return nil
 }
 
+// traceRateLimit is, in trace mode (ok), the highest load whose probe
+// schedule fits a trace of rows rows: cellSchedule takes ⌈rate·span⌉ + 1
+// consecutive rows, so rate ≤ (rows − 1) / span.
+func traceRateLimit(l LoadConfig, c CapacitySearchConfig, rows int) (float64, bool) {
+	span := (c.ProbeWarmup + c.ProbeDuration).Seconds()
+	if l.Mode != "" && l.Mode != LoadTrace || span <= 0 {
+		return 0, false
+	}
+	return float64(rows-1) / span, true
+}
+
 // shortProbeWarning says when the search's probes were shorter than the
 // method needs to be trusted against a real server, "" when not: their
 // warm-up (c.ProbeWarmup) below the longest E2E p90 measured at a load that
@@ -329,7 +352,7 @@ func shortProbeWarning(s analysis.Search, c CapacitySearchConfig, probes []repor
 	need := time.Duration(math.Ceil(e2e/1000)) * time.Second
 	w := fmt.Sprintf("capacity_search: the probes' warm-up (probe_warmup = %s) is shorter than the E2E p90 measured at a load that met the SLO (%.3g s at %s req/s): "+
 		"a probe starts on an idle server, which fills for about one E2E before completions balance arrivals, so its measured requests met a server emptier than that load keeps it and a met load may not be sustained; "+
-		"raise capacity_search.probe_warmup to ≥ %s and probe_duration with it (necessary, not sufficient: on the quickstart's trace 10s + 30s probes decide loads 10 %% either side of each arm's sustained capacity, docs/DESIGN.md)",
+		"raise capacity_search.probe_warmup to ≥ %s and probe_duration with it (necessary, not sufficient: on the quickstart's trace 20s + 30s probes decide loads 10 %% below and 5 %% above each arm's sustained capacity, docs/DESIGN.md)",
 		c.ProbeWarmup, e2e/1000, report.Num(load), need)
 	if trace {
 		rows := 0

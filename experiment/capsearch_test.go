@@ -275,3 +275,30 @@ func TestProbeDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceRateLimit: in trace mode the highest load whose probe fits the
+// trace is (rows − 1) / span (cellSchedule takes ⌈rate·span⌉ + 1 rows, so
+// that load's schedule is built and a higher one's is refused); a synthetic
+// mode has no limit.
+func TestTraceRateLimit(t *testing.T) {
+	t.Parallel()
+	c := CapacitySearchConfig{ProbeWarmup: 20 * time.Second, ProbeDuration: 30 * time.Second}
+	base := traces.Schedule{}
+	for i := range 2000 {
+		base.Requests = append(base.Requests, traces.Request{ID: i, Offset: time.Duration(i) * 50 * time.Millisecond, InputTokens: 10, OutputTokens: 10})
+	}
+	most, ok := traceRateLimit(LoadConfig{Mode: LoadTrace}, c, len(base.Requests))
+	if !ok || math.Abs(most-1999.0/50) > 1e-12 {
+		t.Fatalf("limit %v (%v), want %v", most, ok, 1999.0/50)
+	}
+	l := LoadConfig{Mode: LoadTrace, Warmup: c.ProbeWarmup, Duration: c.ProbeDuration}
+	if _, err := cellSchedule(base, l, most, 1, 0); err != nil {
+		t.Errorf("at the limit: %v", err)
+	}
+	if _, err := cellSchedule(base, l, most*1.001, 1, 0); err == nil {
+		t.Errorf("above the limit: no error")
+	}
+	if _, ok := traceRateLimit(LoadConfig{Mode: "poisson"}, c, 2000); ok {
+		t.Errorf("a synthetic mode has a limit")
+	}
+}
