@@ -75,7 +75,23 @@ type Manifest struct {
 	// "" while it runs and once it completed. A merge needs every shard, so
 	// WaitFinished stops waiting at the first such mark.
 	EndedEarly string `json:"ended_early,omitempty"`
+	// Beats counts the heartbeats the running shard wrote (shard.json
+	// rewritten every BeatEvery, from its first cell's wait to its end);
+	// BeatAt is the last one's time by the shard's clock. A shard killed
+	// outright (SIGKILL, out of memory, its node lost) writes no mark: its
+	// beats stop, which WaitFinished notices on its own clock.
+	Beats     int           `json:"beats,omitempty"`
+	BeatAt    time.Time     `json:"beat_at,omitzero"`
+	BeatEvery time.Duration `json:"beat_every_ns,omitempty"`
 }
+
+// DefaultHeartbeat is how often a running shard rewrites shard.json
+// (Manifest.Beats); StaleBeats is how many periods without a beat make
+// WaitFinished take an unfinished shard for dead.
+const (
+	DefaultHeartbeat = 10 * time.Second
+	StaleBeats       = 6
+)
 
 // write saves m into dir atomically.
 func (m *Manifest) write(dir string) error {

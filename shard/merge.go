@@ -294,8 +294,13 @@ func readShard(dir string) (*shardDir, error) {
 		return nil, fmt.Errorf("merge: shard folder %s: %w", dir, err)
 	}
 	if !s.man.Finished {
-		return nil, fmt.Errorf("merge: shard %s (%s) did not finish: it was killed or is still running (%s has no finished mark; %d of its cells were recorded)",
-			s.man.Shard, dir, ManifestFile, len(s.man.Measured))
+		beat := ""
+		if !s.man.BeatAt.IsZero() {
+			beat = fmt.Sprintf("; its last heartbeat (every %s) was at %s by its clock, %s before this machine's now: a shard beating no more was killed outright (SIGKILL, out of memory, its node lost)",
+				s.man.BeatEvery, s.man.BeatAt.UTC().Format(time.RFC3339), time.Since(s.man.BeatAt).Round(time.Second))
+		}
+		return nil, fmt.Errorf("merge: shard %s (%s) did not finish: it was killed or is still running (%s has no finished mark; %d of its cells were recorded%s)",
+			s.man.Shard, dir, ManifestFile, len(s.man.Measured), beat)
 	}
 	if s.res, err = report.ReadResults(filepath.Join(dir, experiment.ResultsFile)); err != nil {
 		return nil, fmt.Errorf("merge: shard %s (%s): %w", s.man.Shard, dir, err)
@@ -453,17 +458,33 @@ func sha256Hex(b []byte) string {
 
 // WaitFinished polls dirs every poll until each holds a finished shard.json,
 // one of them says its shard ended early (Manifest.EndedEarly: the merge
-// needs every shard, so waiting for the others is pointless), ctx ends, or
-// wait passes; it returns nil in every case (Merge then names any shard
-// unfinished or ended early), except for ctx's cancellation.
+// needs every shard, so waiting for the others is pointless), one that has
+// begun beating stops (its Beats unchanged for StaleBeats × its BeatEvery,
+// timed on this machine's clock: a shard killed outright writes no mark),
+// ctx ends, or wait passes; it returns nil in every case (Merge then names
+// any shard unfinished or ended early), except for ctx's cancellation.
 func WaitFinished(ctx context.Context, dirs []string, wait, poll time.Duration) error {
 	deadline := time.Now().Add(wait)
+	type seen struct {
+		beats int
+		at    time.Time
+	}
+	last := make([]seen, len(dirs))
 	for {
 		done, ended := true, false
-		for _, d := range dirs {
+		now := time.Now()
+		for i, d := range dirs {
 			m, err := readManifest(d)
 			done = done && err == nil && m.Finished
 			ended = ended || (err == nil && m.EndedEarly != "")
+			if err != nil || m.Finished || m.Beats == 0 || m.BeatEvery <= 0 {
+				continue
+			}
+			if m.Beats != last[i].beats || last[i].at.IsZero() {
+				last[i] = seen{m.Beats, now}
+			} else if now.Sub(last[i].at) > StaleBeats*m.BeatEvery {
+				ended = true // its heartbeat stopped: killed
+			}
 		}
 		if done || ended || time.Now().After(deadline) {
 			return nil

@@ -39,6 +39,9 @@ type Options struct {
 	ClockTolerance time.Duration
 	// ClockExchanges is the SNTP exchanges made (0: DefaultClockExchanges).
 	ClockExchanges int
+	// Heartbeat is how often the running shard rewrites shard.json
+	// (Manifest.Beats; 0: DefaultHeartbeat).
+	Heartbeat time.Duration
 }
 
 // launchedKinds are the server kinds a run starts itself: each shard would
@@ -87,6 +90,9 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 	if so.ClockTolerance == 0 {
 		so.ClockTolerance = DefaultClockTolerance
 	}
+	if so.Heartbeat <= 0 {
+		so.Heartbeat = DefaultHeartbeat
+	}
 	if so.ClockExchanges == 0 {
 		so.ClockExchanges = DefaultClockExchanges
 	}
@@ -103,7 +109,7 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 	man := &Manifest{
 		Shard: so.Spec, StartAt: so.StartAt.UTC(), GapNs: so.Gap,
 		ConfigPath: opt.ConfigPath, ConfigDir: dir, Config: string(opt.ConfigRaw), ConfigSHA256: sha256Hex(opt.ConfigRaw),
-		Clock: clock, Cells: []CellStart{}, Measured: []experiment.CellMeasured{},
+		Clock: clock, Cells: []CellStart{}, Measured: []experiment.CellMeasured{}, BeatEvery: so.Heartbeat,
 	}
 	tt := &Timetable{StartAt: so.StartAt, Gap: so.Gap}
 	spans := map[float64]time.Duration{}
@@ -115,15 +121,35 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 		spans[eff.Load.RatesRPS[load]] = info.SpanNs
 		return so.Spec.Slice(s)
 	}
+	beatCtx, stopBeats := context.WithCancel(ctx)
+	beatsDone := make(chan struct{})
+	beating := false
 	opt.BeforeCell = func(ctx context.Context, order int, k report.CellKey) error {
 		// Written before each cell's wait too (the output folder exists by
 		// now), so a shard killed before its first cell ends leaves a
-		// shard.json without the finished mark.
+		// shard.json without the finished mark; from here on its heartbeat
+		// rewrites it every so.Heartbeat.
 		mu.Lock()
 		err := man.write(opt.OutDir)
+		start := !beating && err == nil
+		beating = beating || start
 		mu.Unlock()
 		if err != nil {
 			return err
+		}
+		if start {
+			go func() {
+				defer close(beatsDone)
+				heartbeat(beatCtx, so.Heartbeat, func(now time.Time) {
+					mu.Lock()
+					defer mu.Unlock()
+					man.Beats++
+					man.BeatAt = now.UTC()
+					if err := man.write(opt.OutDir); err != nil && writeErr == nil {
+						writeErr = err
+					}
+				})
+			}()
 		}
 		cs, err := tt.wait(ctx, order, spans[k.OfferedLoadRPS], clock.Offset())
 		if err != nil {
@@ -147,6 +173,13 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 		}
 	}
 	res, runErr := experiment.Run(ctx, cfg, opt)
+	stopBeats()
+	mu.Lock()
+	started := beating
+	mu.Unlock()
+	if started {
+		<-beatsDone
+	}
 	if res == nil {
 		return nil, runErr
 	}
@@ -160,6 +193,20 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 	}
 	errs = append(errs, man.write(opt.OutDir))
 	return res, errors.Join(errs...)
+}
+
+// heartbeat calls beat every period until ctx ends.
+func heartbeat(ctx context.Context, period time.Duration, beat func(now time.Time)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			beat(now)
+		}
+	}
 }
 
 // writeShardHDR writes hdr.log from the shard's records.jsonl: one interval

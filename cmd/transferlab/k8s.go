@@ -92,7 +92,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 	f.DurationVar(&startIn, "start-in", 5*time.Minute, "start the shards this long after the manifest is printed (time to apply it and pull the image)")
 	f.StringVar(&clockRef, "clock-ref", "", "NTP server (host:port) every shard measures its clock offset against")
 	f.DurationVar(&cellGap, "cell-gap", 0, "passed to run --cell-gap (default: request.timeout)")
-	f.DurationVar(&mergeWait, "merge-wait", 24*time.Hour, "how long the merge Job waits for every shard to finish (it stops at once when a shard ended early: the shards' Job fails at its first failed pod and ends the others, which mark themselves incomplete)")
+	f.DurationVar(&mergeWait, "merge-wait", 24*time.Hour, "how long the merge Job waits for every shard to finish (it stops at once when a shard ended early: the shards' Job fails at its first failed pod and ends the others, which mark themselves incomplete; and within a minute of a shard killed outright, whose shard.json heartbeat stops)")
 	_ = cmd.MarkFlagRequired("shards")
 	_ = cmd.MarkFlagRequired("image")
 	_ = cmd.MarkFlagRequired("out-claim")

@@ -106,6 +106,6 @@ naming it. Server-side figures (profile, energy) come from shard 0.`,
 		},
 	}
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors")
-	cmd.Flags().DurationVar(&wait, "wait", 0, "first wait up to this long for every shard folder to hold a finished shard.json (shards still running elsewhere); a shard that ended early (shard.json ended_early) ends the wait at once")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "first wait up to this long for every shard folder to hold a finished shard.json (shards still running elsewhere); a shard that ended early (shard.json ended_early) ends the wait at once, and one whose heartbeat stopped (shard.json beats unchanged for 6 periods: killed outright) ends it too")
 	return cmd
 }
