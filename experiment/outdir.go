@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -193,6 +194,7 @@ func (o Options) writeOut(name string, b []byte) error {
 	if err != nil {
 		return &FileError{File: name, Err: err}
 	}
+	o.Written.Add(name)
 	return nil
 }
 
@@ -222,67 +224,54 @@ func (e *FileError) Unwrap() error { return e.Err }
 // in the order it writes them.
 var OutputFiles = []string{RecordsFile, ResultsFile, MarkdownFile, HTMLFile}
 
-// mtimeSlack is how far before a run's start a file it wrote may be dated:
-// the kernel stamps file times from a clock that may lag time.Now by a tick.
-const mtimeSlack = time.Second
+// Written records what a run writes at the top of its output folder, as
+// its writers write it: a file by name once it is created (records.jsonl,
+// cells.jsonl) or written whole (results.json and the reports, atomically),
+// a folder as "servers/" once a server was started there. The console's
+// "written to" list is this, not a reading of the folder, so it names
+// exactly what this run wrote. Safe for concurrent use; a nil *Written
+// records nothing.
+type Written struct {
+	mu    sync.Mutex
+	names []string
+}
 
-// FilesWritten lists what a run that started at since (its created_at)
-// wrote at the top of its output folder dir, read from the folder itself:
-// every entry modified since then (a folder, "servers/", when anything in it
-// was), OutputFiles first in their order, then the rest by name; the lock,
-// files still being written (*.tmp), files older than the run (left by an
-// earlier run in an overwritten folder) and the files err names as not
-// written whole (FilesNotWritten) are left out. An unreadable folder is an
-// error.
-func FilesWritten(dir string, since time.Time, err error) ([]string, error) {
-	entries, rerr := os.ReadDir(dir)
-	if rerr != nil {
-		return nil, fmt.Errorf("output folder %s: %w", dir, rerr)
+// Add records name (a top-level file, or a folder with a trailing "/") once.
+func (w *Written) Add(name string) {
+	if w == nil {
+		return
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !slices.Contains(w.names, name) {
+		w.names = append(w.names, name)
+	}
+}
+
+// Names lists what was recorded, OutputFiles first in their order, then the
+// rest by name, less the files err (the run's error) names as not written
+// whole (FilesNotWritten).
+func (w *Written) Names(err error) []string {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	names := slices.Clone(w.names)
+	w.mu.Unlock()
 	failed := FilesNotWritten(err)
-	since = since.Add(-mtimeSlack)
 	var first, rest []string
-	for _, e := range entries {
-		name := e.Name()
-		if name == LockFile || strings.HasSuffix(name, ".tmp") || slices.Contains(failed, name) {
-			continue
-		}
-		if e.IsDir() {
-			if modifiedSince(filepath.Join(dir, name), since) {
-				rest = append(rest, name+"/")
-			}
-			continue
-		}
-		// Lstat's time: a link is not followed.
-		if info, ierr := e.Info(); ierr != nil || info.ModTime().Before(since) {
-			continue
-		}
-		if slices.Contains(OutputFiles, name) {
-			first = append(first, name)
-		} else {
-			rest = append(rest, name)
+	for _, n := range names {
+		switch {
+		case slices.Contains(failed, n):
+		case slices.Contains(OutputFiles, n):
+			first = append(first, n)
+		default:
+			rest = append(rest, n)
 		}
 	}
 	slices.SortFunc(first, func(a, b string) int { return slices.Index(OutputFiles, a) - slices.Index(OutputFiles, b) })
 	slices.Sort(rest)
-	return append(first, rest...), nil
-}
-
-// modifiedSince reports whether the folder path, or anything in it (links
-// not followed), was modified at or after t.
-func modifiedSince(path string, t time.Time) bool {
-	found := false
-	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || found {
-			return fs.SkipAll
-		}
-		if info, ierr := d.Info(); ierr == nil && !info.ModTime().Before(t) {
-			found = true
-			return fs.SkipAll
-		}
-		return nil
-	})
-	return found
+	return append(first, rest...)
 }
 
 // FilesNotWritten lists, in OutputFiles order, the files that err (Run's

@@ -93,6 +93,7 @@ func Rebuild(cfg *Config, opt Options, head report.Results, cells []RebuildCell)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
+	opt.Written.Add(RecordsFile)
 	jsonl := loadgen.NewJSONLSink(recFile)
 	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, res: &res, scheds: scheds}
 	var errs []error

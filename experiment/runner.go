@@ -63,6 +63,9 @@ type Options struct {
 	// with all their records are kept, the others run (again) in the
 	// recorded order, and the results are marked resumed.
 	Resume bool
+	// Written, when set, records the names the run writes at the top of
+	// OutDir as it writes them (the console's "written to" list).
+	Written *Written
 	// wrap, when set, puts a stand-in around every output file the run
 	// creates (tests: a file system that fills up); nil writes to the OS's.
 	wrap func(*os.File) outFile
@@ -254,12 +257,14 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}
+	opt.Written.Add(RecordsFile)
 	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile), scrub: lv.scrub}
 	cellsOut, err := opt.createOut(filepath.Join(opt.OutDir, CellsFile))
 	if err != nil {
 		recFile.Close()
 		return nil, fmt.Errorf("%s: %w", CellsFile, err)
 	}
+	opt.Written.Add(CellsFile)
 
 	for _, w := range append([]string{serverNotice(&eff, endpoints), coldStartWarning(eff)}, completionWarnings(&eff, endpoints)...) {
 		if w != "" {

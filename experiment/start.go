@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"path/filepath"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -11,6 +12,15 @@ import (
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 )
+
+// wroteServerDir records ServersDir as written (Options.Written) once a
+// launched server's folder dir exists: the launcher writes its logs there,
+// also when the start fails.
+func (r *runner) wroteServerDir(dir string) {
+	if _, err := os.Stat(dir); err == nil {
+		r.opt.Written.Add(ServersDir + "/")
+	}
+}
 
 // startArm starts the server of one arm: it picks the kind the config
 // names and hands it what it needs of the arm and the run. A launched or
@@ -46,6 +56,7 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 			}
 		}
 		s, err := r.launcher.StartReference(ctx, *r.cfg.Server.Reference, ra)
+		r.wroteServerDir(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -59,6 +70,7 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 		p := newProber(&r.cfg, r.live)
 		defer p.Close()
 		s, err := r.launcher.StartCommand(ctx, cmd, servers.CommandArm{Name: arm.Name, Dir: dir, Override: arm.Override}, p, r.cfg.Request.Model)
+		r.wroteServerDir(dir)
 		if err != nil {
 			return nil, err
 		}

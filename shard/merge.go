@@ -34,6 +34,8 @@ type MergeOptions struct {
 	Command []string
 	// Log and Warn are as experiment.Options'.
 	Log, Warn io.Writer
+	// Written, when set, records the files the merge writes (experiment.Written).
+	Written *experiment.Written
 }
 
 // shardDir is one shard folder as read.
@@ -232,7 +234,7 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 	head.Complete, head.IncompleteReason = true, "" // readShard refuses incomplete shards
 	res, err := experiment.Rebuild(cfg, experiment.Options{
 		ConfigPath: first.man.ConfigPath, ConfigRaw: []byte(first.man.Config), OutDir: opt.OutDir,
-		Command: opt.Command, Log: opt.Log, Warn: opt.Warn,
+		Command: opt.Command, Log: opt.Log, Warn: opt.Warn, Written: opt.Written,
 	}, head, cells)
 	if err != nil {
 		return res, err
@@ -244,11 +246,16 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 	if err := errors.Join(writeHDRLog(f, first.man.StartAt, hcells), f.Close()); err != nil {
 		return res, err
 	}
+	opt.Written.Add(HDRLogFile)
 	b, err := json.MarshalIndent(listed, "", "  ")
 	if err != nil {
 		return res, err
 	}
-	return res, os.WriteFile(filepath.Join(opt.OutDir, ShardsFile), append(b, '\n'), 0o644)
+	if err := os.WriteFile(filepath.Join(opt.OutDir, ShardsFile), append(b, '\n'), 0o644); err != nil {
+		return res, err
+	}
+	opt.Written.Add(ShardsFile)
+	return res, nil
 }
 
 // start is when s started cell k, on the reference clock.

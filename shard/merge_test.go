@@ -117,9 +117,14 @@ func TestMergeMechanics(t *testing.T) {
 	}
 
 	merged := filepath.Join(dir, "merged")
-	res, err := Merge([]string{shardDir(2), shardDir(0), shardDir(1)}, MergeOptions{OutDir: merged, Log: io.Discard, Warn: io.Discard})
+	written := &experiment.Written{}
+	res, err := Merge([]string{shardDir(2), shardDir(0), shardDir(1)}, MergeOptions{OutDir: merged, Log: io.Discard, Warn: io.Discard, Written: written})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The merge records what it wrote (the console's list).
+	if got, want := written.Names(nil), []string{experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile, HDRLogFile, ShardsFile}; !slices.Equal(got, want) {
+		t.Errorf("merge recorded %v as written, want %v", got, want)
 	}
 	// Two arms and the baseline's A/A replicate: three cells.
 	if !res.Complete || len(res.Cells) != 3 || len(res.RunOrder) != 3 {

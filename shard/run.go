@@ -186,12 +186,18 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 	errs := []error{runErr, writeErr}
 	if err := writeShardHDR(opt.OutDir, man, clock); err != nil {
 		errs = append(errs, err)
+	} else {
+		opt.Written.Add(HDRLogFile)
 	}
 	man.Finished = true
 	if !res.Complete {
 		man.EndedEarly = "incomplete: " + report.OrText(res.IncompleteReason, "no reason recorded")
 	}
-	errs = append(errs, man.write(opt.OutDir))
+	if err := man.write(opt.OutDir); err != nil {
+		errs = append(errs, err)
+	} else {
+		opt.Written.Add(ManifestFile)
+	}
 	return res, errors.Join(errs...)
 }
 

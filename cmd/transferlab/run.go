@@ -80,6 +80,7 @@ others run again, and the reports say which cell was measured when.`,
 				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
 				defer cancel()
 			}
+			written := &experiment.Written{}
 			res, runErr := sharding.run(ctx, cmd, run.Config, experiment.Options{
 				ConfigPath: run.ConfigPath,
 				ConfigRaw:  run.Raw,
@@ -89,6 +90,7 @@ others run again, and the reports say which cell was measured when.`,
 				Warn:       warn,
 				Progress:   progress,
 				Resume:     resume != "",
+				Written:    written,
 			})
 			if res != nil {
 				if asJSON {
@@ -99,7 +101,7 @@ others run again, and the reports say which cell was measured when.`,
 					}
 				} else if !quiet {
 					experiment.PrintSummary(cmd.OutOrStdout(), res)
-					printWritten(cmd.OutOrStdout(), run.OutDir, res.CreatedAt, runErr)
+					printWritten(cmd.OutOrStdout(), run.OutDir, written, runErr)
 				}
 			}
 			if runErr != nil && res == nil {
@@ -133,14 +135,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// printWritten names the files a run that started at since wrote into out,
-// read from the folder (experiment.FilesWritten), and those it did not write
-// whole (a full disk) with the reason.
-func printWritten(w io.Writer, out string, since time.Time, runErr error) {
-	written, err := experiment.FilesWritten(out, since, runErr)
-	if err != nil {
-		fmt.Fprintf(w, "\ncannot list what was written: %v\n", err)
-	}
+// printWritten names the files the run wrote into out, as its writers
+// recorded them (experiment.Written), and those it did not write whole (a
+// full disk) with the reason.
+func printWritten(w io.Writer, out string, recorded *experiment.Written, runErr error) {
+	written := recorded.Names(runErr)
 	if len(written) > 0 {
 		fmt.Fprintf(w, "\nwritten to %s: %s\n", out, strings.Join(written, ", "))
 	}

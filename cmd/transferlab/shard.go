@@ -88,19 +88,16 @@ naming it. Server-side figures (profile, energy) come from shard 0.`,
 			if quiet {
 				log = io.Discard
 			}
+			written := &experiment.Written{}
 			res, err := shard.Merge(args[1:], shard.MergeOptions{
-				OutDir: out, Command: append([]string{"transferlab"}, os.Args[1:]...), Log: log, Warn: cmd.ErrOrStderr(),
+				OutDir: out, Command: append([]string{"transferlab"}, os.Args[1:]...), Log: log, Warn: cmd.ErrOrStderr(), Written: written,
 			})
 			if err != nil {
 				return err
 			}
 			if !quiet {
 				experiment.PrintSummary(cmd.OutOrStdout(), res)
-				written, err := experiment.FilesWritten(out, res.CreatedAt, nil)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "\nmerged %d shards into %s: %s\n", len(args)-1, out, strings.Join(written, ", "))
+				fmt.Fprintf(cmd.OutOrStdout(), "\nmerged %d shards into %s: %s\n", len(args)-1, out, strings.Join(written.Names(nil), ", "))
 			}
 			return nil
 		},
