@@ -232,6 +232,10 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		lowered.MaxRPS = most
 		c = &lowered
 	}
+	if w := maxRequestsWarning(r.cfg.Load, *c); w != "" {
+		r.res.Warnings = append(r.res.Warnings, w)
+		fmt.Fprintf(r.warn, "warning: %s\n", w)
+	}
 	s := c.search(r.cfg.SLO)
 	cs := &report.CapacitySearch{
 		Method: s.Method(), SLO: r.res.SLO, RelativePrecision: c.RelativePrecision, MinRPS: c.MinRPS, MaxRPS: c.MaxRPS,
@@ -334,6 +338,19 @@ func traceRateLimit(l LoadConfig, c CapacitySearchConfig, rows int) (float64, bo
 		return 0, false
 	}
 	return float64(rows-1) / span, true
+}
+
+// maxRequestsWarning says when load.max_requests cuts probes short, ""
+// when not: a probe at rate takes ⌈rate·span⌉ + 1 requests (cellSchedule)
+// and keeps the first max_requests, so above (max_requests − 1) / span
+// req/s its span is shorter than probe_warmup + probe_duration.
+func maxRequestsWarning(l LoadConfig, c CapacitySearchConfig) string {
+	span := (c.ProbeWarmup + c.ProbeDuration).Seconds()
+	if l.MaxRequests <= 0 || span <= 0 || math.Ceil(c.MaxRPS*span)+1 <= float64(l.MaxRequests) {
+		return ""
+	}
+	return fmt.Sprintf("capacity_search: load.max_requests = %d cuts probes above %.3g req/s short of their %s (probe_warmup + probe_duration; one at max_rps %.4g req/s would take %d requests): raise load.max_requests or leave it out",
+		l.MaxRequests, float64(l.MaxRequests-1)/span, c.ProbeWarmup+c.ProbeDuration, c.MaxRPS, int(math.Ceil(c.MaxRPS*span))+1)
 }
 
 // shortProbeWarning says when the search's probes were shorter than the

@@ -302,3 +302,22 @@ func TestTraceRateLimit(t *testing.T) {
 		t.Errorf("a synthetic mode has a limit")
 	}
 }
+
+// TestMaxRequestsWarning: load.max_requests that cuts the probes at
+// max_rps short is said, with the load above which it does; the
+// quickstart's 1 s + 4 s probes up to 48 req/s (241 requests) fit its 600.
+func TestMaxRequestsWarning(t *testing.T) {
+	t.Parallel()
+	l := LoadConfig{MaxRequests: 600}
+	quick := CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second, MaxRPS: 48}
+	if w := maxRequestsWarning(l, quick); w != "" {
+		t.Errorf("1 s + 4 s probes at 48 req/s: %q", w)
+	}
+	safe := CapacitySearchConfig{ProbeWarmup: SafeProbeWarmup, ProbeDuration: SafeProbeDuration, MaxRPS: 39.98}
+	if w := maxRequestsWarning(l, safe); !strings.Contains(w, "load.max_requests = 600 cuts probes above 12 req/s short of their 50s") || !strings.Contains(w, "2000 requests") {
+		t.Errorf("50 s probes at 39.98 req/s: %q", w)
+	}
+	if w := maxRequestsWarning(LoadConfig{}, safe); w != "" {
+		t.Errorf("no max_requests: %q", w)
+	}
+}
