@@ -185,16 +185,19 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	a.Manifest.Requested = cfg([]any{3, 10, 24}, 8e9, "Bearer sk-AAAA", "https://alice:pw-one@h.example/v1?api_key=q-one", "m")
 	b.Manifest.Requested = cfg([]any{10}, 4e9, "Bearer sk-BBBB", "https://bob:pw-two@h.example/v1?api_key=q-two", "m")
 	b.Manifest.ConfigSHA256 = "1111"
+	// A block only B sets is named once, not key by key.
+	a.Manifest.Requested.(map[string]any)["Server"].(map[string]any)["Sim"] = nil
+	b.Manifest.Requested.(map[string]any)["Server"].(map[string]any)["Sim"] = map[string]any{"noise": map[string]any{"run_sigma": 0.03, "seed": 1}}
 	_, err := Compare(a, b, CompareOptions{ArmB: "candidate"})
 	if err == nil {
 		t.Fatal("want refusal")
 	}
-	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Load.Duration (A=8s, B=4s)", "Request.Headers.Authorization (values not shown: secret)", "Arms[0].APIToken (values not shown: secret)", "Server.Endpoint.URL (A=https://REDACTED@h.example/v1?REDACTED, B="} {
+	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Load.Duration (A=8s, B=4s)", "Request.Headers.Authorization (values not shown: secret)", "Arms[0].APIToken (values not shown: secret)", "Server.Endpoint.URL (A=https://REDACTED@h.example/v1?REDACTED, B=", "Server.Sim (A=not set, B=set)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
-	for _, secret := range []string{"sk-AAAA", "sk-BBBB", "alice", "pw-one", "pw-two", "q-one", "q-two", "Request.Model"} {
+	for _, secret := range []string{"sk-AAAA", "sk-BBBB", "alice", "pw-one", "pw-two", "q-one", "q-two", "Request.Model", "Server.Sim.noise"} {
 		if strings.Contains(err.Error(), secret) {
 			t.Errorf("error %q shows %q", err, secret)
 		}

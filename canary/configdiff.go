@@ -54,10 +54,22 @@ func ConfigKeyDiffs(a, b report.Results) []string {
 	}
 	slices.Sort(keys)
 	var out []string
+	blocks := map[string]bool{} // blocks set on one side only, said once
 	for _, k := range keys {
 		x, inA := fa[k]
 		y, inB := fb[k]
 		if inA && inB && x == y {
+			continue
+		}
+		if b := absentBlock(k, fa, fb); b != "" {
+			if !blocks[b] {
+				blocks[b] = true
+				a, c := "set", "not set"
+				if !inA {
+					a, c = c, a
+				}
+				out = append(out, fmt.Sprintf("%s (A=%s, B=%s)", b, a, c))
+			}
 			continue
 		}
 		if isSecretKey(k) {
@@ -70,6 +82,32 @@ func ConfigKeyDiffs(a, b report.Results) []string {
 		return []string{"no recorded config key differs (the files differ in comments or layout only)"}
 	}
 	return out
+}
+
+// absentBlock is the outermost block (a dotted prefix of key, shorter than
+// key) that one side sets and the other has no key in at all: "Server.Sim"
+// when only B configures the simulator. "" when key differs on its own.
+func absentBlock(key string, fa, fb map[string]string) string {
+	for i, r := range key {
+		if r != '.' {
+			continue
+		}
+		p := key[:i]
+		if !hasBlock(fa, p) || !hasBlock(fb, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// hasBlock reports whether f holds a key inside block p.
+func hasBlock(f map[string]string, p string) bool {
+	for k := range f {
+		if strings.HasPrefix(k, p+".") || strings.HasPrefix(k, p+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 // configValue prints one flattened value for a person: absent keys as
@@ -143,6 +181,9 @@ func flatConfig(c any) (map[string]string, bool) {
 			}
 			out[prefix] = "[" + strings.Join(parts, " ") + "]"
 			return
+		}
+		if v == nil {
+			return // null: not set, like a key left out
 		}
 		j, _ := json.Marshal(v)
 		out[prefix] = string(j)
