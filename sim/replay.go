@@ -37,7 +37,18 @@ func (t Timing) E2E(a Arrival) time.Duration { return t.LastToken - a.At }
 // without the host's timer and scheduling noise. Lengths must fit the model
 // and KV cache as in Capacity.
 func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
-	return c.replay(arrivals, nil)
+	return c.replay(arrivals, nil, nil)
+}
+
+// NoisyReplay is Replay with c.Noise applied as the real-time engine applies
+// it to one cell (COSTMODEL.md, "Run-to-run noise"): every step's modelled
+// time is multiplied by F_run · F_step, F_run drawn once from c.Noise.Seed
+// and F_step per step from the same stream. It is one noisy measurement of
+// the schedule without the host's timer noise, so a statistic's behaviour
+// under the noise model (the coverage of its intervals over many seeds) can
+// be studied in milliseconds per cell. With the model off it is Replay.
+func (c Config) NoisyReplay(arrivals []Arrival) ([]Timing, error) {
+	return c.replay(arrivals, newNoise(c.Noise), nil)
 }
 
 // OpShares replays arrivals as Replay does and returns each op's share of the
@@ -50,7 +61,7 @@ func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
 func (c Config) OpShares(arrivals []Arrival) (map[string]float64, error) {
 	var ops [numOps]time.Duration
 	var total time.Duration
-	if _, err := c.replay(arrivals, func(sc StepCost) {
+	if _, err := c.replay(arrivals, nil, func(sc StepCost) {
 		for o := range ops {
 			ops[o] += sc.Ops[o].Total()
 		}
@@ -68,8 +79,9 @@ func (c Config) OpShares(arrivals []Arrival) (map[string]float64, error) {
 	return out, nil
 }
 
-// replay is Replay, calling onStep (when not nil) with each step's cost.
-func (c Config) replay(arrivals []Arrival, onStep func(StepCost)) ([]Timing, error) {
+// replay is Replay, each step's cost scaled by n's factors (when n is not
+// nil), calling onStep (when not nil) with each step's cost.
+func (c Config) replay(arrivals []Arrival, n *noise, onStep func(StepCost)) ([]Timing, error) {
 	cm, err := NewCostModel(c)
 	if err != nil {
 		return nil, err
@@ -109,6 +121,9 @@ func (c Config) replay(arrivals []Arrival, onStep func(StepCost)) ([]Timing, err
 			continue
 		}
 		sc := cm.Step(p.shape)
+		if n != nil {
+			sc, _ = n.apply(sc)
+		}
 		if onStep != nil {
 			onStep(sc)
 		}

@@ -82,3 +82,65 @@ func TestOpSharesGiveAmdahlExactlyForALoneRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestNoisyReplay: with the noise model off NoisyReplay is Replay; with
+// only the run factor on, every step of a lone request is scaled by the
+// same F_run, so its TTFT and E2E are F_run times Replay's (to the
+// nanosecond rounding of each step); with the step factor on too, the same
+// seed gives the same timings and another seed others; Replay ignores the
+// model.
+func TestNoisyReplay(t *testing.T) {
+	cfg := DefaultConfig()
+	arr := []Arrival{{At: 0, Lengths: Lengths{200, 20}}, {At: time.Millisecond, Lengths: Lengths{100, 30}}}
+	clean, err := cfg.Replay(arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := cfg.NoisyReplay(arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range arr {
+		if same[i] != clean[i] {
+			t.Errorf("noise off: arrival %d: %+v, Replay %+v", i, same[i], clean[i])
+		}
+	}
+
+	lone := arr[:1]
+	if clean, err = cfg.Replay(lone); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Noise = NoiseConfig{RunSigma: 0.03, Seed: 7}
+	f := newNoise(cfg.Noise).run
+	if f == 1 {
+		t.Fatal("run factor 1: the seed draws no noise")
+	}
+	ts, err := cfg.NoisyReplay(lone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := float64(lone[0].OutputTokens) // one prefill step, then one per further token
+	for _, m := range []struct {
+		name        string
+		got, noised time.Duration
+	}{{"TTFT", ts[0].TTFT(lone[0]), clean[0].TTFT(lone[0])}, {"E2E", ts[0].E2E(lone[0]), clean[0].E2E(lone[0])}} {
+		if want := float64(m.noised) * f; math.Abs(float64(m.got)-want) > steps {
+			t.Errorf("run factor %.4f only: %s %v, want %v × F = %.0f ns", f, m.name, m.got, m.noised, want)
+		}
+	}
+	if again, err := cfg.Replay(lone); err != nil || again[0] != clean[0] {
+		t.Errorf("Replay with the model on: %+v (%v), want the noiseless %+v", again[0], err, clean[0])
+	}
+
+	cfg.Noise.StepSigma = 0.015
+	a, errA := cfg.NoisyReplay(arr)
+	b, errB := cfg.NoisyReplay(arr)
+	cfg.Noise.Seed = 8
+	c, errC := cfg.NoisyReplay(arr)
+	if errA != nil || errB != nil || errC != nil {
+		t.Fatal(errA, errB, errC)
+	}
+	if a[1] != b[1] || a[1] == c[1] {
+		t.Errorf("step noise: seed 7 gave %+v then %+v, seed 8 %+v: want the same twice, another with another seed", a[1], b[1], c[1])
+	}
+}
