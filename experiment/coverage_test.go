@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -120,18 +121,35 @@ func TestIntervalCoverage(t *testing.T) {
 	if err != nil && os.Getenv("TRANSFERLAB_COVERAGE_FIRST") != "" {
 		t.Fatalf("TRANSFERLAB_COVERAGE_FIRST: %v", err)
 	}
+	// TRANSFERLAB_COVERAGE_KEEP names a folder that receives each run's
+	// results.json (results-<seed>.json), each cell's noise run factor in
+	// its manifest, so a cell can be set beside its virtual-time replay.
+	keep := os.Getenv("TRANSFERLAB_COVERAGE_KEEP")
 	var tbl strings.Builder
 	fmt.Fprintf(&tbl, "| run (seed) | candidate | metric | truth | measured | 95 %% interval | resolution | covered | excluded | before: bootstrap over repetitions | covered |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	total, covered, totalKept, coveredKept, totalBefore, coveredBefore := 0, 0, 0, 0, 0, 0
 	began := time.Now()
 	for i := first; i < first+runs; i++ {
-		cfg, err := Parse(strings.NewReader(fmt.Sprintf(coverageConfig, 100+i)), "coverage.yaml", ".")
+		txt := fmt.Sprintf(coverageConfig, 100+i)
+		if keep != "" {
+			// amdahl.target_op makes the run keep each cell's noise run factor.
+			txt = strings.Replace(txt, "decision:", "amdahl: {target_op: rmsnorm}\ndecision:", 1)
+		}
+		cfg, err := Parse(strings.NewReader(txt), "coverage.yaml", ".")
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Run(context.Background(), cfg, Options{OutDir: t.TempDir(), Log: io.Discard, Warn: io.Discard})
+		dir := t.TempDir()
+		res, err := Run(context.Background(), cfg, Options{OutDir: dir, Log: io.Discard, Warn: io.Discard})
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
+		}
+		if keep != "" {
+			if b, err := os.ReadFile(filepath.Join(dir, "results.json")); err != nil {
+				t.Error(err)
+			} else if err := os.WriteFile(filepath.Join(keep, fmt.Sprintf("results-%d.json", 100+i)), b, 0o644); err != nil {
+				t.Error(err)
+			}
 		}
 		for _, tr := range res.SimTruth {
 			for _, q := range res.Stats.Ratios {
