@@ -253,22 +253,12 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	compare := func(k string, num, den Group, metric, stat string) report.Estimate {
 		return compareGroups(bs, k, num, den, metric, stat, !rule.Independent)
 	}
-	// The run-to-run spread per load and metric statistic, pooled over the
-	// blocks of every arm but the baseline (runToRunOf). A comparison leaves
-	// out the blocks with a client-bound cell of either arm (comparisonOf).
+	// The run-to-run spread per load and metric statistic (spreadAt). A
+	// comparison leaves out the blocks with a client-bound cell of either
+	// arm (comparisonOf).
 	aaArm := report.AAArm(rule.Baseline)
 	spread := func(load float64, metric, stat string) runToRun {
-		base, ok := byKey[key(rule.Baseline, load)]
-		if !ok {
-			return runToRun{}
-		}
-		var others []Group
-		for _, g := range groups {
-			if g.Load == load && g.Arm != rule.Baseline {
-				others = append(others, g)
-			}
-		}
-		return runToRunOf(others, base, aaArm, metric, stat)
+		return spreadAt(groups, rule.Baseline, load, metric, stat)
 	}
 	// The A/A replicate against the baseline: the run's resolution per load
 	// and metric statistic, before any candidate is compared.

@@ -80,6 +80,31 @@ func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun 
 	return runToRun{s: math.Sqrt(ss / float64(df)), df: df}
 }
 
+// spreadAt is the run-to-run spread at one load and metric statistic,
+// pooled over the blocks of every arm of groups but the baseline, each
+// against the baseline (runToRunOf): what Analyze widens every interval at
+// that load by, and what the verdict asks a ratio's interval to carry
+// (unresolvedNote). Zero (no degree of freedom) when the load has no
+// baseline group.
+func spreadAt(groups []Group, baseline string, load float64, metric, statName string) runToRun {
+	var others []Group
+	var base Group
+	found := false
+	for _, g := range groups {
+		switch {
+		case g.Load != load:
+		case g.Arm == baseline:
+			base, found = g, true
+		default:
+			others = append(others, g)
+		}
+	}
+	if !found {
+		return runToRun{}
+	}
+	return runToRunOf(others, base, report.AAArm(baseline), metric, statName)
+}
+
 // halfWidth is the run-to-run half-width, in log space, of the mean log
 // ratio of an arm with blocks blocks at the interval level: t(ν) · s / √blocks.
 // 0 when nothing was pooled.

@@ -206,6 +206,11 @@ func sectionNote(v *report.ValidationSection) string {
 //     difference detectable at this run's resolution;
 //   - any other interval below L passes (a difference the run can detect,
 //     no regression beyond the margin);
+//   - an interval that carries no run-to-run spread (no A/A replicate and
+//     fewer than 2 blocks of every arm at that load: unresolvedNote) is
+//     inconclusive whatever it says: it holds the requests' spread inside
+//     one cell only, and a cell's own shift (another server start, another
+//     few minutes) is larger on a GPU;
 //   - anything else (an interval straddling L, no interval) is inconclusive.
 //
 // Loads whose ratio is Excluded (a client-bound cell) are listed and decide
@@ -239,6 +244,8 @@ func clauseB(r report.Results, rule report.DecisionRule, cand string) report.Cla
 				notes = append(notes, note)
 			}
 			noInterval[note] = append(noInterval[note], at)
+		case loadUnresolved:
+			incs = append(incs, desc+": "+unresolvedText)
 		case loadFail:
 			fails = append(fails, desc)
 		case loadSame:
@@ -289,7 +296,14 @@ const (
 	loadSame       = "same"        // within the resolution, or an interval containing 1
 	loadPass       = "pass"        // a detectable difference below the limit
 	loadStraddle   = "straddle"    // the interval straddles the limit
+	loadUnresolved = "unresolved"  // an interval with no run-to-run spread in it: inconclusive
 )
+
+// unresolvedText says why an interval with no run-to-run spread decides
+// nothing (clause b's loadUnresolved).
+const unresolvedText = "decides nothing: this run's resolution was not measured (no A/A replicate) and 1 repetition gives no run-to-run spread, " +
+	"so the interval holds the requests' spread inside one cell only, not how far a whole cell moves from one run to the next; " +
+	"run ≥ 2 repetitions or keep resolution.aa_replicate on"
 
 // classedLoad is one load's decision-metric ratio, its class and the limit
 // L = max(1 + margin, 1 + resolution) it was held against.
@@ -307,6 +321,7 @@ func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []cl
 	}
 	stat := RuleStat(rule)
 	thr := 1 + rule.RegressionMargin
+	groups := GroupCells(r)
 	var out []classedLoad
 	for _, q := range r.Stats.Ratios {
 		if q.Candidate != cand || q.Metric != rule.Metric || q.Stat != stat {
@@ -327,6 +342,10 @@ func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []cl
 			l.class = loadExcluded
 		case !e.Interval:
 			l.class = loadNoInterval
+		case q.Resolution == nil && spreadAt(groups, rule.Baseline, q.OfferedLoadRPS, q.Metric, q.Stat).df == 0:
+			// Only the spread inside the cells: too narrow to decide on. (A
+			// measured resolution means the A/A replicate's blocks widened it.)
+			l.class = loadUnresolved
 		case e.Low > lim:
 			l.class = loadFail
 		case e.High < lim && ((e.Low <= 1 && 1 <= e.High) || within):
@@ -393,6 +412,8 @@ func verdictSummary(v report.Verdict, decider report.ClauseResult, rule report.D
 		for _, l := range loads {
 			e := l.ratio.Value
 			switch l.class {
+			case loadUnresolved:
+				why = append(why, fmt.Sprintf("%s ratio %s at %s req/s %s", metric, report.EstimateText(e, ""), report.Num(l.ratio.OfferedLoadRPS), unresolvedText))
 			case loadStraddle:
 				why = append(why, fmt.Sprintf("%s ratio %s at %s req/s straddles the limit %s, so the run cannot tell a gain from a regression", metric, report.EstimateText(e, ""), report.Num(l.ratio.OfferedLoadRPS), report.Num(l.limit)))
 			case loadNoInterval:

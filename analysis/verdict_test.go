@@ -1,6 +1,8 @@
 package analysis_test
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -300,5 +302,42 @@ func TestClauseBNoRatioSaysNoRatio(t *testing.T) {
 	}
 	if strings.Contains(v.Summary, "ratio 0 ") || !strings.Contains(v.Summary, "INCONCLUSIVE: no interval for mean E2E at 10.00 req/s: not measured (91 paired") {
 		t.Errorf("summary: %q", v.Summary)
+	}
+}
+
+// TestVerdictWithoutAA: with no A/A replicate, a run of 3 blocks still
+// decides (the candidate's blocks give the run-to-run spread its interval
+// is widened by) and says the resolution was not measured; a run of 1
+// block has no run-to-run spread at all, so its interval (the requests'
+// spread inside one cell) decides nothing: inconclusive, saying why. With
+// the A/A replicate, 1 block decides (its one degree of freedom widens the
+// interval by t(1) = 12.7 times the A/A offset: here no difference at a
+// wide resolution).
+func TestVerdictWithoutAA(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	run := func(blocks int, aa bool) report.Verdict {
+		r := analysistest.BlocksRun(rand.New(rand.NewPCG(9, 10)), blocks, 300, 0.8, 0.01)
+		if !aa {
+			r.Cells = slices.DeleteFunc(r.Cells, func(c report.Cell) bool { return report.IsAAArm(c.Arm) })
+			r.Manifest.ArmOrder = []string{"baseline", "cand"}
+		}
+		if err := analysis.Analyze(&r, rule); err != nil {
+			t.Fatal(err)
+		}
+		return r.Verdicts[0]
+	}
+	if v := run(3, false); v.Outcome != report.VerdictPass || !strings.Contains(v.Summary, "this run's resolution was not measured: no A/A replicate") {
+		t.Errorf("3 blocks, no A/A: %s", analysis.VerdictLine(v))
+	}
+	v := run(1, false)
+	if v.Outcome != report.VerdictInconclusive || !strings.Contains(v.Summary, "decides nothing: this run's resolution was not measured (no A/A replicate) and 1 repetition gives no run-to-run spread") {
+		t.Errorf("1 block, no A/A: %s", analysis.VerdictLine(v))
+	}
+	if !strings.Contains(v.Clauses[1].Detail, "1 repetition gives no run-to-run spread") {
+		t.Errorf("1 block, no A/A: clause b detail %q does not say why", v.Clauses[1].Detail)
+	}
+	if v := run(1, true); v.Outcome == report.VerdictInconclusive || strings.Contains(v.Summary, "decides nothing") {
+		t.Errorf("1 block with the A/A replicate: %s", analysis.VerdictLine(v))
 	}
 }
