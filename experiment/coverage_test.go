@@ -452,9 +452,10 @@ func virtualCoverage(t testing.TB, res *report.Results) (intervals, covered, tri
 // intervals' coverage is about 1.3 points, so the 90 % floor lies 3.5 of
 // them below, while a method whose trials miss twice as often (about 89 %)
 // fails about half the time. decision.resamples is 400 here (2,000 by
-// default) so that the check takes under a minute under the race detector:
-// the resamples set only the Monte Carlo precision of the interval ends, a
-// few percent of a half-width the run-to-run term dominates.
+// default) so that the check takes about a minute of CPU under the race
+// detector (20 s without it): the resamples set only the Monte Carlo
+// precision of the interval ends, a few percent of a half-width the
+// run-to-run term dominates.
 func TestVirtualIntervalCoverage(t *testing.T) {
 	t.Parallel()
 	runs := 100
