@@ -82,190 +82,27 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 	if len(tl.kernels) == 0 {
 		return nil, fmt.Errorf("amdahl: %s %s: no GPU work (kernel, memcpy, memset) in the profile", source, path)
 	}
-	tgtCPU, tgtGPU := map[string][]Interval{}, map[gpuKey][]Interval{}
-	phCPU, phGPU := map[string]map[string][]Interval{}, map[string]map[gpuKey][]Interval{}
-	for _, r := range tl.cpuRanges {
-		if r.name == c.target {
-			tgtCPU[r.thread] = append(tgtCPU[r.thread], r.iv)
-		}
-		if ph := c.phases[r.name]; ph != "" {
-			if phCPU[ph] == nil {
-				phCPU[ph] = map[string][]Interval{}
-			}
-			phCPU[ph][r.thread] = append(phCPU[ph][r.thread], r.iv)
-		}
-	}
-	for _, r := range tl.gpuRanges {
-		key := gpuKey{r.device, r.stream}
-		if r.name == c.target {
-			tgtGPU[key] = append(tgtGPU[key], r.iv)
-		}
-		if ph := c.phases[r.name]; ph != "" {
-			if phGPU[ph] == nil {
-				phGPU[ph] = map[gpuKey][]Interval{}
-			}
-			phGPU[ph][key] = append(phGPU[ph][key], r.iv)
-		}
-	}
-	// onGPU reports whether a kernel's midpoint lies in a range of m on its
-	// own stream, or in a range whose stream is unknown on its device.
-	onGPU := func(m map[gpuKey][]Interval, k Kernel, mid time.Duration) bool {
-		return covering(m[gpuKey{k.Device, k.Stream}], mid) || covering(m[gpuKey{k.Device, anyStream}], mid)
-	}
-	unionAll(tgtCPU)
-	unionAll(tgtGPU)
-	for _, m := range phCPU {
-		unionAll(m)
-	}
-	for _, m := range phGPU {
-		unionAll(m)
-	}
-	hasAnn := len(tgtCPU)+len(tgtGPU) > 0
+	r := collectRanges(tl, c)
+	hasAnn := len(r.tgtCPU)+len(r.tgtGPU) > 0
 	byNameRules := c.pattern != nil || len(c.sequence) > 0
 	if !hasAnn && !byNameRules {
 		return nil, fmt.Errorf("amdahl: %s %s: target %q: %w", source, path, c.target, ErrNoAttribution)
 	}
-	targetCorr := map[int64]bool{}
-	for corr, l := range tl.launches {
-		if covering(tgtCPU[l.thread], l.at) {
-			targetCorr[corr] = true
-		}
-	}
-	// Calls: each target range (per thread, or per GPU lane), matched kernel
-	// sequence and kernel matched by name is one call of the op.
-	callIDs := map[string]int{}
-	callID := func(key string) int {
-		if id, ok := callIDs[key]; ok {
-			return id
-		}
-		id := len(callIDs) + 1
-		callIDs[key] = id
-		return id
-	}
-	targetExt := map[int64]string{} // External id → the call key of its range
-	for _, op := range append(slices.Clip(tl.cpuOps), tl.cpuRanges...) {
-		if !op.hasExt {
-			continue
-		}
-		if i := coveringIndex(tgtCPU[op.thread], op.iv.Start); i >= 0 {
-			targetExt[op.ext] = fmt.Sprintf("cpu/%s/%d", op.thread, i)
-		}
-	}
-	phases := sortedKeys(phCPU, phGPU)
-	phEnd := map[string]map[string]map[int]time.Duration{} // phase → thread → CPU range index → last launched GPU end
-
+	at := newAttributor(tl, c, r, hasAnn)
 	p.Span = Interval{tl.kernels[0].k.Start, tl.kernels[0].k.End}
 	p.Kernels = make([]Kernel, 0, len(tl.kernels))
 	for ki, rk := range tl.kernels {
-		k := rk.k
-		l, hasLaunch := tl.launches[rk.corr]
-		hasLaunch = hasLaunch && rk.hasCorr
-		if hasLaunch {
-			k.Launch, k.Launched = l.at, true
-		}
-		k.Graph = rk.graph || (hasLaunch && isGraphLaunch(l.name))
-		mid := k.Start + (k.End-k.Start)/2
-		match := c.pattern != nil && c.pattern.MatchString(k.Name)
-		extKey, byExt := targetExt[rk.ext]
-		byExt = byExt && rk.hasExt
-		switch {
-		case k.Graph:
-			p.Attribution.GraphKernels++
-			if match {
-				k.Target, k.By, k.Call = true, "name", callID(fmt.Sprintf("kernel/%d", ki))
-			}
-		case hasAnn && onGPU(tgtGPU, k, mid):
-			k.Target, k.By = true, "annotation"
-			key := gpuKey{k.Device, k.Stream}
-			i := coveringIndex(tgtGPU[key], mid)
-			if i < 0 {
-				key.stream = anyStream
-				i = coveringIndex(tgtGPU[key], mid)
-			}
-			k.Call = callID(fmt.Sprintf("gpu/%d/%d/%d", key.device, key.stream, i))
-		case hasAnn && hasLaunch && targetCorr[rk.corr]:
-			k.Target, k.By = true, "correlation"
-			k.Call = callID(fmt.Sprintf("cpu/%s/%d", l.thread, coveringIndex(tgtCPU[l.thread], l.at)))
-		case hasAnn && byExt:
-			k.Target, k.By, k.Call = true, "correlation", callID(extKey)
-		case !hasAnn && match:
-			k.Target, k.By, k.Call = true, "name", callID(fmt.Sprintf("kernel/%d", ki))
-		}
-		for _, ph := range phases {
-			if onGPU(phGPU[ph], k, mid) {
-				k.Phase = ph
-				break
-			}
-			if !hasLaunch {
-				continue
-			}
-			if i := coveringIndex(phCPU[ph][l.thread], l.at); i >= 0 {
-				// A CPU-side step lasts until the last GPU work it launched ends.
-				if phEnd[ph] == nil {
-					phEnd[ph] = map[string]map[int]time.Duration{}
-				}
-				if phEnd[ph][l.thread] == nil {
-					phEnd[ph][l.thread] = map[int]time.Duration{}
-				}
-				phEnd[ph][l.thread][i] = max(phEnd[ph][l.thread][i], k.End)
-				k.Phase = ph
-				break
-			}
-		}
+		k := at.kernel(ki, rk, &p.Attribution)
 		p.Span.Start, p.Span.End = min(p.Span.Start, k.Start), max(p.Span.End, k.End)
 		p.Kernels = append(p.Kernels, k)
 	}
 	if len(c.sequence) > 0 {
 		matchSequence(p.Kernels, c.sequence, func(k *Kernel) bool { return k.Graph || !hasAnn },
-			func(first int) int { return callID(fmt.Sprintf("sequence/%d", first)) })
+			func(first int) int { return at.callID(fmt.Sprintf("sequence/%d", first)) })
 	}
-	for _, k := range p.Kernels {
-		switch k.By {
-		case "annotation":
-			p.Attribution.ByAnnotation++
-		case "correlation":
-			p.Attribution.ByCorrelation++
-		case "name":
-			p.Attribution.ByName++
-		case "sequence":
-			p.Attribution.BySequence++
-		}
-		if k.Graph && !k.Target && !byNameRules {
-			p.Attribution.GraphUnattributed++
-		}
-	}
-	for _, ph := range phases {
-		if p.PhaseWall == nil {
-			p.PhaseWall = map[string][]Interval{}
-		}
-		if len(phGPU[ph]) > 0 {
-			p.PhaseWall[ph] = Union(flatten(phGPU[ph]))
-		} else {
-			var wall []Interval
-			for thread, u := range phCPU[ph] {
-				for i, iv := range u {
-					wall = append(wall, Interval{iv.Start, max(iv.End, phEnd[ph][thread][i])})
-				}
-			}
-			p.PhaseWall[ph] = Union(wall)
-		}
-	}
-	p.Extent = p.Span
-	grow := func(iv Interval) {
-		p.Extent.Start, p.Extent.End = min(p.Extent.Start, iv.Start), max(p.Extent.End, iv.End)
-	}
-	for _, r := range tl.cpuRanges {
-		grow(r.iv)
-	}
-	for _, r := range tl.cpuOps {
-		grow(r.iv)
-	}
-	for _, r := range tl.gpuRanges {
-		grow(r.iv)
-	}
-	for _, l := range tl.launches {
-		grow(Interval{l.at, l.at})
-	}
+	p.Attribution.count(p.Kernels, byNameRules)
+	p.PhaseWall = at.phaseWall()
+	p.Extent = extent(p.Span, tl)
 	a := p.Attribution
 	switch {
 	case !hasAnn && c.preset != "" && a.ByName+a.BySequence > 0:
@@ -281,6 +118,246 @@ func attribute(tl timeline, c attrConfig, source, path string) (*Profile, error)
 		p.Warnings = append(p.Warnings, fmt.Sprintf("no GPU work attributed to target %q", c.target))
 	}
 	return p, nil
+}
+
+// ranges are a profile's target ranges and phase ranges (phase → ...),
+// each merged (Union) per thread on the CPU side and per device and stream
+// on the GPU side.
+type ranges struct {
+	tgtCPU map[string][]Interval
+	tgtGPU map[gpuKey][]Interval
+	phCPU  map[string]map[string][]Interval
+	phGPU  map[string]map[gpuKey][]Interval
+}
+
+// collectRanges sorts tl's ranges into c's target and phases.
+func collectRanges(tl timeline, c attrConfig) ranges {
+	r := ranges{tgtCPU: map[string][]Interval{}, tgtGPU: map[gpuKey][]Interval{},
+		phCPU: map[string]map[string][]Interval{}, phGPU: map[string]map[gpuKey][]Interval{}}
+	for _, cr := range tl.cpuRanges {
+		if cr.name == c.target {
+			r.tgtCPU[cr.thread] = append(r.tgtCPU[cr.thread], cr.iv)
+		}
+		if ph := c.phases[cr.name]; ph != "" {
+			if r.phCPU[ph] == nil {
+				r.phCPU[ph] = map[string][]Interval{}
+			}
+			r.phCPU[ph][cr.thread] = append(r.phCPU[ph][cr.thread], cr.iv)
+		}
+	}
+	for _, gr := range tl.gpuRanges {
+		key := gpuKey{gr.device, gr.stream}
+		if gr.name == c.target {
+			r.tgtGPU[key] = append(r.tgtGPU[key], gr.iv)
+		}
+		if ph := c.phases[gr.name]; ph != "" {
+			if r.phGPU[ph] == nil {
+				r.phGPU[ph] = map[gpuKey][]Interval{}
+			}
+			r.phGPU[ph][key] = append(r.phGPU[ph][key], gr.iv)
+		}
+	}
+	unionAll(r.tgtCPU)
+	unionAll(r.tgtGPU)
+	for _, m := range r.phCPU {
+		unionAll(m)
+	}
+	for _, m := range r.phGPU {
+		unionAll(m)
+	}
+	return r
+}
+
+// onGPU reports whether a kernel's midpoint lies in a range of m on its
+// own stream, or in a range whose stream is unknown on its device.
+func onGPU(m map[gpuKey][]Interval, k Kernel, mid time.Duration) bool {
+	return covering(m[gpuKey{k.Device, k.Stream}], mid) || covering(m[gpuKey{k.Device, anyStream}], mid)
+}
+
+// attributor applies attribute's rules to one timeline's kernels in turn.
+type attributor struct {
+	c        attrConfig
+	r        ranges
+	hasAnn   bool
+	launches map[int64]launchEv
+	phases   []string
+	// targetCorr holds the correlation ids of launch calls inside a CPU-side
+	// target range; targetExt maps the External id of a CPU op inside one to
+	// the call key of its range.
+	targetCorr map[int64]bool
+	targetExt  map[int64]string
+	// callIDs numbers the calls of the op: each target range (per thread, or
+	// per GPU lane), matched kernel sequence and kernel matched by name is one.
+	callIDs map[string]int
+	// phEnd: phase → thread → CPU range index → end of the last GPU work it launched.
+	phEnd map[string]map[string]map[int]time.Duration
+}
+
+func newAttributor(tl timeline, c attrConfig, r ranges, hasAnn bool) *attributor {
+	a := &attributor{c: c, r: r, hasAnn: hasAnn, launches: tl.launches, phases: sortedKeys(r.phCPU, r.phGPU),
+		targetCorr: map[int64]bool{}, targetExt: map[int64]string{}, callIDs: map[string]int{},
+		phEnd: map[string]map[string]map[int]time.Duration{}}
+	for corr, l := range tl.launches {
+		if covering(r.tgtCPU[l.thread], l.at) {
+			a.targetCorr[corr] = true
+		}
+	}
+	for _, op := range append(slices.Clip(tl.cpuOps), tl.cpuRanges...) {
+		if !op.hasExt {
+			continue
+		}
+		if i := coveringIndex(r.tgtCPU[op.thread], op.iv.Start); i >= 0 {
+			a.targetExt[op.ext] = fmt.Sprintf("cpu/%s/%d", op.thread, i)
+		}
+	}
+	return a
+}
+
+// callID numbers the call named key, in order of first appearance from 1.
+func (a *attributor) callID(key string) int {
+	if id, ok := a.callIDs[key]; ok {
+		return id
+	}
+	id := len(a.callIDs) + 1
+	a.callIDs[key] = id
+	return id
+}
+
+// kernel is raw kernel ki with its launch, whether it is a graph replay
+// (counted in att), its target attribution by rules 1 to 4, and its phase.
+func (a *attributor) kernel(ki int, rk rawKernel, att *Attribution) Kernel {
+	k := rk.k
+	l, hasLaunch := a.launches[rk.corr]
+	hasLaunch = hasLaunch && rk.hasCorr
+	if hasLaunch {
+		k.Launch, k.Launched = l.at, true
+	}
+	k.Graph = rk.graph || (hasLaunch && isGraphLaunch(l.name))
+	mid := k.Start + (k.End-k.Start)/2
+	match := a.c.pattern != nil && a.c.pattern.MatchString(k.Name)
+	extKey, byExt := a.targetExt[rk.ext]
+	byExt = byExt && rk.hasExt
+	switch {
+	case k.Graph:
+		att.GraphKernels++
+		if match {
+			k.Target, k.By, k.Call = true, "name", a.callID(fmt.Sprintf("kernel/%d", ki))
+		}
+	case a.hasAnn && onGPU(a.r.tgtGPU, k, mid):
+		k.Target, k.By = true, "annotation"
+		key := gpuKey{k.Device, k.Stream}
+		i := coveringIndex(a.r.tgtGPU[key], mid)
+		if i < 0 {
+			key.stream = anyStream
+			i = coveringIndex(a.r.tgtGPU[key], mid)
+		}
+		k.Call = a.callID(fmt.Sprintf("gpu/%d/%d/%d", key.device, key.stream, i))
+	case a.hasAnn && hasLaunch && a.targetCorr[rk.corr]:
+		k.Target, k.By = true, "correlation"
+		k.Call = a.callID(fmt.Sprintf("cpu/%s/%d", l.thread, coveringIndex(a.r.tgtCPU[l.thread], l.at)))
+	case a.hasAnn && byExt:
+		k.Target, k.By, k.Call = true, "correlation", a.callID(extKey)
+	case !a.hasAnn && match:
+		k.Target, k.By, k.Call = true, "name", a.callID(fmt.Sprintf("kernel/%d", ki))
+	}
+	if hasLaunch {
+		a.setPhase(&k, mid, &l)
+	} else {
+		a.setPhase(&k, mid, nil)
+	}
+	return k
+}
+
+// setPhase gives k the first phase (in name order) whose GPU-side range
+// holds its midpoint, or whose CPU-side range holds its launch call l (nil:
+// no launch known); a CPU-side step lasts until the last GPU work it
+// launched ends (phEnd).
+func (a *attributor) setPhase(k *Kernel, mid time.Duration, l *launchEv) {
+	for _, ph := range a.phases {
+		if onGPU(a.r.phGPU[ph], *k, mid) {
+			k.Phase = ph
+			return
+		}
+		if l == nil {
+			continue
+		}
+		if i := coveringIndex(a.r.phCPU[ph][l.thread], l.at); i >= 0 {
+			if a.phEnd[ph] == nil {
+				a.phEnd[ph] = map[string]map[int]time.Duration{}
+			}
+			if a.phEnd[ph][l.thread] == nil {
+				a.phEnd[ph][l.thread] = map[int]time.Duration{}
+			}
+			a.phEnd[ph][l.thread][i] = max(a.phEnd[ph][l.thread][i], k.End)
+			k.Phase = ph
+			return
+		}
+	}
+}
+
+// phaseWall is each phase's wall ranges: its GPU-side ranges where it has
+// any, else its CPU-side ranges each stretched to the end of the GPU work
+// launched in it; nil without phases.
+func (a *attributor) phaseWall() map[string][]Interval {
+	var out map[string][]Interval
+	for _, ph := range a.phases {
+		if out == nil {
+			out = map[string][]Interval{}
+		}
+		if len(a.r.phGPU[ph]) > 0 {
+			out[ph] = Union(flatten(a.r.phGPU[ph]))
+			continue
+		}
+		var wall []Interval
+		for thread, u := range a.r.phCPU[ph] {
+			for i, iv := range u {
+				wall = append(wall, Interval{iv.Start, max(iv.End, a.phEnd[ph][thread][i])})
+			}
+		}
+		out[ph] = Union(wall)
+	}
+	return out
+}
+
+// count tallies kernels by the rule that attributed them, and the graph
+// replays left unattributed when no name rule was given.
+func (a *Attribution) count(kernels []Kernel, byNameRules bool) {
+	for _, k := range kernels {
+		switch k.By {
+		case "annotation":
+			a.ByAnnotation++
+		case "correlation":
+			a.ByCorrelation++
+		case "name":
+			a.ByName++
+		case "sequence":
+			a.BySequence++
+		}
+		if k.Graph && !k.Target && !byNameRules {
+			a.GraphUnattributed++
+		}
+	}
+}
+
+// extent is span grown to hold every range, CPU op and launch call of tl.
+func extent(span Interval, tl timeline) Interval {
+	e := span
+	grow := func(iv Interval) {
+		e.Start, e.End = min(e.Start, iv.Start), max(e.End, iv.End)
+	}
+	for _, r := range tl.cpuRanges {
+		grow(r.iv)
+	}
+	for _, r := range tl.cpuOps {
+		grow(r.iv)
+	}
+	for _, r := range tl.gpuRanges {
+		grow(r.iv)
+	}
+	for _, l := range tl.launches {
+		grow(Interval{l.at, l.at})
+	}
+	return e
 }
 
 func unionAll[K comparable](m map[K][]Interval) {

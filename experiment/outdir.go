@@ -313,6 +313,26 @@ func DefaultOutDir(name string, now time.Time) string {
 	return filepath.Join("runs", name+"-"+now.UTC().Format("20060102-150405"))
 }
 
+// CheckReportsOut refuses dir as WriteReports' folder when it already holds
+// files, unless overwrite: the reports would replace report.md and other
+// files there without asking. A missing or empty folder passes; the error
+// names dir and the first file.
+func CheckReportsOut(dir string, overwrite bool) error {
+	if overwrite {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return fmt.Errorf("%s: the folder already holds files (%s): choose another --out, or pass --overwrite to replace them", dir, entries[0].Name())
+	}
+	return nil
+}
+
 // CheckOutDir refuses dir before anything is measured: a folder that already
 // holds a run (its results or records) unless overwrite or resume, and one
 // holding entries a run does not write (a home folder, a results folder with

@@ -61,3 +61,26 @@ func TestDefaultOutDir(t *testing.T) {
 		t.Errorf("DefaultOutDir = %q, want %q (UTC)", got, want)
 	}
 }
+
+// TestCheckReportsOut: a missing or empty folder passes; one holding any
+// file is refused naming the folder, the file and --overwrite, unless
+// overwrite.
+func TestCheckReportsOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := CheckReportsOut(filepath.Join(dir, "new"), false); err != nil {
+		t.Errorf("missing folder: %v", err)
+	}
+	if err := CheckReportsOut(dir, false); err != nil {
+		t.Errorf("empty folder: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckReportsOut(dir, false); err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), MarkdownFile) || !strings.Contains(err.Error(), "--overwrite") {
+		t.Errorf("folder holding %s: %v, want refused naming it and --overwrite", MarkdownFile, err)
+	}
+	if err := CheckReportsOut(dir, true); err != nil {
+		t.Errorf("overwrite: %v", err)
+	}
+}

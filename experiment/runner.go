@@ -340,12 +340,7 @@ func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, e
 	if err != nil {
 		return base, nil, err
 	}
-	if eff.Trace.First > 0 {
-		base = traces.First(base, eff.Trace.First)
-	}
-	if eff.Trace.ClampContext > 0 {
-		base = traces.ClampContext(base, eff.Trace.ClampContext)
-	}
+	base = traces.Trim(base, eff.Trace.First, eff.Trace.ClampContext)
 	scheds = make([]traces.Schedule, len(eff.Load.RatesRPS))
 	for i, r := range eff.Load.RatesRPS {
 		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {

@@ -36,6 +36,9 @@ type MergeOptions struct {
 	Log, Warn io.Writer
 	// Written, when set, records the files the merge writes (experiment.Written).
 	Written *experiment.Written
+	// Wait, when > 0, is how long Merge first waits for every shard folder
+	// to hold a finished shard.json (WaitFinished, polled every 2 s).
+	Wait time.Duration
 }
 
 // shardDir is one shard folder as read.
@@ -69,12 +72,78 @@ type MergedShard struct {
 // Merge reads the shard folders dirs (one per shard of one run, any order),
 // checks that they belong together and cover every scheduled request
 // exactly once, and writes the unsplit run's outputs into opt.OutDir through
-// experiment.Rebuild. A missing, duplicated, unfinished or foreign shard is an
-// error that names it, and nothing is written.
-func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
+// experiment.Rebuild. An OutDir that already holds a run is refused first;
+// with opt.Wait it then waits for the shards to finish (WaitFinished). A
+// missing, duplicated, unfinished or foreign shard is an error that names
+// it, and nothing is written.
+func Merge(ctx context.Context, dirs []string, opt MergeOptions) (*report.Results, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no shard folders given")
 	}
+	for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
+		if _, err := os.Stat(filepath.Join(opt.OutDir, f)); err == nil {
+			return nil, fmt.Errorf("output folder %s already holds a run (%s): choose another", opt.OutDir, f)
+		}
+	}
+	if opt.Wait > 0 {
+		if err := WaitFinished(ctx, dirs, opt.Wait, 2*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	shards, err := readShards(dirs)
+	if err != nil {
+		return nil, err
+	}
+	first := shards[0]
+	cfg, err := experiment.Parse(strings.NewReader(first.man.Config), first.man.ConfigPath, first.man.ConfigDir)
+	if err != nil {
+		return nil, fmt.Errorf("merge: the shards' config (%s): %w", first.man.ConfigPath, err)
+	}
+	warnings, listed := shardWarnings(shards)
+	var (
+		rates  = cfg.Effective().Load.RatesRPS
+		cells  []experiment.RebuildCell
+		hcells []hdrCell
+	)
+	for k, key := range first.res.RunOrder {
+		li := slices.Index(rates, key.OfferedLoadRPS)
+		if li < 0 {
+			return nil, fmt.Errorf("merge: cell %d: offered load %g req/s is not in the config", k+1, key.OfferedLoadRPS)
+		}
+		mc, zero, warn := mergeCell(k, key, shards, listed)
+		if warn != "" {
+			warnings = append(warnings, warn)
+		}
+		if err := checkCoverage(k, key, shards, first.man.Schedules[li], mc.Records); err != nil {
+			return nil, err
+		}
+		slices.SortFunc(mc.Records, func(a, b loadgen.Record) int { return a.RequestID - b.RequestID })
+		cells = append(cells, mc)
+		hc, err := mergeHDR(k, shards, mc.Records, zero)
+		if err != nil {
+			return nil, err
+		}
+		hcells = append(hcells, hc)
+	}
+
+	head := first.res
+	head.Manifest.Command = opt.Command
+	head.CreatedAt = time.Now().UTC()
+	head.Warnings = warnings
+	head.Complete, head.IncompleteReason = true, "" // readShard refuses incomplete shards
+	res, err := experiment.Rebuild(cfg, experiment.Options{
+		ConfigPath: first.man.ConfigPath, ConfigRaw: []byte(first.man.Config), OutDir: opt.OutDir,
+		Command: opt.Command, Log: opt.Log, Warn: opt.Warn, Written: opt.Written,
+	}, head, cells)
+	if err != nil {
+		return res, err
+	}
+	return res, writeMerged(opt.OutDir, first.man.StartAt, hcells, listed, opt.Written)
+}
+
+// readShards reads dirs (readShard), checks that they are the shards of one
+// run (checkTogether) and returns them in shard order.
+func readShards(dirs []string) ([]*shardDir, error) {
 	shards := make([]*shardDir, 0, len(dirs))
 	for _, d := range dirs {
 		s, err := readShard(d)
@@ -87,18 +156,14 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 		return nil, err
 	}
 	slices.SortFunc(shards, func(a, b *shardDir) int { return a.man.Shard.Index - b.man.Shard.Index })
+	return shards, nil
+}
+
+// shardWarnings are the merged run's warnings about its shards as a whole
+// (code not proved the same, clocks over the tolerance or unmeasured across
+// hosts), and each shard's line of shards.json without its shifts.
+func shardWarnings(shards []*shardDir) (warnings []string, listed []MergedShard) {
 	first := shards[0]
-	cfg, err := experiment.Parse(strings.NewReader(first.man.Config), first.man.ConfigPath, first.man.ConfigDir)
-	if err != nil {
-		return nil, fmt.Errorf("merge: the shards' config (%s): %w", first.man.ConfigPath, err)
-	}
-	order := first.res.RunOrder
-	rates := cfg.Effective().Load.RatesRPS
-	var (
-		cells    []experiment.RebuildCell
-		warnings []string
-		listed   = make([]MergedShard, len(shards))
-	)
 	// checkTogether compared the shards' commits; an unknown or dirty one
 	// (a binary built without version control information, or from changed
 	// files) compares equal without proving the code was the same.
@@ -108,6 +173,7 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 		}
 		warnings = append(warnings, fmt.Sprintf("the shards' code commit is %s: the merge cannot prove that every shard ran the same code", c))
 	}
+	listed = make([]MergedShard, len(shards))
 	var unmeasured []string
 	hosts := map[string]bool{}
 	for i, s := range shards {
@@ -123,139 +189,128 @@ func Merge(dirs []string, opt MergeOptions) (*report.Results, error) {
 	}
 	// Shards on one host share its clock; on several, each started its
 	// cells by its own clock, so without a reference their alignment (and
-	// the start spread checked below) is only as good as the hosts' sync.
+	// the start spread checked by mergeCell) is only as good as the hosts' sync.
 	if len(hosts) > 1 && len(unmeasured) > 0 {
 		warnings = append(warnings, fmt.Sprintf("shards %s ran on %d hosts without a clock reference (--clock-ref): their clock offsets are unmeasured, so how far apart they offered each cell is unknown",
 			strings.Join(unmeasured, ", "), len(hosts)))
 	}
-	merged := map[string]*hdrhistogram.Histogram{}
-	var hcells []hdrCell
-	for k, key := range order {
-		li := slices.Index(rates, key.OfferedLoadRPS)
-		if li < 0 {
-			return nil, fmt.Errorf("merge: cell %d: offered load %g req/s is not in the config", k+1, key.OfferedLoadRPS)
-		}
-		id := cellID{key.Arm, key.OfferedLoadRPS, key.Repetition}
-		// The merged time zero: the earliest shard start, on the reference clock.
-		var zero time.Time
-		for _, s := range shards {
-			if st := s.start(k); zero.IsZero() || st.Before(zero) {
-				zero = st
-			}
-		}
-		var spread time.Duration
-		for _, s := range shards {
-			spread = max(spread, s.start(k).Sub(zero))
-		}
-		if tol := time.Duration(first.man.Clock.ToleranceMs * float64(time.Millisecond)); spread > tol {
-			warnings = append(warnings, fmt.Sprintf("cell %d (arm %s, %g req/s, repetition %d): the shards started %.1f ms apart (over the %g ms tolerance; shards.json has each shift): the merged schedule's requests were offered up to that much off their shared timetable",
-				k+1, key.Arm, key.OfferedLoadRPS, key.Repetition, ms(spread), first.man.Clock.ToleranceMs))
-		}
-		mc := experiment.RebuildCell{CellMeasured: first.man.Measured[k]}
-		sum := &mc.Summary
-		sum.Start, sum.Scheduled, sum.Sent, sum.States = zero, 0, 0, map[loadgen.State]int{}
-		sum.WindowStart, sum.WindowEnd = 0, 0
-		for i, s := range shards {
-			m := s.man.Measured[k]
-			shift := s.start(k).Sub(zero)
-			listed[i].ShiftMs = append(listed[i].ShiftMs, ms(shift))
-			for _, r := range s.recs[id] {
-				mc.Records = append(mc.Records, shifted(r, shift))
-			}
-			sum.Scheduled += m.Summary.Scheduled
-			sum.Sent += m.Summary.Sent
-			for st, n := range m.Summary.States {
-				sum.States[st] += n
-			}
-			if m.Summary.WindowEnd > m.Summary.WindowStart {
-				ws, we := m.Summary.WindowStart+shift, m.Summary.WindowEnd+shift
-				if sum.WindowEnd == sum.WindowStart || ws < sum.WindowStart {
-					sum.WindowStart = ws
-				}
-				sum.WindowEnd = max(sum.WindowEnd, we)
-			}
-		}
-		sum.Complete, sum.IncompleteReason = true, ""
-		if err := checkCoverage(k, key, shards, first.man.Schedules[li], mc.Records); err != nil {
-			return nil, err
-		}
-		slices.SortFunc(mc.Records, func(a, b loadgen.Record) int { return a.RequestID - b.RequestID })
-		cells = append(cells, mc)
+	return warnings, listed
+}
 
-		// HDR logs: the shards' histograms merged tag by tag, nothing dropped,
-		// and their counts equal to the merged records' own.
-		own := loadgen.NewHistograms()
-		var end time.Duration
-		for i := range mc.Records {
-			_ = own.Add(&mc.Records[i])
-			end = max(end, mc.Records[i].EndAt)
+// mergeCell joins the shards' cell k (key) into one: their records shifted
+// onto the merged time zero (the earliest shard start, on the reference
+// clock; each shard's shift appended to its line in listed) and their
+// summaries added up. warn is set when the shards started the cell further
+// apart than the clock tolerance.
+func mergeCell(k int, key report.CellKey, shards []*shardDir, listed []MergedShard) (mc experiment.RebuildCell, zero time.Time, warn string) {
+	first := shards[0]
+	id := cellID{key.Arm, key.OfferedLoadRPS, key.Repetition}
+	for _, s := range shards {
+		if st := s.start(k); zero.IsZero() || st.Before(zero) {
+			zero = st
 		}
-		for _, m := range hdrMetrics {
-			tag := hdrTag(k, m)
-			var total int64
-			var h *hdrhistogram.Histogram
-			for _, s := range shards {
-				sh, ok := s.hdr[tag]
-				if !ok {
-					return nil, fmt.Errorf("merge: shard %s (%s): %s has no interval %s", s.man.Shard, s.dir, HDRLogFile, tag)
-				}
-				total += sh.TotalCount()
-				if h == nil {
-					h = hdrhistogram.New(sh.LowestTrackableValue(), sh.HighestTrackableValue(), int(sh.SignificantFigures()))
-				}
-				if sh.LowestTrackableValue() != h.LowestTrackableValue() || sh.HighestTrackableValue() != h.HighestTrackableValue() || sh.SignificantFigures() != h.SignificantFigures() {
-					return nil, fmt.Errorf("merge: shard %s (%s): %s interval %s has range %d..%d at %d digits, shard %s's %d..%d at %d: not the same histograms",
-						s.man.Shard, s.dir, HDRLogFile, tag, sh.LowestTrackableValue(), sh.HighestTrackableValue(), sh.SignificantFigures(),
-						first.man.Shard, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
-				}
-				if dropped := h.Merge(sh); dropped != 0 {
-					return nil, fmt.Errorf("merge: %s: merging shard %s's histogram dropped %d values", tag, s.man.Shard, dropped)
-				}
-			}
-			if h.TotalCount() != total {
-				return nil, fmt.Errorf("merge: %s: merged histogram holds %d values, the shards %d", tag, h.TotalCount(), total)
-			}
-			if n := histOf(own, m).TotalCount(); n != total {
-				return nil, fmt.Errorf("merge: %s: the shards' histograms hold %d values, their records %d", tag, total, n)
-			}
-			merged[tag] = h
-		}
-		hist := loadgen.NewHistograms()
-		for _, m := range hdrMetrics {
-			*histOf(hist, m) = *merged[hdrTag(k, m)]
-		}
-		hcells = append(hcells, hdrCell{order: k, start: zero, end: zero.Add(end), hist: hist})
 	}
+	var spread time.Duration
+	for _, s := range shards {
+		spread = max(spread, s.start(k).Sub(zero))
+	}
+	if tol := time.Duration(first.man.Clock.ToleranceMs * float64(time.Millisecond)); spread > tol {
+		warn = fmt.Sprintf("cell %d (arm %s, %g req/s, repetition %d): the shards started %.1f ms apart (over the %g ms tolerance; shards.json has each shift): the merged schedule's requests were offered up to that much off their shared timetable",
+			k+1, key.Arm, key.OfferedLoadRPS, key.Repetition, ms(spread), first.man.Clock.ToleranceMs)
+	}
+	mc = experiment.RebuildCell{CellMeasured: first.man.Measured[k]}
+	sum := &mc.Summary
+	sum.Start, sum.Scheduled, sum.Sent, sum.States = zero, 0, 0, map[loadgen.State]int{}
+	sum.WindowStart, sum.WindowEnd = 0, 0
+	for i, s := range shards {
+		m := s.man.Measured[k]
+		shift := s.start(k).Sub(zero)
+		listed[i].ShiftMs = append(listed[i].ShiftMs, ms(shift))
+		for _, r := range s.recs[id] {
+			mc.Records = append(mc.Records, shifted(r, shift))
+		}
+		sum.Scheduled += m.Summary.Scheduled
+		sum.Sent += m.Summary.Sent
+		for st, n := range m.Summary.States {
+			sum.States[st] += n
+		}
+		if m.Summary.WindowEnd > m.Summary.WindowStart {
+			ws, we := m.Summary.WindowStart+shift, m.Summary.WindowEnd+shift
+			if sum.WindowEnd == sum.WindowStart || ws < sum.WindowStart {
+				sum.WindowStart = ws
+			}
+			sum.WindowEnd = max(sum.WindowEnd, we)
+		}
+	}
+	sum.Complete, sum.IncompleteReason = true, ""
+	return mc, zero, warn
+}
 
-	head := first.res
-	head.Manifest.Command = opt.Command
-	head.CreatedAt = time.Now().UTC()
-	head.Warnings = warnings
-	head.Complete, head.IncompleteReason = true, "" // readShard refuses incomplete shards
-	res, err := experiment.Rebuild(cfg, experiment.Options{
-		ConfigPath: first.man.ConfigPath, ConfigRaw: []byte(first.man.Config), OutDir: opt.OutDir,
-		Command: opt.Command, Log: opt.Log, Warn: opt.Warn, Written: opt.Written,
-	}, head, cells)
+// mergeHDR merges the shards' HDR histograms of cell k tag by tag, nothing
+// dropped, and checks their counts against the merged records' own; the
+// cell's hdr.log interval starts at zero and ends at its last record's end.
+func mergeHDR(k int, shards []*shardDir, recs []loadgen.Record, zero time.Time) (hdrCell, error) {
+	first := shards[0]
+	own := loadgen.NewHistograms()
+	var end time.Duration
+	for i := range recs {
+		_ = own.Add(&recs[i])
+		end = max(end, recs[i].EndAt)
+	}
+	hist := loadgen.NewHistograms()
+	for _, m := range hdrMetrics {
+		tag := hdrTag(k, m)
+		var total int64
+		var h *hdrhistogram.Histogram
+		for _, s := range shards {
+			sh, ok := s.hdr[tag]
+			if !ok {
+				return hdrCell{}, fmt.Errorf("merge: shard %s (%s): %s has no interval %s", s.man.Shard, s.dir, HDRLogFile, tag)
+			}
+			total += sh.TotalCount()
+			if h == nil {
+				h = hdrhistogram.New(sh.LowestTrackableValue(), sh.HighestTrackableValue(), int(sh.SignificantFigures()))
+			}
+			if sh.LowestTrackableValue() != h.LowestTrackableValue() || sh.HighestTrackableValue() != h.HighestTrackableValue() || sh.SignificantFigures() != h.SignificantFigures() {
+				return hdrCell{}, fmt.Errorf("merge: shard %s (%s): %s interval %s has range %d..%d at %d digits, shard %s's %d..%d at %d: not the same histograms",
+					s.man.Shard, s.dir, HDRLogFile, tag, sh.LowestTrackableValue(), sh.HighestTrackableValue(), sh.SignificantFigures(),
+					first.man.Shard, h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures())
+			}
+			if dropped := h.Merge(sh); dropped != 0 {
+				return hdrCell{}, fmt.Errorf("merge: %s: merging shard %s's histogram dropped %d values", tag, s.man.Shard, dropped)
+			}
+		}
+		if h.TotalCount() != total {
+			return hdrCell{}, fmt.Errorf("merge: %s: merged histogram holds %d values, the shards %d", tag, h.TotalCount(), total)
+		}
+		if n := histOf(own, m).TotalCount(); n != total {
+			return hdrCell{}, fmt.Errorf("merge: %s: the shards' histograms hold %d values, their records %d", tag, total, n)
+		}
+		*histOf(hist, m) = *h
+	}
+	return hdrCell{order: k, start: zero, end: zero.Add(end), hist: hist}, nil
+}
+
+// writeMerged writes the merged hdr.log (intervals from base) and shards.json
+// into dir, recording each in written once written whole.
+func writeMerged(dir string, base time.Time, hcells []hdrCell, listed []MergedShard, written *experiment.Written) error {
+	f, err := os.Create(filepath.Join(dir, HDRLogFile))
 	if err != nil {
-		return res, err
+		return fmt.Errorf("%s: %w", HDRLogFile, err)
 	}
-	f, err := os.Create(filepath.Join(opt.OutDir, HDRLogFile))
-	if err != nil {
-		return res, fmt.Errorf("%s: %w", HDRLogFile, err)
+	if err := errors.Join(writeHDRLog(f, base, hcells), f.Close()); err != nil {
+		return err
 	}
-	if err := errors.Join(writeHDRLog(f, first.man.StartAt, hcells), f.Close()); err != nil {
-		return res, err
-	}
-	opt.Written.Add(HDRLogFile)
+	written.Add(HDRLogFile)
 	b, err := json.MarshalIndent(listed, "", "  ")
 	if err != nil {
-		return res, err
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(opt.OutDir, ShardsFile), append(b, '\n'), 0o644); err != nil {
-		return res, err
+	if err := os.WriteFile(filepath.Join(dir, ShardsFile), append(b, '\n'), 0o644); err != nil {
+		return err
 	}
-	opt.Written.Add(ShardsFile)
-	return res, nil
+	written.Add(ShardsFile)
+	return nil
 }
 
 // start is when s started cell k, on the reference clock.

@@ -118,13 +118,18 @@ func TestMergeMechanics(t *testing.T) {
 
 	merged := filepath.Join(dir, "merged")
 	written := &experiment.Written{}
-	res, err := Merge([]string{shardDir(2), shardDir(0), shardDir(1)}, MergeOptions{OutDir: merged, Log: io.Discard, Warn: io.Discard, Written: written})
+	res, err := Merge(context.Background(), []string{shardDir(2), shardDir(0), shardDir(1)}, MergeOptions{OutDir: merged, Log: io.Discard, Warn: io.Discard, Written: written})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The merge records what it wrote (the console's list).
 	if got, want := written.Names(nil), []string{experiment.RecordsFile, experiment.ResultsFile, experiment.MarkdownFile, experiment.HTMLFile, HDRLogFile, ShardsFile}; !slices.Equal(got, want) {
 		t.Errorf("merge recorded %v as written, want %v", got, want)
+	}
+	// A second merge into the same folder is refused before anything is
+	// read or replaced (nor does it wait for shards).
+	if _, err := Merge(context.Background(), []string{shardDir(0)}, MergeOptions{OutDir: merged, Wait: time.Hour}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("merging into a merged folder: %v, want refused as already holding a run", err)
 	}
 	// Two arms and the baseline's A/A replicate: three cells.
 	if !res.Complete || len(res.Cells) != 3 || len(res.RunOrder) != 3 {
@@ -267,7 +272,7 @@ func TestMergeMechanics(t *testing.T) {
 		{"lost record", []string{shardDir(0), shardDir(1), lost}, []string{"missing: 1 from shard 2/3 (" + lost + ")"}},
 	} {
 		out := filepath.Join(dir, "refused-"+strings.ReplaceAll(tc.name, " ", "-"))
-		_, err := Merge(tc.dirs, MergeOptions{OutDir: out, Log: io.Discard, Warn: io.Discard})
+		_, err := Merge(context.Background(), tc.dirs, MergeOptions{OutDir: out, Log: io.Discard, Warn: io.Discard})
 		if err == nil {
 			t.Errorf("%s: merged", tc.name)
 			continue
@@ -292,7 +297,7 @@ func TestMergeMechanics(t *testing.T) {
 			m["manifest"].(map[string]any)["machine"] = "elsewhere (linux/amd64, 8 CPUs)"
 		})
 	})
-	res2, err := Merge([]string{shardDir(0), otherHost, shardDir(2)}, MergeOptions{OutDir: filepath.Join(dir, "merged-hosts"), Log: io.Discard, Warn: io.Discard})
+	res2, err := Merge(context.Background(), []string{shardDir(0), otherHost, shardDir(2)}, MergeOptions{OutDir: filepath.Join(dir, "merged-hosts"), Log: io.Discard, Warn: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +318,7 @@ func TestMergeMechanics(t *testing.T) {
 				})
 			}))
 		}
-		res, err := Merge(dirs, MergeOptions{OutDir: filepath.Join(dir, fmt.Sprintf("merged-commit%d", k)), Log: io.Discard, Warn: io.Discard})
+		res, err := Merge(context.Background(), dirs, MergeOptions{OutDir: filepath.Join(dir, fmt.Sprintf("merged-commit%d", k)), Log: io.Discard, Warn: io.Discard})
 		if err != nil {
 			t.Fatalf("commit %q: %v", commit, err)
 		}

@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -10,6 +12,17 @@ import (
 type Lengths struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+}
+
+// ParseLengths reads "IN:OUT" token counts (serve-sim --capacity 1020:130).
+func ParseLengths(spec string) (Lengths, error) {
+	a, b, ok := strings.Cut(spec, ":")
+	in, err1 := strconv.Atoi(a)
+	out, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil {
+		return Lengths{}, fmt.Errorf("%q: want IN:OUT token counts", spec)
+	}
+	return Lengths{InputTokens: in, OutputTokens: out}, nil
 }
 
 // Capacity is the engine's saturation throughput for a request mix, computed

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,19 @@ func TestCapacityAzureConv(t *testing.T) {
 	}
 	if c.MeanRunningSeqs < 100 {
 		t.Errorf("mean running seqs %.0f: the batch is not full at saturation", c.MeanRunningSeqs)
+	}
+}
+
+// TestParseLengths: "IN:OUT" gives both token counts; anything else is
+// refused naming the spec.
+func TestParseLengths(t *testing.T) {
+	t.Parallel()
+	if l, err := ParseLengths("1020:130"); err != nil || l != (Lengths{InputTokens: 1020, OutputTokens: 130}) {
+		t.Errorf("ParseLengths(1020:130) = %+v, %v", l, err)
+	}
+	for _, bad := range []string{"1020", "1020:x", ":130", "a:b"} {
+		if _, err := ParseLengths(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseLengths(%q): %v, want a refusal naming it", bad, err)
+		}
 	}
 }

@@ -223,6 +223,24 @@ func LoadConfig(path string) (Config, error) {
 	return DecodeConfig(f, path)
 }
 
+// LoadConfigWith is LoadConfig of path (the defaults when "") with each
+// "OP=FACTOR" of overrides applied (ParseOverride, SetOverride: serve-sim
+// --override), then validated.
+func LoadConfigWith(path string, overrides []string) (Config, error) {
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		return cfg, err
+	}
+	for _, o := range overrides {
+		op, factor, err := ParseOverride(o)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.SetOverride(op, factor)
+	}
+	return cfg, cfg.Validate()
+}
+
 // Validate reports every problem at once (errors.Join), each naming its YAML field.
 func (c Config) Validate() error {
 	var errs []error

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -149,5 +150,24 @@ func TestParseAndSetOverride(t *testing.T) {
 	c.SetOverride(op, f)
 	if c.Overrides[op] != 2.5 {
 		t.Errorf("Overrides = %v", c.Overrides)
+	}
+}
+
+// TestLoadConfigWith: overrides land on the defaults (no file), a bad spec
+// is refused naming it, and an override the config check refuses (an
+// unknown op, a factor ≤ 0) is refused after applying.
+func TestLoadConfigWith(t *testing.T) {
+	t.Parallel()
+	c, err := LoadConfigWith("", []string{"rmsnorm=2.5"})
+	if err != nil || c.Overrides["rmsnorm"] != 2.5 || c.Model != DefaultConfig().Model {
+		t.Fatalf("defaults with rmsnorm=2.5: %+v, %v", c.Overrides, err)
+	}
+	for _, bad := range []string{"rmsnorm", "nosuchop=2", "rmsnorm=0"} {
+		if _, err := LoadConfigWith("", []string{bad}); err == nil {
+			t.Errorf("override %q accepted", bad)
+		}
+	}
+	if _, err := LoadConfigWith(filepath.Join(t.TempDir(), "missing.yaml"), nil); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("missing file: %v, want an error naming it", err)
 	}
 }

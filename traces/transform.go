@@ -100,6 +100,20 @@ func ClampContext(s Schedule, limit int) Schedule {
 	return out
 }
 
+// Trim applies a config's trace.first and trace.clamp_context in the order
+// an experiment applies them (before any offered load's scaling): the first
+// n requests (First, when n > 0), then every request fitted into a context
+// of limit tokens (ClampContext, when limit > 0).
+func Trim(s Schedule, n, limit int) Schedule {
+	if n > 0 {
+		s = First(s, n)
+	}
+	if limit > 0 {
+		s = ClampContext(s, limit)
+	}
+	return s
+}
+
 // Shard returns worker i's share of s for n load workers: requests whose
 // index k satisfies k mod n == i (round robin, so every shard keeps the
 // burst shape at 1/n of the rate), with offsets and ids unchanged (unlike the

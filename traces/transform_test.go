@@ -174,3 +174,24 @@ func TestClampContext(t *testing.T) {
 		t.Error("no Mooncake row clamped")
 	}
 }
+
+// TestTrim: first n, then the clamp, each left out at 0; both counted as
+// First and ClampContext count them.
+func TestTrim(t *testing.T) {
+	t.Parallel()
+	in := Schedule{Requests: []Request{
+		{InputTokens: 100, OutputTokens: 10},
+		{InputTokens: 120, OutputTokens: 10},
+		{InputTokens: 500, OutputTokens: 10},
+	}}
+	if out := Trim(in, 0, 0); len(out.Requests) != 3 || out.Clamped != 0 || len(out.Dropped) != 0 {
+		t.Errorf("Trim(0, 0) changed the schedule: %+v", out)
+	}
+	out := Trim(in, 2, 64)
+	if len(out.Requests) != 2 || out.Dropped[DroppedFirst] != 1 || out.Clamped != 2 {
+		t.Errorf("Trim(2, 64): %d requests, dropped %v, clamped %d; want 2, first_n 1, 2", len(out.Requests), out.Dropped, out.Clamped)
+	}
+	if r := out.Requests[1]; r.InputTokens+r.OutputTokens != 64 {
+		t.Errorf("request 1 not clamped to 64: %+v", r)
+	}
+}

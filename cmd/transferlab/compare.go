@@ -1,11 +1,7 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,9 +60,9 @@ files unless --overwrite, and never writes through a symlink.`,
 			if err != nil {
 				return err
 			}
-			if outDir != "" && !overwrite {
-				if err := checkCompareOut(outDir); err != nil {
-					return err
+			if outDir != "" {
+				if err := experiment.CheckReportsOut(outDir, overwrite); err != nil {
+					return fmt.Errorf("compare --out %w", err)
 				}
 			}
 			opts.Rule = canary.RuleFromA(opts.Rule, a.Rule, cmd.Flags().Changed)
@@ -89,7 +85,7 @@ files unless --overwrite, and never writes through a symlink.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				err = writeComparisonJSON(out, c)
+				err = printJSON(out, c)
 			} else {
 				err = render.WriteMarkdown(out, c.Results)
 			}
@@ -119,31 +115,6 @@ files unless --overwrite, and never writes through a symlink.`,
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
 	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) %d when inconclusive, %d when A and B are the same run (nothing tested) and %d when A or B is an incomplete run; 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive, exitSameRun, exitIncompleteInput))
 	return cmd
-}
-
-func writeComparisonJSON(w io.Writer, c canary.Comparison) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(c); err != nil {
-		return fmt.Errorf("compare: encoding JSON: %w", err)
-	}
-	return nil
-}
-
-// checkCompareOut refuses an --out folder that already holds files: a
-// comparison would replace report.md and other files without asking.
-// A missing or empty folder passes.
-func checkCompareOut(dir string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil
-	case err != nil:
-		return fmt.Errorf("compare --out %s: %w", dir, err)
-	case len(entries) > 0:
-		return fmt.Errorf("compare --out %s: the folder already holds files (%s): choose another --out, or pass --overwrite to replace them", dir, entries[0].Name())
-	}
-	return nil
 }
 
 // verdictExit maps the comparison to an exit status when --exit-code is set:

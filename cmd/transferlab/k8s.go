@@ -2,13 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/k8s"
 	"github.com/transferlab/transferlab/shard"
 )
@@ -38,23 +35,7 @@ The config runs code (it is trusted input): apply only configs you would run.
 Built from k8s.io/api types; not run on a cluster here (see README).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, raw, err := experiment.Load(args[0], experiment.CheckFiles())
-			if err != nil {
-				return err
-			}
-			if err := shard.CheckServer(cfg, spec.Shards); err != nil {
-				return fmt.Errorf("config %s: %w", args[0], err)
-			}
-			spec.Config, spec.ConfigName = raw, filepath.Base(args[0])
-			if spec.Name == "" {
-				spec.Name = k8s.DefaultName(cfg.Name, spec.ConfigName)
-			}
-			if spec.DataClaim == "" {
-				spec.TracePath = cfg.Trace.Path
-				if spec.Trace, err = os.ReadFile(cfg.TracePath()); err != nil {
-					return fmt.Errorf("trace.path: %w", err)
-				}
-			}
+			var err error
 			switch {
 			case startAt != "" && cmd.Flags().Changed("start-in"):
 				return fmt.Errorf("--start-at and --start-in: give one")
@@ -72,7 +53,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 				spec.ExtraRunArgs = append(spec.ExtraRunArgs, "--cell-gap", cellGap.String())
 			}
 			spec.MergeWait = mergeWait
-			out, err := k8s.Manifest(spec)
+			out, err := shard.KubeManifest(args[0], spec)
 			if err != nil {
 				return err
 			}

@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -127,6 +129,13 @@ func onInterrupt(root *cobra.Command, args []string) string {
 		}
 	}
 	return "stopping"
+}
+
+// printJSON writes v to w as indented JSON (every command's --json).
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // groupRunE makes a command that only groups sub-commands fail on an unknown

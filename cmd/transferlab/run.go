@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/transferlab/transferlab/experiment"
 	"github.com/transferlab/transferlab/internal/interrupt"
+	"github.com/transferlab/transferlab/shard"
 )
 
 // newRunCmd builds `transferlab run CONFIG`: the main job.
@@ -25,7 +25,7 @@ func newRunCmd() *cobra.Command {
 		overwrite bool
 		resume    string
 		deadline  time.Duration
-		sharding  shardFlags
+		sharding  shard.Flags
 	)
 	cmd := &cobra.Command{
 		Use:   "run CONFIG.yaml | run --resume DIR [CONFIG.yaml]",
@@ -52,7 +52,7 @@ others run again, and the reports say which cell was measured when.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := experiment.RunRequest{Resume: resume, Out: out, OutGiven: cmd.Flags().Changed("out"), Overwrite: overwrite,
-				Sharded: sharding.spec != "", OTel: otel, Now: time.Now()}
+				Sharded: sharding.Sharded(), OTel: otel, Now: time.Now()}
 			if len(args) > 0 {
 				q.ConfigPath = args[0]
 			}
@@ -81,7 +81,7 @@ others run again, and the reports say which cell was measured when.`,
 				defer cancel()
 			}
 			written := &experiment.Written{}
-			res, runErr := sharding.run(ctx, cmd, run.Config, experiment.Options{
+			res, runErr := sharding.Run(ctx, run.Config, experiment.Options{
 				ConfigPath: run.ConfigPath,
 				ConfigRaw:  run.Raw,
 				OutDir:     run.OutDir,
@@ -94,9 +94,7 @@ others run again, and the reports say which cell was measured when.`,
 			})
 			if res != nil {
 				if asJSON {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					if err := enc.Encode(res); err != nil {
+					if err := printJSON(cmd.OutOrStdout(), res); err != nil {
 						return err
 					}
 				} else if !quiet {
@@ -119,7 +117,7 @@ others run again, and the reports say which cell was measured when.`,
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing but warnings and errors (on stderr): no progress, no summary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print results.json to stdout instead of the summary table")
 	cmd.Flags().StringVar(&otel, "otel", "", "OpenTelemetry export: on, off, stdout, otlp-http[=URL], otlp-grpc[=URL] or a collector URL (overrides the config's otel section; empty fields come from OTEL_EXPORTER_OTLP_*)")
-	sharding.register(cmd)
+	sharding.AddFlags(cmd.Flags())
 	cmd.Flags().DurationVar(&deadline, "deadline", 0, "stop the whole run after this long (records and reports are kept, marked incomplete; exit status 2)")
 	return cmd
 }

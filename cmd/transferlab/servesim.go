@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -35,9 +34,9 @@ func newServeSimCmd() *cobra.Command {
 			"  curl -N localhost:8000/v1/completions -d '{\"prompt\":[1,2,3],\"max_tokens\":4,\"stream\":true}'",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadSimConfig(configPath, overrides)
+			cfg, err := sim.LoadConfigWith(configPath, overrides)
 			if err != nil {
-				return err
+				return fmt.Errorf("serve-sim: %w", err)
 			}
 			out := cmd.OutOrStdout()
 			if capacity != "" {
@@ -78,38 +77,17 @@ func newServeSimCmd() *cobra.Command {
 	return cmd
 }
 
-// loadSimConfig reads path (or the defaults) and applies OP=FACTOR overrides.
-func loadSimConfig(path string, overrides []string) (sim.Config, error) {
-	cfg, err := sim.LoadConfig(path)
-	if err != nil {
-		return cfg, err
-	}
-	for _, o := range overrides {
-		op, factor, err := sim.ParseOverride(o)
-		if err != nil {
-			return cfg, fmt.Errorf("serve-sim: --%w", err)
-		}
-		cfg.SetOverride(op, factor)
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("serve-sim: %w", err)
-	}
-	return cfg, nil
-}
-
 // printSimCapacity prints sim.Config.Capacity for IN:OUT.
 func printSimCapacity(cmd *cobra.Command, cfg sim.Config, spec string) error {
-	a, b, ok := strings.Cut(spec, ":")
-	in, err1 := strconv.Atoi(a)
-	out, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil {
-		return fmt.Errorf("serve-sim: --capacity %q: want IN:OUT token counts", spec)
+	l, err := sim.ParseLengths(spec)
+	if err != nil {
+		return fmt.Errorf("serve-sim: --capacity %w", err)
 	}
-	c, err := cfg.Capacity([]sim.Lengths{{InputTokens: in, OutputTokens: out}}, 2000)
+	c, err := cfg.Capacity([]sim.Lengths{l}, 2000)
 	if err != nil {
 		return fmt.Errorf("serve-sim: %w", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "saturation (simulated, %d in / %d out): %.0f output tok/s, %.2f req/s, mean step %v, mean running seqs %.0f\n",
-		in, out, c.OutputTokPerS, c.RequestsPerS, c.MeanStep.Round(time.Microsecond), c.MeanRunningSeqs)
+		l.InputTokens, l.OutputTokens, c.OutputTokPerS, c.RequestsPerS, c.MeanStep.Round(time.Microsecond), c.MeanRunningSeqs)
 	return nil
 }

@@ -1,58 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/transferlab/transferlab/experiment"
-	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/shard"
 )
-
-// shardFlags are `run`'s flags for one shard of a run split over processes.
-type shardFlags struct {
-	spec, startAt, clockRef string
-	gap, clockTolerance     time.Duration
-}
-
-func (f *shardFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.spec, "shard", "", "replay shard `i/N` of every cell's schedule (requests whose index mod N is i), to be merged by transferlab merge; needs --start-at and a server every shard reaches")
-	cmd.Flags().StringVar(&f.startAt, "start-at", "", "with --shard: the shared absolute start of the first cell (RFC 3339, e.g. 2026-12-01T22:00:00Z), the same on every shard")
-	cmd.Flags().DurationVar(&f.gap, "cell-gap", 0, "with --shard: time between one cell's last arrival and the next cell's shared start (default: request.timeout)")
-	cmd.Flags().StringVar(&f.clockRef, "clock-ref", "", "with --shard: NTP server (host:port) to estimate this shard's clock offset against (default: not measured)")
-	cmd.Flags().DurationVar(&f.clockTolerance, "clock-tolerance", shard.DefaultClockTolerance, "with --shard: flag the shard when |clock offset| + its bound exceeds this")
-}
-
-// run runs the experiment, as one shard when --shard is given.
-func (f *shardFlags) run(ctx context.Context, cmd *cobra.Command, cfg *experiment.Config, opt experiment.Options) (*report.Results, error) {
-	if f.spec == "" {
-		for _, name := range []string{"start-at", "cell-gap", "clock-ref", "clock-tolerance"} {
-			if cmd.Flags().Changed(name) {
-				return nil, fmt.Errorf("--%s: only with --shard", name)
-			}
-		}
-		return experiment.Run(ctx, cfg, opt)
-	}
-	spec, err := shard.ParseSpec(f.spec)
-	if err != nil {
-		return nil, fmt.Errorf("--shard: %w", err)
-	}
-	if f.startAt == "" {
-		return nil, fmt.Errorf("--start-at: required with --shard (RFC 3339, the same on every shard)")
-	}
-	at, err := time.Parse(time.RFC3339Nano, f.startAt)
-	if err != nil {
-		return nil, fmt.Errorf("--start-at %q: want RFC 3339 (e.g. 2026-12-01T22:00:00Z): %w", f.startAt, err)
-	}
-	return shard.Run(ctx, cfg, opt, shard.Options{Spec: spec, StartAt: at, Gap: f.gap, ClockRef: f.clockRef, ClockTolerance: f.clockTolerance})
-}
 
 // newMergeCmd builds `transferlab merge OUT SHARD_DIR...`.
 func newMergeCmd() *cobra.Command {
@@ -74,23 +33,13 @@ naming it. Server-side figures (profile, energy) come from shard 0.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := args[0]
-			for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
-				if _, err := os.Stat(filepath.Join(out, f)); err == nil {
-					return fmt.Errorf("output folder %s already holds a run (%s): choose another", out, f)
-				}
-			}
-			if wait > 0 {
-				if err := shard.WaitFinished(cmd.Context(), args[1:], wait, 2*time.Second); err != nil {
-					return err
-				}
-			}
 			var log io.Writer = cmd.ErrOrStderr()
 			if quiet {
 				log = io.Discard
 			}
 			written := &experiment.Written{}
-			res, err := shard.Merge(args[1:], shard.MergeOptions{
-				OutDir: out, Command: append([]string{"transferlab"}, os.Args[1:]...), Log: log, Warn: cmd.ErrOrStderr(), Written: written,
+			res, err := shard.Merge(cmd.Context(), args[1:], shard.MergeOptions{
+				OutDir: out, Command: append([]string{"transferlab"}, os.Args[1:]...), Log: log, Warn: cmd.ErrOrStderr(), Wait: wait, Written: written,
 			})
 			if err != nil {
 				return err

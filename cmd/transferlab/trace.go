@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -53,13 +52,8 @@ func newTraceStatsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Same order as an experiment applies them: first N, clamp, then scale.
-			if first > 0 {
-				s = traces.First(s, first)
-			}
-			if clamp > 0 {
-				s = traces.ClampContext(s, clamp)
-			}
+			// As an experiment applies them: first N, clamp, then scale.
+			s = traces.Trim(s, first, clamp)
 			if cmd.Flags().Changed("rate") {
 				if s, err = traces.ScaleToRate(s, rateRPS); err != nil {
 					return err
@@ -68,9 +62,7 @@ func newTraceStatsCmd() *cobra.Command {
 			st := traces.ComputeStats(s)
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return printJSON(out, st)
 			}
 			if err := st.WriteText(out); err != nil {
 				return fmt.Errorf("trace stats: %w", err)

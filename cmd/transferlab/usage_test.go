@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,68 +29,42 @@ func TestFlagPlaceholders(t *testing.T) {
 	walk(newRootCmd())
 }
 
-// TestK8sJobName: the objects' default name prefix comes from the config's
-// name: field (as a DNS-1123 label), the file name only when name: is unset.
-func TestK8sJobName(t *testing.T) {
-	trace, err := os.ReadFile(filepath.Join("..", "..", "configs", "traces", "prefill-heavy-4000in-8out.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ name, want string }{
-		{"name: My Study_v2\n", "name: transferlab-my-study-v2-"},
-		{"", "name: transferlab-canary-prod-"},
-	} {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "t.csv"), trace, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg := filepath.Join(dir, "Canary.Prod.yaml")
-		text := tc.name + "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: \"http://10.0.0.1:8000\"}}\narms: [{name: baseline}]\n"
-		if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if out := k8sManifest(t, cfg); !strings.Contains(out, tc.want) {
-			t.Errorf("config %q: manifest names no object %q...:\n%s", tc.name, tc.want, out)
-		}
-	}
-}
-
-// TestK8sTraceFromWorkingFolder: the manifest inlines the trace the run
-// would read, found as run finds it: beside the config, else in the working
-// folder.
-func TestK8sTraceFromWorkingFolder(t *testing.T) {
-	trace, err := os.ReadFile(filepath.Join("..", "..", "configs", "traces", "prefill-heavy-4000in-8out.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestK8sCommandFlags: the k8s command passes its run flags to the shards
+// and the shared start it was given, and refuses two starts (the manifest
+// itself is shard.KubeManifest's, tested there).
+func TestK8sCommandFlags(t *testing.T) {
 	dir := t.TempDir()
+	trace, err := os.ReadFile(filepath.Join("..", "..", "configs", "traces", "prefill-heavy-4000in-8out.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "t.csv"), trace, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(filepath.Join(dir, "cfg"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "cfg", "k.yaml")
+	cfg := filepath.Join(dir, "k.yaml")
 	text := "trace: {path: t.csv}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: \"http://10.0.0.1:8000\"}}\narms: [{name: baseline}]\n"
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Chdir(dir)
-	if out := k8sManifest(t, cfg); !strings.Contains(out, "trace: "+base64.StdEncoding.EncodeToString(trace)) {
-		t.Errorf("manifest does not inline the trace:\n%.500s", out)
+	k8s := func(extra ...string) (string, error) {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(append([]string{"k8s", cfg, "--shards", "2", "--image", "img:1", "--out-claim", "claim"}, extra...))
+		err := root.Execute()
+		return out.String(), err
 	}
-}
-
-// k8sManifest is what `transferlab k8s CFG` prints for two shards.
-func k8sManifest(t *testing.T, cfg string) string {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs([]string{"k8s", cfg, "--shards", "2", "--image", "img:1", "--out-claim", "claim"})
-	if err := root.Execute(); err != nil {
-		t.Fatalf("k8s %s: %v\n%s", cfg, err, out.String())
+	out, err := k8s("--start-at", "2026-12-01T22:00:00Z", "--clock-ref", "ntp.example:123", "--cell-gap", "3s")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out.String()
+	for _, want := range []string{"2026-12-01T22:00:00Z", "--clock-ref", "ntp.example:123", "--cell-gap", "3s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifest lacks %q:\n%.800s", want, out)
+		}
+	}
+	if _, err := k8s("--start-at", "2026-12-01T22:00:00Z", "--start-in", "1m"); err == nil || !strings.Contains(err.Error(), "give one") {
+		t.Errorf("--start-at with --start-in: %v, want refused", err)
+	}
 }
