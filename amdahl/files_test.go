@@ -95,3 +95,41 @@ func TestSetTarget(t *testing.T) {
 		t.Errorf("no target: %+v, %v", c, err)
 	}
 }
+
+// TestResolveFormat: a format given is checked, not guessed; none given is
+// told from the file.
+func TestResolveFormat(t *testing.T) {
+	t.Parallel()
+	if f, err := ResolveFormat("nsys", "x.json"); err != nil || f != FormatNsys {
+		t.Errorf("given nsys: %v, %v", f, err)
+	}
+	if _, err := ResolveFormat("pprof", "x.json"); err == nil {
+		t.Error("unknown format accepted")
+	}
+	if f, err := ResolveFormat("", "x.sqlite"); err != nil || f != FormatNsys {
+		t.Errorf("x.sqlite: %v, %v", f, err)
+	}
+}
+
+// TestPhaseAnnotations: RANGE_NAME=PHASE specs map ranges to phases (an
+// empty phase removes a default); a spec without "=" or a name is refused
+// naming it.
+func TestPhaseAnnotations(t *testing.T) {
+	t.Parallel()
+	opts, err := PhaseAnnotations([]string{"my::prefill=prefill", "transferlab::decode="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newAttrConfig(opts)
+	if c.phases["my::prefill"] != "prefill" {
+		t.Errorf("my::prefill → %q, want prefill", c.phases["my::prefill"])
+	}
+	if _, ok := c.phases["transferlab::decode"]; ok {
+		t.Error("an empty phase left the default mapping")
+	}
+	for _, bad := range []string{"prefill", "=decode"} {
+		if _, err := PhaseAnnotations([]string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v, want refused naming it", bad, err)
+		}
+	}
+}

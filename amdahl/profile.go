@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -156,6 +157,21 @@ func KernelNames(pattern string, sequence []string) ([]Option, error) {
 			steps[i] = re
 		}
 		opts = append(opts, KernelSequence(steps))
+	}
+	return opts, nil
+}
+
+// PhaseAnnotations are the PhaseAnnotation options of specs, each
+// "RANGE_NAME=PHASE" (the profile command's --phase); an error names the
+// spec that is not.
+func PhaseAnnotations(specs []string) ([]Option, error) {
+	opts := make([]Option, 0, len(specs))
+	for _, p := range specs {
+		name, phase, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("phase %q: want RANGE_NAME=PHASE", p)
+		}
+		opts = append(opts, PhaseAnnotation(name, phase))
 	}
 	return opts, nil
 }

@@ -296,6 +296,15 @@ func ReadServerWindow(path string) (ServerWindow, error) {
 // ActiveWall is ActiveS as a duration.
 func (w ServerWindow) ActiveWall() time.Duration { return time.Duration(math.Round(w.ActiveS * 1e9)) }
 
+// ResolveFormat is the format given (ParseFormat), else the one the file at
+// path tells (DetectFormat).
+func ResolveFormat(given, path string) (Format, error) {
+	if given != "" {
+		return ParseFormat(given)
+	}
+	return DetectFormat(path)
+}
+
 // DetectFormat tells a profile's format from its name and first bytes:
 // .sqlite/.db → nsys; JSON (or gzip-compressed JSON) naming
 // HookTimingsFormat in its first 4 KiB → hook; other JSON → chrome.

@@ -31,15 +31,8 @@ func (b bootstrapper) interval(draws []float64) (lo, hi float64) {
 // mean estimates the mean of xs (one value per repetition) with a percentile
 // bootstrap interval: resample the repetitions with replacement Resamples times.
 func (b bootstrapper) mean(key string, xs []float64) report.Estimate {
-	e := report.Estimate{Reps: len(xs)}
-	if len(xs) == 0 {
-		e.Note = "no repetition measured it"
-		return e
-	}
-	e.Value = stat.Mean(xs, nil)
-	e.Low, e.High = e.Value, e.Value
-	if len(xs) < 2 {
-		e.Note = "1 repetition: an interval over repetitions needs ≥ 2"
+	e, ok := repsMean(xs)
+	if !ok {
 		return e
 	}
 	rng := b.rng(key)
@@ -56,21 +49,32 @@ func (b bootstrapper) mean(key string, xs []float64) report.Estimate {
 	return e
 }
 
+// repsMean is the estimate of the mean of xs (one value per repetition)
+// before its interval: the mean as value and both ends, or, with ok false,
+// the note why no interval over repetitions can be had (none, or only one).
+func repsMean(xs []float64) (e report.Estimate, ok bool) {
+	e = report.Estimate{Reps: len(xs)}
+	if len(xs) == 0 {
+		e.Note = "no repetition measured it"
+		return e, false
+	}
+	e.Value = stat.Mean(xs, nil)
+	e.Low, e.High = e.Value, e.Value
+	if len(xs) < 2 {
+		e.Note = "1 repetition: an interval over repetitions needs ≥ 2"
+		return e, false
+	}
+	return e, true
+}
+
 // tMean estimates the mean of xs (one value per repetition) with a Student t
 // interval at the bootstrapper's level: mean ± t(n − 1) · sd / √n (sd the
 // sample standard deviation, n − 1 degrees of freedom). With 3 repetitions a
 // bootstrap over them only spans their range; the t interval is the honest
 // one for so few values (it assumes they are roughly normal).
 func (b bootstrapper) tMean(xs []float64) report.Estimate {
-	e := report.Estimate{Reps: len(xs)}
-	if len(xs) == 0 {
-		e.Note = "no repetition measured it"
-		return e
-	}
-	e.Value = stat.Mean(xs, nil)
-	e.Low, e.High = e.Value, e.Value
-	if len(xs) < 2 {
-		e.Note = "1 repetition: an interval over repetitions needs ≥ 2"
+	e, ok := repsMean(xs)
+	if !ok {
 		return e
 	}
 	n := float64(len(xs))

@@ -69,16 +69,7 @@ const (
 // cells (manifest true_fractions), not from wall-clock expectations.
 func TestAblationMatchesSimTruth(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-	for i := range 40 {
-		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,32,96\n", 10+i)
-	}
-	trace := filepath.Join(dir, "trace.csv")
-	if err := os.WriteFile(trace, []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trace := writeAzureTrace(t, t.TempDir(), 40, func(int) (int, int) { return 32, 96 })
 	_, res, _, log := runText(t, "ablation.yaml", fmt.Sprintf(ablationConfig, trace))
 
 	if res.Ceiling != "ceil" {
@@ -266,14 +257,7 @@ func TestReferenceCeilingArm(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-	for i := range 40 {
-		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,%d,%d\n", 10+i, 24+i%16, 6+i%5)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "trace.csv"), []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAzureTrace(t, dir, 40, mixedLengths)
 	if err := os.WriteFile(filepath.Join(dir, "ceil.py"), []byte(CeilingDeclaration+"\n\ndef f(self, x):\n    return x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,13 @@ package experiment
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
@@ -36,6 +40,25 @@ func mustBase(t *testing.T, cfg *Config) traces.Schedule {
 	return s
 }
 
+// writeAzureTrace writes an Azure-format trace of n requests one second
+// apart (from 2023-11-16 18:15:10) into dir/trace.csv and returns its path;
+// lengths(i) is request i's prompt and output tokens.
+func writeAzureTrace(t *testing.T, dir string, n int, lengths func(i int) (in, out int)) string {
+	t.Helper()
+	var csv strings.Builder
+	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	start := time.Date(2023, 11, 16, 18, 15, 10, 0, time.UTC)
+	for i := range n {
+		in, out := lengths(i)
+		fmt.Fprintf(&csv, "%s.0000000,%d,%d\n", start.Add(time.Duration(i)*time.Second).Format(time.DateTime), in, out)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte(csv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return trace
+}
+
 // runText parses a config text (paths relative to this folder) and runs it
 // into a temporary folder, failing the test when the run returns an error.
 // It returns the config, the results, the output folder and the run's log.
@@ -53,3 +76,7 @@ func runText(t *testing.T, name, cfgText string) (*Config, *report.Results, stri
 	}
 	return cfg, res, out, log
 }
+
+// mixedLengths are short requests of 24-39 prompt and 6-10 output tokens,
+// varying with i (the reference-server tests' trace).
+func mixedLengths(i int) (in, out int) { return 24 + i%16, 6 + i%5 }

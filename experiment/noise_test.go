@@ -2,9 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/transferlab/transferlab/report"
@@ -35,16 +32,7 @@ energy: {disabled: true}
 // is a ratio of the noiseless virtual-time replay.
 func TestNoiseSeededPerCell(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-	for i := range 20 {
-		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,64,16\n", 10+i)
-	}
-	trace := filepath.Join(dir, "trace.csv")
-	if err := os.WriteFile(trace, []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trace := writeAzureTrace(t, t.TempDir(), 20, func(int) (int, int) { return 64, 16 })
 	factors := func() (map[string][]float64, *report.Results) {
 		_, res, _, _ := runText(t, "noise.yaml", fmt.Sprintf(noiseRunConfig, trace))
 		out := map[string][]float64{}

@@ -32,6 +32,9 @@ type RunRequest struct {
 	OTel string
 	// Now names the default output folder (DefaultOutDir).
 	Now time.Time
+	// Deadline stops the whole run after this long (--deadline; 0: none,
+	// < 0 refused).
+	Deadline time.Duration
 }
 
 // PreparedRun is a run checked before anything is measured: its config (read
@@ -42,6 +45,16 @@ type PreparedRun struct {
 	Raw        []byte
 	ConfigPath string
 	OutDir     string
+	Deadline   time.Duration
+}
+
+// Context is ctx, ended with the run deadline's passing as its cause when
+// the run has one (RunRequest.Deadline).
+func (p PreparedRun) Context(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.Deadline <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, p.Deadline, fmt.Errorf("the run deadline (--deadline %s) passed", p.Deadline))
 }
 
 // PrepareRun reads and checks the run q asks for, in this order: for a
@@ -54,13 +67,15 @@ type PreparedRun struct {
 // config's out, else DefaultOutDir(the config file's name without its
 // extension, q.Now). Every error is bad input: nothing was measured.
 func PrepareRun(ctx context.Context, q RunRequest, log io.Writer) (PreparedRun, error) {
-	var p PreparedRun
+	p := PreparedRun{ConfigPath: q.ConfigPath, Deadline: q.Deadline}
+	if q.Deadline < 0 {
+		return p, fmt.Errorf("--deadline %s: must be ≥ 0 (0: none)", q.Deadline)
+	}
 	if q.Resume != "" {
 		if err := CheckResumable(q.Resume); err != nil {
 			return p, err
 		}
 	}
-	p.ConfigPath = q.ConfigPath
 	if p.ConfigPath == "" {
 		path, err := ResumeConfigPath(q.Resume)
 		if err != nil {

@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,5 +44,29 @@ func TestRunRequestOutDir(t *testing.T) {
 				t.Errorf("outDir = %q, %v; want %q", got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRunDeadline: a negative --deadline is refused before the config is
+// read; the run's context ends at the deadline with a cause naming it; no
+// deadline leaves the context to its parent.
+func TestRunDeadline(t *testing.T) {
+	t.Parallel()
+	if _, err := PrepareRun(context.Background(), RunRequest{ConfigPath: "no-such.yaml", Deadline: -time.Second}, nil); err == nil || !strings.Contains(err.Error(), "--deadline -1s: must be ≥ 0") {
+		t.Errorf("negative deadline: %v", err)
+	}
+	ctx, cancel := PreparedRun{Deadline: time.Millisecond}.Context(context.Background())
+	defer cancel()
+	<-ctx.Done()
+	if err := context.Cause(ctx); err == nil || !strings.Contains(err.Error(), "the run deadline (--deadline 1ms) passed") {
+		t.Errorf("cause %v", err)
+	}
+	ctx, cancel = PreparedRun{}.Context(context.Background())
+	if _, ok := ctx.Deadline(); ok {
+		t.Error("no deadline asked, one set")
+	}
+	cancel()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		t.Errorf("after cancel: %v", ctx.Err())
 	}
 }

@@ -277,14 +277,7 @@ func runFakeProfile(t *testing.T, hookTimings bool) (*report.Results, *Config, s
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	var csv strings.Builder
-	csv.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-	for i := range 40 {
-		fmt.Fprintf(&csv, "2023-11-16 18:15:%02d.0000000,%d,%d\n", 10+i, 24+i%16, 6+i%5)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "trace.csv"), []byte(csv.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAzureTrace(t, dir, 40, mixedLengths)
 	writeValidation(t, dir, "graph", testShapes, 0)
 	cfg, err := Parse(strings.NewReader(fmt.Sprintf(refProfileConfig, fake, hookTimings)), "ref.yaml", dir)
 	if err != nil {

@@ -164,19 +164,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		}
 	}
 
-	// The validation gate, before any server starts: a candidate whose report
-	// is missing, failing or stale is refused before device time is spent. A
-	// ceiling is never validated (its outputs are meaningless); its kernel
-	// file must declare itself one, and a candidate's must not.
-	if err := checkArmRoles(eff.Arms); err != nil {
+	if err := checkValidated(eff.Arms); err != nil {
 		return nil, err
-	}
-	for _, a := range eff.Arms {
-		if a.Override != nil && !a.IsCeiling() {
-			if _, err := integrate.CheckValidation(*a.Override); err != nil {
-				return nil, fmt.Errorf("arm %s: %w", a.Name, err)
-			}
-		}
 	}
 	// An endpoint that is unreachable, refuses the credentials or leaves
 	// the model unclear ends the run before anything is written.
@@ -194,6 +183,78 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		return nil, err
 	}
 	defer unlock()
+	res := newResults(cfg, eff, opt, base)
+	prior, err := resume(res, eff, opt, scheds, log, warn)
+	if err != nil {
+		return nil, err
+	}
+	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	opt.Written.Add(RecordsFile)
+	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile), scrub: lv.scrub}
+	cellsOut, err := opt.createOut(filepath.Join(opt.OutDir, CellsFile))
+	if err != nil {
+		recFile.Close()
+		return nil, fmt.Errorf("%s: %w", CellsFile, err)
+	}
+	opt.Written.Add(CellsFile)
+
+	for _, w := range append([]string{serverNotice(&eff, endpoints), coldStartWarning(eff)}, completionWarnings(&eff, endpoints)...) {
+		if w != "" {
+			res.Warnings = append(res.Warnings, w)
+			fmt.Fprintf(warn, "warning: %s\n", w)
+		}
+	}
+	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, base: base, scheds: scheds, res: res, jsonl: jsonl,
+		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut,
+		launcher: &servers.Launcher{Device: eff.Energy.Device, Log: log, Warn: warn, Headers: lv.headers, Scrub: lv.scrub}}
+	r.startExport(ctx)
+	runErr := r.runAll(ctx)
+	r.stopExport(ctx)
+	r.keepRest()
+	if r.cellsOut != nil {
+		if err := r.cellsOut.Close(); err != nil {
+			fmt.Fprintf(warn, "warning: %s: %v\n", CellsFile, err)
+		}
+	}
+	runErr = lv.scrub.Error(closeRecords(jsonl, recFile, runErr))
+	if runErr != nil {
+		res.Complete = false
+		res.IncompleteReason = runErr.Error()
+	} else {
+		res.Complete = true
+	}
+	if werr := r.finish(); werr != nil {
+		return res, errors.Join(runErr, lv.scrub.Error(werr))
+	}
+	return res, runErr
+}
+
+// checkValidated is the validation gate, before any server starts: a
+// candidate whose report is missing, failing or stale is refused before
+// device time is spent. A ceiling is never validated (its outputs are
+// meaningless); its kernel file must declare itself one, and a candidate's
+// must not.
+func checkValidated(arms []ArmConfig) error {
+	if err := checkArmRoles(arms); err != nil {
+		return err
+	}
+	for _, a := range arms {
+		if a.Override != nil && !a.IsCeiling() {
+			if _, err := integrate.CheckValidation(*a.Override); err != nil {
+				return fmt.Errorf("arm %s: %w", a.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// newResults is the run's results before any cell: its manifest (command,
+// config as requested and effective, both redacted, code and machine), the
+// trace's accounting, the SLO and the ceiling arm.
+func newResults(cfg *Config, eff Config, opt Options, base traces.Schedule) *report.Results {
 	res := &report.Results{
 		Cells:         []report.Cell{},
 		SchemaVersion: report.SchemaVersion,
@@ -230,60 +291,43 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if c, ok := ceilingArm(eff.Arms); ok {
 		res.Ceiling = c.Name
 	}
-	if orderWarning != "" {
-		res.Warnings = append(res.Warnings, "trace "+orderWarning)
+	if w := base.OrderWarning(); w != "" {
+		res.Warnings = append(res.Warnings, "trace "+w)
 	}
+	return res
+}
 
-	var prior *kept
-	if opt.Resume {
-		var notes []string
-		prior, notes, err = readResume(opt.OutDir, res.Manifest.ConfigSHA256, res.Trace.SHA256, res.Manifest.GitCommit, eff, scheds)
-		if err != nil {
-			return nil, err
-		}
-		res.Resumed = true
-		res.ResumedFrom = &report.ResumedFrom{CreatedAt: prior.prior.CreatedAt, IncompleteReason: prior.prior.IncompleteReason, Server: prior.prior.Manifest.Server}
-		// Hook counters are per server launch and summed over an arm's
-		// launches (addHook): the interrupted run's launches count too.
-		res.Hook = prior.prior.Hook
-		for _, n := range notes {
-			w := "resume: " + n
-			res.Warnings = append(res.Warnings, w)
-			fmt.Fprintf(warn, "warning: %s\n", w)
-		}
-		fmt.Fprintf(log, "resuming the run in %s: %d complete cells kept\n", opt.OutDir, len(prior.cells))
+// resume, for a resumed run (opt.Resume), reads the interrupted run in
+// opt.OutDir, refusing it when its config, trace or code differ (readResume),
+// marks res resumed with the earlier run's hook counters, and warns of what
+// the earlier run noted; it returns the cells kept (nil when not resuming).
+func resume(res *report.Results, eff Config, opt Options, scheds []traces.Schedule, log, warn io.Writer) (*kept, error) {
+	if !opt.Resume {
+		return nil, nil
 	}
-	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
+	prior, notes, err := readResume(opt.OutDir, res.Manifest.ConfigSHA256, res.Trace.SHA256, res.Manifest.GitCommit, eff, scheds)
 	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
+		return nil, err
 	}
-	opt.Written.Add(RecordsFile)
-	jsonl := &recordsSink{JSONLSink: loadgen.NewJSONLSink(recFile), scrub: lv.scrub}
-	cellsOut, err := opt.createOut(filepath.Join(opt.OutDir, CellsFile))
-	if err != nil {
-		recFile.Close()
-		return nil, fmt.Errorf("%s: %w", CellsFile, err)
+	res.Resumed = true
+	res.ResumedFrom = &report.ResumedFrom{CreatedAt: prior.prior.CreatedAt, IncompleteReason: prior.prior.IncompleteReason, Server: prior.prior.Manifest.Server}
+	// Hook counters are per server launch and summed over an arm's
+	// launches (addHook): the interrupted run's launches count too.
+	res.Hook = prior.prior.Hook
+	for _, n := range notes {
+		w := "resume: " + n
+		res.Warnings = append(res.Warnings, w)
+		fmt.Fprintf(warn, "warning: %s\n", w)
 	}
-	opt.Written.Add(CellsFile)
+	fmt.Fprintf(log, "resuming the run in %s: %d complete cells kept\n", opt.OutDir, len(prior.cells))
+	return prior, nil
+}
 
-	for _, w := range append([]string{serverNotice(&eff, endpoints), coldStartWarning(eff)}, completionWarnings(&eff, endpoints)...) {
-		if w != "" {
-			res.Warnings = append(res.Warnings, w)
-			fmt.Fprintf(warn, "warning: %s\n", w)
-		}
-	}
-	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, base: base, scheds: scheds, res: res, jsonl: jsonl,
-		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut,
-		launcher: &servers.Launcher{Device: eff.Energy.Device, Log: log, Warn: warn, Headers: lv.headers, Scrub: lv.scrub}}
-	r.startExport(ctx)
-	runErr := r.runAll(ctx)
-	r.stopExport(ctx)
-	r.keepRest()
-	if r.cellsOut != nil {
-		if err := r.cellsOut.Close(); err != nil {
-			fmt.Fprintf(warn, "warning: %s: %v\n", CellsFile, err)
-		}
-	}
+// closeRecords closes records.jsonl's sink and file (synced first) and
+// returns runErr joined with what failed: a close error of the sink is the
+// run's error when it had none; the file's first failure is kept as the
+// sink's *FileError, naming how many whole records it holds.
+func closeRecords(jsonl *recordsSink, recFile outFile, runErr error) error {
 	if cerr := jsonl.Close(); cerr != nil && runErr == nil {
 		runErr = fmt.Errorf("records: %w", cerr)
 	}
@@ -297,17 +341,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if jsonl.err != nil {
 		runErr = errors.Join(runErr, jsonl.err)
 	}
-	runErr = lv.scrub.Error(runErr)
-	if runErr != nil {
-		res.Complete = false
-		res.IncompleteReason = runErr.Error()
-	} else {
-		res.Complete = true
-	}
-	if werr := r.finish(); werr != nil {
-		return res, errors.Join(runErr, lv.scrub.Error(werr))
-	}
-	return res, runErr
+	return runErr
 }
 
 // recordsSink is records.jsonl's sink: its first failure is kept as a

@@ -475,16 +475,30 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 		pq = report.DefaultSLOPercentile
 	}
 	ps := "p" + strconv.FormatFloat(pq, 'f', -1, 64)
+	return []tablePart{latencyPart(cells, ps, u), ratesPart(cells, ps, u), timingPart(cells, ps, u)}
+}
+
+// cellKey is the first three columns of a cell's row: arm, load, repetition.
+func cellKey(c report.Cell) []string {
+	return []string{c.Arm, report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition)}
+}
+
+// quantileText is d's quantile q ("p50", "p99.9", "mean", "max"), or why
+// there is none (figure).
+func quantileText(d report.Dist, q string) string {
+	v, err := analysis.Quantile(d, q)
+	if err != nil {
+		return figure(nil, d.N)
+	}
+	return report.Num(v)
+}
+
+// latencyPart is the latency table: TTFT, TPOT and E2E at p50, ps (and p99
+// where a cell has it) and mean, ITL at p50 and ps.
+func latencyPart(cells []report.Cell, ps string, u func(string) string) tablePart {
 	withP99 := ps != "p99" && slices.ContainsFunc(cells, func(c report.Cell) bool {
 		return c.TTFT.P99Ms != nil || c.TPOT.P99Ms != nil || c.E2E.P99Ms != nil
 	})
-	at := func(d report.Dist, q string) string {
-		v, err := analysis.Quantile(d, q)
-		if err != nil {
-			return figure(nil, d.N)
-		}
-		return report.Num(v)
-	}
 	lat := tablePart{Heading: "Latency (" + u("ms") + ")", Header: []string{"arm", "load (req/s)", "rep", "ok/n"}}
 	type col struct {
 		name string
@@ -512,81 +526,20 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 			lat.Header = append(lat.Header, cl.name+" "+q)
 		}
 	}
-	rates := tablePart{Heading: "Rates, SLO claims and flags",
-		Header: []string{"arm", "load (req/s)", "rep", "arrival (" + u("req/s") + ")", "window (" + u("s") + ")", "output tokens in the window", "throughput (" + u("tok/s") + ")", "goodput (" + u("req/s") + "; met SLOs / measured)", "SLO claims at " + ps, "flags"}}
-	timing := tablePart{Heading: "Client timing (" + u("ms") + ")",
-		Header: []string{"arm", "load (req/s)", "rep", "TTFT (intended) p50", "TTFO p50", "schedule lag p50", "schedule lag " + ps, "dispatch lag p50", "dispatch lag max", "warm-up records left out"}}
 	methods := map[string]bool{}
 	var method string
-	claimNote := false
 	for _, c := range cells {
-		key := []string{c.Arm, report.Num(c.OfferedLoadRPS), fmt.Sprint(c.Repetition)}
 		n := 0
 		for _, v := range c.States {
 			n += v
 		}
-		row := append(slices.Clone(key), fmt.Sprintf("%d/%d", c.States["ok"], n))
+		row := append(cellKey(c), fmt.Sprintf("%d/%d", c.States["ok"], n))
 		for _, cl := range cols {
 			for _, q := range cl.qs {
-				row = append(row, at(cl.d(c), q))
+				row = append(row, quantileText(cl.d(c), q))
 			}
 		}
 		lat.Rows = append(lat.Rows, row)
-
-		arrival := notMeasuredText(report.OrText(c.NotMeasured, "fewer than two measured requests"))
-		if c.ArrivalRateRPS != nil {
-			arrival = report.Num(*c.ArrivalRateRPS)
-		}
-		window, tokens, thr := notMeasuredText(c.NotMeasured), "—", "—"
-		if c.NotMeasured == "" {
-			window, tokens, thr = optWindowText(c.WindowS), tokensText(c.WindowOutputTokens), cellRate(c, c.ThroughputTokPerS)
-		}
-		var claims []string
-		for _, cl := range c.SLOClaims {
-			t := fmt.Sprintf("%s ≤ %s ms: %s (%d/%d over", strings.ToUpper(cl.Metric), report.Num(cl.TargetMs), claimWord(cl.Holds), cl.Over, cl.N)
-			if cl.MaxOver < 0 {
-				need, _ := stats.MinSamples(cl.Quantile, cl.Confidence)
-				t += fmt.Sprintf("; n < %d: too few for a claim", need)
-			} else {
-				t += fmt.Sprintf(", ≤ %d allowed", cl.MaxOver)
-			}
-			claims = append(claims, t+")")
-			claimNote = true
-		}
-		var flags []string
-		if c.ClientBound {
-			flags = append(flags, "client-bound ("+analysis.DispatchLagFlagText(c)+")")
-		} else if c.DispatchLateSends > 0 {
-			flags = append(flags, "late sends, not client-bound ("+analysis.DispatchLagFlagText(c)+")")
-		}
-		if c.Incomplete != "" {
-			flags = append(flags, "incomplete, left out of statistics, ratios and verdicts: "+c.Incomplete)
-		}
-		for _, st := range []string{"http_error", "stream_error", "timeout", "cancelled", "not_sent"} {
-			if c.States[st] > 0 {
-				flags = append(flags, fmt.Sprintf("%s %d", st, c.States[st]))
-			}
-		}
-		if c.QueuedByCap > 0 {
-			flags = append(flags, fmt.Sprintf("in-flight cap queued %d (sent late, in order)", c.QueuedByCap))
-		}
-		if c.MissingUsage > 0 {
-			flags = append(flags, fmt.Sprintf("missing usage %d (output tokens from token events)", c.MissingUsage))
-		}
-		if c.UsageMismatches > 0 {
-			flags = append(flags, fmt.Sprintf("usage mismatches %d", c.UsageMismatches))
-		}
-		if c.MultiTokenEvents > 0 {
-			flags = append(flags, fmt.Sprintf("multi-token events %d", c.MultiTokenEvents))
-		}
-		if c.PromptCheck.Mismatches > 0 {
-			flags = append(flags, fmt.Sprintf("prompt mismatches %d/%d (below)", c.PromptCheck.Mismatches, c.PromptCheck.Reported))
-		}
-		rates.Rows = append(rates.Rows, append(slices.Clone(key), arrival, window, tokens, thr, goodputText(c)+" ("+goodCount(c)+")",
-			report.OrText(strings.Join(claims, "; "), "none declared"), report.OrText(strings.Join(flags, "; "), "none")))
-
-		timing.Rows = append(timing.Rows, append(slices.Clone(key), at(c.TTFTIntended, "p50"), at(c.TTFO, "p50"),
-			at(c.ScheduleLag, "p50"), at(c.ScheduleLag, ps), at(c.DispatchLag, "p50"), at(c.DispatchLag, "max"), fmt.Sprint(c.WarmupRecords)))
 		if c.TTFT.Method != "" && !methods[c.TTFT.Method] {
 			methods[c.TTFT.Method] = true
 			method = report.OrText(method, c.TTFT.Method)
@@ -595,6 +548,29 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 	lat.Note = "ok/n: requests that ended ok of the measured ones (warm-up left out); latency figures are over the ok ones, ITL per gap. refused (n=…): too few samples for that percentile at 99 % confidence (p90 needs ≥ 44, p99 ≥ 459); —: no samples."
 	if method != "" {
 		lat.Note += " Percentile method: " + method + "."
+	}
+	return lat
+}
+
+// ratesPart is the table of arrival, window, throughput, goodput, SLO
+// claims at ps and flags, one row per cell.
+func ratesPart(cells []report.Cell, ps string, u func(string) string) tablePart {
+	rates := tablePart{Heading: "Rates, SLO claims and flags",
+		Header: []string{"arm", "load (req/s)", "rep", "arrival (" + u("req/s") + ")", "window (" + u("s") + ")", "output tokens in the window", "throughput (" + u("tok/s") + ")", "goodput (" + u("req/s") + "; met SLOs / measured)", "SLO claims at " + ps, "flags"}}
+	claimNote := false
+	for _, c := range cells {
+		arrival := notMeasuredText(report.OrText(c.NotMeasured, "fewer than two measured requests"))
+		if c.ArrivalRateRPS != nil {
+			arrival = report.Num(*c.ArrivalRateRPS)
+		}
+		window, tokens, thr := notMeasuredText(c.NotMeasured), "—", "—"
+		if c.NotMeasured == "" {
+			window, tokens, thr = optWindowText(c.WindowS), tokensText(c.WindowOutputTokens), cellRate(c, c.ThroughputTokPerS)
+		}
+		claims := claimTexts(c)
+		claimNote = claimNote || len(claims) > 0
+		rates.Rows = append(rates.Rows, append(cellKey(c), arrival, window, tokens, thr, goodputText(c)+" ("+goodCount(c)+")",
+			report.OrText(strings.Join(claims, "; "), "none declared"), report.OrText(strings.Join(cellFlags(c), "; "), "none")))
 	}
 	rates.Note = "Arrival: the measured requests' rate ((n − 1) / their scheduled span); the offered load is the mean over warm-up and measured span, so a bursty trace's measured part can arrive faster. Window: " + windowDefinition + ". Output tokens in the window: " + windowTokensDefinition + "; throughput = those tokens / window. Goodput: " + goodputDefinition + "."
 	if claimNote {
@@ -606,8 +582,74 @@ func cellParts(r report.Results, u func(string) string) []tablePart {
 	if slices.ContainsFunc(cells, func(c report.Cell) bool { return !c.ClientBound && c.DispatchLateSends > 0 }) {
 		rates.Note += " late sends, not client-bound: fewer late sends than that, no evidence that the client set the pace; each late request's TTFT, TPOT and E2E count from its own send."
 	}
+	return rates
+}
+
+// claimTexts are c's SLO claims, one text each: how many ok requests were
+// over the target against the most allowed (or that too few were measured).
+func claimTexts(c report.Cell) []string {
+	var claims []string
+	for _, cl := range c.SLOClaims {
+		t := fmt.Sprintf("%s ≤ %s ms: %s (%d/%d over", strings.ToUpper(cl.Metric), report.Num(cl.TargetMs), claimWord(cl.Holds), cl.Over, cl.N)
+		if cl.MaxOver < 0 {
+			need, _ := stats.MinSamples(cl.Quantile, cl.Confidence)
+			t += fmt.Sprintf("; n < %d: too few for a claim", need)
+		} else {
+			t += fmt.Sprintf(", ≤ %d allowed", cl.MaxOver)
+		}
+		claims = append(claims, t+")")
+	}
+	return claims
+}
+
+// cellFlags are what the reader must know of c beyond its figures: client-
+// bound or late sends, incomplete, failed states, queued, usage and prompt
+// problems.
+func cellFlags(c report.Cell) []string {
+	var flags []string
+	if c.ClientBound {
+		flags = append(flags, "client-bound ("+analysis.DispatchLagFlagText(c)+")")
+	} else if c.DispatchLateSends > 0 {
+		flags = append(flags, "late sends, not client-bound ("+analysis.DispatchLagFlagText(c)+")")
+	}
+	if c.Incomplete != "" {
+		flags = append(flags, "incomplete, left out of statistics, ratios and verdicts: "+c.Incomplete)
+	}
+	for _, st := range []string{"http_error", "stream_error", "timeout", "cancelled", "not_sent"} {
+		if c.States[st] > 0 {
+			flags = append(flags, fmt.Sprintf("%s %d", st, c.States[st]))
+		}
+	}
+	for _, f := range []struct {
+		n    int
+		text string
+	}{
+		{c.QueuedByCap, "in-flight cap queued %d (sent late, in order)"},
+		{c.MissingUsage, "missing usage %d (output tokens from token events)"},
+		{c.UsageMismatches, "usage mismatches %d"},
+		{c.MultiTokenEvents, "multi-token events %d"},
+	} {
+		if f.n > 0 {
+			flags = append(flags, fmt.Sprintf(f.text, f.n))
+		}
+	}
+	if c.PromptCheck.Mismatches > 0 {
+		flags = append(flags, fmt.Sprintf("prompt mismatches %d/%d (below)", c.PromptCheck.Mismatches, c.PromptCheck.Reported))
+	}
+	return flags
+}
+
+// timingPart is the client's own timing per cell: intended TTFT, TTFO,
+// schedule and dispatch lag, warm-up records left out.
+func timingPart(cells []report.Cell, ps string, u func(string) string) tablePart {
+	timing := tablePart{Heading: "Client timing (" + u("ms") + ")",
+		Header: []string{"arm", "load (req/s)", "rep", "TTFT (intended) p50", "TTFO p50", "schedule lag p50", "schedule lag " + ps, "dispatch lag p50", "dispatch lag max", "warm-up records left out"}}
+	for _, c := range cells {
+		timing.Rows = append(timing.Rows, append(cellKey(c), quantileText(c.TTFTIntended, "p50"), quantileText(c.TTFO, "p50"),
+			quantileText(c.ScheduleLag, "p50"), quantileText(c.ScheduleLag, ps), quantileText(c.DispatchLag, "p50"), quantileText(c.DispatchLag, "max"), fmt.Sprint(c.WarmupRecords)))
+	}
 	timing.Note = "TTFT (intended) counts from the scheduled send (coordinated-omission safe); TTFO is the first message of any kind; schedule lag is how late each send left against its schedule, dispatch lag the client's own part of it."
-	return []tablePart{lat, rates, timing}
+	return timing
 }
 
 // The definitions printed next to the window figures (DESIGN.md, "Throughput", "Goodput").

@@ -108,6 +108,41 @@ func roofline(flops, bytes, tflops, tbps float64) float64 {
 	return math.Max(flops/(tflops*1e12), bytes/(tbps*1e12))
 }
 
+// attention is the attention op's seconds of the step's prefill chunks
+// (flash, causal: each new token attends to the past and to the new tokens
+// before it) and of its decode rows (paged: one query over its context),
+// before any override, and its kernel launches (one per layer for each
+// part the step has).
+func (c *CostModel) attention(s StepShape) (preSec, decSec float64, launches int) {
+	m, g := c.m, c.g
+	L := float64(m.Layers)
+	db := float64(m.DTypeBytes)
+	qDim := float64(m.Heads * m.HeadDim)
+	kvDim := float64(m.KVHeads * m.HeadDim)
+	tp, td := s.Tokens()
+	if tp > 0 {
+		var flops, bytes float64
+		for _, ch := range s.Prefill {
+			nn, p := float64(ch.NewTokens), float64(ch.PastTokens)
+			flops += 4 * qDim * (nn*p + nn*(nn+1)/2)
+			bytes += (2*nn*qDim + 2*(p+nn)*kvDim + 2*nn*kvDim) * db
+		}
+		preSec = L*roofline(flops, bytes, g.AttentionTFLOPS, g.AttentionBandwidthTBps) + L*c.launchS
+		launches += m.Layers
+	}
+	if td > 0 {
+		var flops, bytes float64
+		for _, ctx := range s.DecodeContexts {
+			cx := float64(ctx)
+			flops += 4 * qDim * cx
+			bytes += (2*qDim + 2*cx*kvDim + 2*kvDim) * db
+		}
+		decSec = L*roofline(flops, bytes, g.AttentionTFLOPS, g.AttentionBandwidthTBps) + L*c.launchS
+		launches += m.Layers
+	}
+	return preSec, decSec, launches
+}
+
 // Step prices one step. A step with no tokens costs nothing (not even the CPU overhead).
 func (c *CostModel) Step(s StepShape) StepCost {
 	var out StepCost
@@ -170,28 +205,7 @@ func (c *CostModel) Step(s StepShape) StepCost {
 	set(OpRotary, sec, n, tokShare)
 
 	// attention: prefill (flash, causal) and decode (paged) kernels costed apart.
-	var preSec, decSec float64
-	launches := 0
-	if tp > 0 {
-		var flops, bytes float64
-		for _, ch := range s.Prefill {
-			nn, p := float64(ch.NewTokens), float64(ch.PastTokens)
-			flops += 4 * qDim * (nn*p + nn*(nn+1)/2)
-			bytes += (2*nn*qDim + 2*(p+nn)*kvDim + 2*nn*kvDim) * db
-		}
-		preSec = L*roofline(flops, bytes, g.AttentionTFLOPS, g.AttentionBandwidthTBps) + L*c.launchS
-		launches += m.Layers
-	}
-	if td > 0 {
-		var flops, bytes float64
-		for _, ctx := range s.DecodeContexts {
-			cx := float64(ctx)
-			flops += 4 * qDim * cx
-			bytes += (2*qDim + 2*cx*kvDim + 2*kvDim) * db
-		}
-		decSec = L*roofline(flops, bytes, g.AttentionTFLOPS, g.AttentionBandwidthTBps) + L*c.launchS
-		launches += m.Layers
-	}
+	preSec, decSec, launches := c.attention(s)
 	pre := time.Duration(math.Round(preSec / c.factor[OpAttention] * 1e9))
 	dec := time.Duration(math.Round(decSec / c.factor[OpAttention] * 1e9))
 	if !c.ceiling[OpAttention] {

@@ -44,9 +44,9 @@ func newProfileCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			f, err := profileFormat(format, path)
+			f, err := amdahl.ResolveFormat(format, path)
 			if err != nil {
-				return err
+				return fmt.Errorf("profile: %w; pass --format chrome|nsys|hook", err)
 			}
 			cfg := amdahl.SummaryConfig{Windows: windows, Boot: []amdahl.BootOption{amdahl.Seed(seed)}}
 			if err := cfg.SetTarget(target, f, hookWindows); err != nil {
@@ -56,14 +56,11 @@ func newProfileCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("profile: --kernel-pattern / --kernel-seq: %w", err)
 			}
-			cfg.Options = append(cfg.Options, names...)
-			for _, p := range phases {
-				name, phase, ok := strings.Cut(p, "=")
-				if !ok || name == "" {
-					return fmt.Errorf("profile: --phase %q: want RANGE_NAME=PHASE", p)
-				}
-				cfg.Options = append(cfg.Options, amdahl.PhaseAnnotation(name, phase))
+			phaseNames, err := amdahl.PhaseAnnotations(phases)
+			if err != nil {
+				return fmt.Errorf("profile: --%w", err)
 			}
+			cfg.Options = append(append(cfg.Options, names...), phaseNames...)
 			if records != "" {
 				if cfg.Active, err = experiment.ActiveFromRecordsFile(records, time.Duration(recordsOffsetNs)); err != nil {
 					return fmt.Errorf("profile: --records: %w", err)
@@ -117,16 +114,4 @@ func newProfileCmd() *cobra.Command {
 	fl.Uint64Var(&seed, "seed", 1, "bootstrap seed")
 	fl.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	return cmd
-}
-
-// profileFormat returns the --format value, or infers it from the file.
-func profileFormat(flag, path string) (amdahl.Format, error) {
-	if flag != "" {
-		return amdahl.ParseFormat(flag)
-	}
-	f, err := amdahl.DetectFormat(path)
-	if err != nil {
-		return "", fmt.Errorf("profile: %w; pass --format chrome|nsys|hook", err)
-	}
-	return f, nil
 }

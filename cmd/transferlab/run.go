@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -52,7 +51,7 @@ others run again, and the reports say which cell was measured when.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := experiment.RunRequest{Resume: resume, Out: out, OutGiven: cmd.Flags().Changed("out"), Overwrite: overwrite,
-				Sharded: sharding.Sharded(), OTel: otel, Now: time.Now()}
+				Sharded: sharding.Sharded(), OTel: otel, Now: time.Now(), Deadline: deadline}
 			if len(args) > 0 {
 				q.ConfigPath = args[0]
 			}
@@ -71,15 +70,8 @@ others run again, and the reports say which cell was measured when.`,
 			} else if isTerminal(cmd.ErrOrStderr()) {
 				progress = cmd.ErrOrStderr()
 			}
-			ctx := cmd.Context()
-			if deadline < 0 {
-				return fmt.Errorf("--deadline %s: must be ≥ 0 (0: none)", deadline)
-			}
-			if deadline > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeoutCause(ctx, deadline, fmt.Errorf("the run deadline (--deadline %s) passed", deadline))
-				defer cancel()
-			}
+			ctx, cancel := run.Context(cmd.Context())
+			defer cancel()
 			written := &experiment.Written{}
 			res, runErr := sharding.Run(ctx, run.Config, experiment.Options{
 				ConfigPath: run.ConfigPath,
