@@ -168,7 +168,7 @@ func TestCeilingConfig(t *testing.T) {
 		{"ceiling word on a candidate", head + "server: {kind: sim}\narms: [{name: b}, {name: c, sim_overrides: {rmsnorm: ceiling}}]\n", "arms[1].sim_overrides.rmsnorm (line 5): ceiling removes the op's work: only an arm with role: ceiling"},
 		{"ceiling without the word", head + "server: {kind: sim}\narms: [{name: b}, {name: k, role: ceiling, sim_overrides: {rmsnorm: 2}}]\n", "needs sim_overrides: {rmsnorm: ceiling}"},
 		{"ceiling of another op", head + "server: {kind: sim}\narms: [{name: b}, {name: k, role: ceiling, sim_overrides: {attention: ceiling}}]\n", "arms[1].sim_overrides.attention (line 5): a ceiling arm removes the target op"},
-		{"not a factor", head + "server: {kind: sim}\narms: [{name: b}, {name: c, sim_overrides: {rmsnorm: fast}}]\n", "is not a speedup factor (a number > 0) or the word ceiling"},
+		{"not a factor", head + "server: {kind: sim}\narms: [{name: b}, {name: c, sim_overrides: {rmsnorm: fast}}]\n", `arms[1].sim_overrides.rmsnorm (line 5): "fast" is not a speedup factor (a number > 0) or the word ceiling`},
 		{"unknown role", head + "server: {kind: sim}\narms: [{name: b}, {name: c, role: champion, sim_overrides: {rmsnorm: 2}}]\n", `arms[1].role (line 5): unknown role "champion"`},
 		{"two ceilings", head + "server: {kind: sim}\narms: [{name: b}, {name: k, role: ceiling, sim_overrides: {rmsnorm: ceiling}}, {name: k2, role: ceiling, sim_overrides: {rmsnorm: ceiling}}]\n", "arms[2].role (line 5): a second ceiling arm"},
 		{"baseline with a role", head + "server: {kind: sim}\narms: [{name: b, role: ceiling}]\n", "arms[0].role (line 5): the first arm is the baseline"},

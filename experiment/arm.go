@@ -75,15 +75,31 @@ var Ceiling = SimFactor{Ceiling: true}
 // IsCeiling reports whether f removes the op (written "ceiling").
 func (f SimFactor) IsCeiling() bool { return f.Ceiling }
 
+// CheckYAML says why n is neither a number nor the word ceiling ("" when it
+// is one); the config check (yamlcheck.Checker) reports it at its field.
+func (SimFactor) CheckYAML(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && n.Value == RoleCeiling {
+		return ""
+	}
+	var v float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil {
+		return fmt.Sprintf("%q is not a speedup factor (a number > 0) or the word ceiling", n.Value)
+	}
+	return ""
+}
+
 // UnmarshalYAML reads a number or the word ceiling.
 func (f *SimFactor) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode && n.Value == RoleCeiling {
+	if msg := f.CheckYAML(n); msg != "" {
+		return fmt.Errorf("line %d: %s", n.Line, msg)
+	}
+	if n.Value == RoleCeiling {
 		*f = Ceiling
 		return nil
 	}
 	var v float64
-	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!float") || n.Decode(&v) != nil {
-		return fmt.Errorf("line %d: %q is not a speedup factor (a number > 0) or the word ceiling", n.Line, n.Value)
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
 	}
 	*f = Factor(v)
 	return nil

@@ -50,6 +50,17 @@ func As(t, as reflect.Type) Option {
 	return func(s *settings) { s.as[t] = as }
 }
 
+// Checker is a type that decodes itself (UnmarshalYAML) and can say before
+// decoding why a node cannot become one of it ("" when it can): Check asks
+// it through its zero value and reports the answer at the field's path and
+// line, as it reports a mismatch of its own (a bare UnmarshalYAML error
+// knows only its line).
+type Checker interface {
+	CheckYAML(n *yaml.Node) string
+}
+
+var checkerType = reflect.TypeOf((*Checker)(nil)).Elem()
+
 // Result is what Check found in a document, and the document's field lines.
 type Result struct {
 	// Unknown holds one problem per key that the Go type does not have.
@@ -174,7 +185,11 @@ func (w *walker) walk(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
 		return // null leaves the field as it was, as yaml decodes it
 	}
-	if msg := mismatch(n, t); msg != "" {
+	msg := mismatch(n, t)
+	if t.Implements(checkerType) {
+		msg = reflect.Zero(t).Interface().(Checker).CheckYAML(n)
+	}
+	if msg != "" {
 		w.r.Bad = append(w.r.Bad, Problem{Path: path, Line: n.Line, Msg: msg})
 		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: n.Line, Column: n.Column}
 		return
