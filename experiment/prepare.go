@@ -57,11 +57,11 @@ func (p PreparedRun) Context(ctx context.Context) (context.Context, context.Canc
 	return context.WithTimeoutCause(ctx, p.Deadline, fmt.Errorf("the run deadline (--deadline %s) passed", p.Deadline))
 }
 
-// PrepareRun reads and checks the run q asks for, in this order: for a
-// resume, that the run is not complete (CheckResumable, before anything is
-// said on log); the config
-// (for a resume without one, the path the run recorded, said on log), its
-// files, the GPU software its server needs (Preflight: missing software fails
+// PrepareRun reads and checks the run q asks for, in this order: the
+// deadline (≥ 0); for a resume, that the run is not complete
+// (CheckResumable, before anything is said on log); the config (for a
+// resume without one, the path the run recorded, said on log), its files,
+// the GPU software its server needs (Preflight: missing software fails
 // here, before a server starts or a folder is made), the OTel override, and
 // the output folder: q.Out, else for a resume the resumed folder, else the
 // config's out, else DefaultOutDir(the config file's name without its
