@@ -117,27 +117,17 @@ files unless --overwrite, and never writes through a symlink.`,
 	return cmd
 }
 
-// verdictExit maps the comparison to an exit status when --exit-code is set:
-// exitSameRun when A and B are one run (canary.SameRun: its verdict tested
-// nothing, whatever it says), exitIncompleteInput when A or B did not
-// complete (Input.Complete), else by the verdict.
+// verdictExit maps the comparison's gate (canary.Comparison.Gate) to an
+// exit status when --exit-code is set.
 func verdictExit(c canary.Comparison, enabled bool) error {
 	if !enabled {
 		return nil
 	}
-	if c.SameRun != "" {
-		return &exitError{code: exitSameRun, err: fmt.Errorf("compare: A and B are the same run (%s): the gate tested nothing; give it the production run as A and the canary's own run as B", c.SameRun)}
+	g, err := c.Gate()
+	if err == nil {
+		return nil
 	}
-	if !c.Results.Complete {
-		return &exitError{code: exitIncompleteInput, err: fmt.Errorf("compare: an incomplete run cannot pass or fail a gate (%s): measure it to the end and compare again", c.Results.IncompleteReason)}
-	}
-	for _, v := range c.Results.Verdicts {
-		switch v.Outcome {
-		case "fail":
-			return &exitError{code: exitFail, err: fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))}
-		case "inconclusive":
-			return &exitError{code: exitInconclusive, err: fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))}
-		}
-	}
-	return nil
+	code := map[canary.Gate]int{canary.GateSameRun: exitSameRun, canary.GateIncomplete: exitIncompleteInput,
+		canary.GateFail: exitFail, canary.GateInconclusive: exitInconclusive}[g]
+	return &exitError{code: code, err: err}
 }

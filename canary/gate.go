@@ -1,0 +1,49 @@
+package canary
+
+import (
+	"fmt"
+
+	"github.com/transferlab/transferlab/analysis"
+)
+
+// Gate is what a canary gate (compare --exit-code) makes of a comparison.
+type Gate string
+
+// The gate's outcomes, in the order Comparison.Gate decides them.
+const (
+	// GateSameRun: A and B are one run (SameRun), so nothing was tested,
+	// whatever the verdict says; the gate neither passes nor fails.
+	GateSameRun Gate = "same run"
+	// GateIncomplete: A or B did not complete (stopped by a deadline, a
+	// signal or a failed stage); the gate decides nothing on part of a run.
+	GateIncomplete Gate = "incomplete input"
+	// GateFail: a verdict is fail (a regression beyond the margin and
+	// beyond A's resolution).
+	GateFail Gate = "fail"
+	// GateInconclusive: a verdict is inconclusive.
+	GateInconclusive Gate = "inconclusive"
+	// GatePass: every verdict passes, or finds no difference detectable at
+	// A's resolution.
+	GatePass Gate = "pass"
+)
+
+// Gate decides c as a canary gate: GateSameRun first, then GateIncomplete,
+// then the first verdict that is fail or inconclusive, else GatePass. The
+// error says why the gate did not pass (nil for GatePass).
+func (c Comparison) Gate() (Gate, error) {
+	if c.SameRun != "" {
+		return GateSameRun, fmt.Errorf("compare: A and B are the same run (%s): the gate tested nothing; give it the production run as A and the canary's own run as B", c.SameRun)
+	}
+	if !c.Results.Complete {
+		return GateIncomplete, fmt.Errorf("compare: an incomplete run cannot pass or fail a gate (%s): measure it to the end and compare again", c.Results.IncompleteReason)
+	}
+	for _, v := range c.Results.Verdicts {
+		switch v.Outcome {
+		case "fail":
+			return GateFail, fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))
+		case "inconclusive":
+			return GateInconclusive, fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))
+		}
+	}
+	return GatePass, nil
+}
