@@ -215,26 +215,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 		report.Pct(rule.IntervalLevel), report.Pct(rule.IntervalLevel), rule.Resamples, rule.Seed, pairingText(rule.Independent))}
 
 	for _, g := range groups {
-		cs := report.CellStats{Arm: g.Arm, OfferedLoadRPS: g.Load, Reps: len(g.Cells)}
-		for _, m := range latencyMetrics {
-			for _, s := range summaryStats {
-				vals, _, refused := g.Values(m, s)
-				e := bs.tMean(vals)
-				if len(vals) == 0 {
-					e.Note = g.refusedNote(m, s)
-				}
-				cs.Metrics = append(cs.Metrics, report.MetricStat{Metric: m, Stat: s, Unit: "ms", Value: e, Refused: refused})
-			}
-		}
-		for _, m := range []struct{ metric, unit string }{{"throughput", "tok/s"}, {"goodput", "req/s"}} {
-			vals, _, refused := g.Values(m.metric, "")
-			e := bs.tMean(vals)
-			if len(vals) == 0 {
-				e.Note = fmt.Sprintf("not measured: no repetition of %d had a measured window", len(g.Cells))
-			}
-			cs.Metrics = append(cs.Metrics, report.MetricStat{Metric: m.metric, Stat: "mean", Unit: m.unit, Value: e, Refused: refused})
-		}
-		st.Cells = append(st.Cells, cs)
+		st.Cells = append(st.Cells, g.stats(bs))
 	}
 
 	byKey := map[string]Group{}
@@ -320,6 +301,33 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 		}
 	}
 	return nil
+}
+
+// stats are g's figures over its repetitions (the Over repetitions table):
+// each latency metric's summary statistics in ms, throughput and goodput,
+// each the mean of the repetitions' values with a Student t interval
+// (bootstrapper.tMean), or the note why no repetition gave one.
+func (g Group) stats(bs bootstrapper) report.CellStats {
+	cs := report.CellStats{Arm: g.Arm, OfferedLoadRPS: g.Load, Reps: len(g.Cells)}
+	for _, m := range latencyMetrics {
+		for _, s := range summaryStats {
+			vals, _, refused := g.Values(m, s)
+			e := bs.tMean(vals)
+			if len(vals) == 0 {
+				e.Note = g.refusedNote(m, s)
+			}
+			cs.Metrics = append(cs.Metrics, report.MetricStat{Metric: m, Stat: s, Unit: "ms", Value: e, Refused: refused})
+		}
+	}
+	for _, m := range []struct{ metric, unit string }{{"throughput", "tok/s"}, {"goodput", "req/s"}} {
+		vals, _, refused := g.Values(m.metric, "")
+		e := bs.tMean(vals)
+		if len(vals) == 0 {
+			e.Note = fmt.Sprintf("not measured: no repetition of %d had a measured window", len(g.Cells))
+		}
+		cs.Metrics = append(cs.Metrics, report.MetricStat{Metric: m.metric, Stat: "mean", Unit: m.unit, Value: e, Refused: refused})
+	}
+	return cs
 }
 
 // compareGroups is num/den of metric/stat at one load: request by request
