@@ -71,21 +71,21 @@ func CheckServer(cfg *experiment.Config, n int) error {
 	return nil
 }
 
-// run is Run without the server check (tests drive the mechanics on
-// private simulators).
-func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so Options) (*report.Results, error) {
+// withDefaults checks so (a valid spec, a start) and fills what it leaves
+// out: the gap (eff's request timeout), the clock tolerance, the heartbeat
+// and the clock exchanges (their defaults).
+func (so Options) withDefaults(eff experiment.Config) (Options, error) {
 	if err := so.Spec.Validate(); err != nil {
-		return nil, err
+		return so, err
 	}
-	eff := cfg.Effective()
 	if so.StartAt.IsZero() {
-		return nil, errors.New("--start-at: required with --shard (RFC 3339, the same on every shard)")
+		return so, errors.New("--start-at: required with --shard (RFC 3339, the same on every shard)")
 	}
 	if so.Gap == 0 {
 		so.Gap = eff.Request.Timeout
 	}
 	if so.Gap < 0 {
-		return nil, fmt.Errorf("--cell-gap %s: must be ≥ 0", so.Gap)
+		return so, fmt.Errorf("--cell-gap %s: must be ≥ 0", so.Gap)
 	}
 	if so.ClockTolerance == 0 {
 		so.ClockTolerance = DefaultClockTolerance
@@ -95,6 +95,17 @@ func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so
 	}
 	if so.ClockExchanges == 0 {
 		so.ClockExchanges = DefaultClockExchanges
+	}
+	return so, nil
+}
+
+// run is Run without the server check (tests drive the mechanics on
+// private simulators).
+func run(ctx context.Context, cfg *experiment.Config, opt experiment.Options, so Options) (*report.Results, error) {
+	eff := cfg.Effective()
+	so, err := so.withDefaults(eff)
+	if err != nil {
+		return nil, err
 	}
 	_, warn := opt.Writers()
 	clock, err := MeasureClock(ctx, so.ClockRef, so.ClockExchanges, so.ClockTolerance)
