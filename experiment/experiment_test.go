@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,8 +252,14 @@ func TestRunEndToEnd(t *testing.T) {
 	if rel := l.Bound/modelled - 1; rel > 0.05 || rel < -0.05 {
 		t.Errorf("light load: bound %.4f (f_wall %.4f) vs the simulator's modelled speedup %.4f: %.1f %% apart, want within 5 %%", l.Bound, l.FWall, modelled, 100*rel)
 	}
-	if rel := e2e/real - 1; e2e > 0 && (rel > 0.05 || rel < -0.05) {
-		t.Errorf("light load: measured E2E speedup %.4f vs the simulator's real step speedup %.4f: %.1f %% apart, want within 5 %%", e2e, real, 100*rel)
+	// Time the host added to the steps beyond the model's lands on steps,
+	// not requests (a stall holds up the requests of its batch, each by a
+	// share of its E2E): the real steps are the truth of the requests' E2E
+	// only to within that added time, as a share of each arm's steps; ~0
+	// on an idle host (as in TestAblationMatchesSimTruth).
+	hostAdded := math.Abs(bWall-bModel)/bWall + math.Abs(cWall-cModel)/cWall
+	if rel, tol := e2e/real-1, 0.05+hostAdded; e2e > 0 && math.Abs(rel) > tol {
+		t.Errorf("light load: measured E2E speedup %.4f vs the simulator's real step speedup %.4f: %.1f %% apart, want within %.1f %% (5 %% + host-added step time %.1f %%)", e2e, real, 100*rel, 100*tol, 100*hostAdded)
 	}
 	t.Logf("light load: bound %.4f, modelled speedup %.4f, simulator's real speedup %.4f, measured E2E speedup %.4f", l.Bound, modelled, real, e2e)
 	if res.Cost == nil || len(res.Cost.Cells) != len(res.Cells) {
