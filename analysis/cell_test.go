@@ -302,12 +302,14 @@ func (u urlServer) Ready(ctx context.Context) error { return ctx.Err() }
 // from the raw events, independently of loadgen.Window.
 func TestSummaryAndBuildCellAgree(t *testing.T) {
 	t.Parallel()
-	const warmup = 50 * time.Millisecond
-	// Due at 0 and 25 ms (warm-up: before 50 ms), then 50, 75, 100, 125 ms.
-	// Warm-ups stream 10 events 20 ms apart, so they straddle the window start.
+	const warmup = 200 * time.Millisecond
+	// Due at 0 and 100 ms (warm-up: before 200 ms), then 200, 300, 400,
+	// 500 ms. Warm-ups stream 10 events 40 ms apart, so they straddle the
+	// window start by 200 ms each way: a host stall shorter than that
+	// (a loaded CI box) keeps the straddle.
 	scripts := map[string]sseScript{
-		"0": {n: 10, gap: 20 * time.Millisecond, usageOut: 10, prompt: 4},
-		"1": {n: 10, gap: 20 * time.Millisecond, usageOut: 20, prompt: 4}, // usage 2× events
+		"0": {n: 10, gap: 40 * time.Millisecond, usageOut: 10, prompt: 4},
+		"1": {n: 10, gap: 40 * time.Millisecond, usageOut: 20, prompt: 4}, // usage 2× events
 		"2": {n: 4, gap: 20 * time.Millisecond, usageOut: 8, prompt: 4},   // usage 2× events
 		"3": {n: 5, gap: 20 * time.Millisecond, usageOut: -1},             // no usage
 		"4": {n: 5, gap: 20 * time.Millisecond, usageOut: 5, prompt: 99},  // prompt mismatch
@@ -316,7 +318,7 @@ func TestSummaryAndBuildCellAgree(t *testing.T) {
 	srv := scriptedSSE(t, scripts)
 	sched := traces.Schedule{Source: "test", Format: "synthetic"}
 	for i := range 6 {
-		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * 25 * time.Millisecond, InputTokens: 4, OutputTokens: 10})
+		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * 100 * time.Millisecond, InputTokens: 4, OutputTokens: 10})
 	}
 	var sink loadgen.SliceSink
 	sum, err := loadgen.Replay(context.Background(), urlServer(srv.URL), sched, nil, &sink, loadgen.WithWarmup(warmup))
