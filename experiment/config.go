@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -336,8 +337,8 @@ func (c *Config) Validate() error {
 	}
 	rates := map[float64]bool{}
 	for i, r := range c.Load.RatesRPS {
-		if !(r > 0) {
-			bad(fmt.Sprintf("load.rates_rps[%d]", i), "must be > 0 req/s, got %g", r)
+		if !(r > 0) || math.IsInf(r, 1) {
+			bad(fmt.Sprintf("load.rates_rps[%d]", i), "must be a finite number > 0 req/s, got %g", r)
 		}
 		if rates[r] {
 			bad(fmt.Sprintf("load.rates_rps[%d]", i), "duplicate offered load %g req/s (use repetitions to repeat a load)", r)
