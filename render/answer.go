@@ -210,40 +210,65 @@ func capacityGainLine(r report.Results, cand string) string {
 	return ""
 }
 
-// perCell reads one figure of a cost or energy cell; ok false when absent.
-type perCell func(r report.Results, arm string, load float64) (v float64, unit string, ok bool)
+// perCell reads one figure of the cost or energy cell of arm at load,
+// repetition rep; ok false when absent.
+type perCell func(r report.Results, arm string, load float64, rep int) (v float64, unit string, ok bool)
 
-func costPer1M(r report.Results, arm string, load float64) (float64, string, bool) {
+func costPer1M(r report.Results, arm string, load float64, rep int) (float64, string, bool) {
 	if r.Cost == nil || r.Cost.NotMeasured != "" {
 		return 0, "", false
 	}
-	var vs []float64
-	cur := ""
 	for _, c := range r.Cost.Cells {
-		if c.Arm == arm && c.OfferedLoadRPS == load && c.CostPer1MOutputTokens > 0 {
-			vs, cur = append(vs, c.CostPer1MOutputTokens), c.Currency
+		if c.Arm == arm && c.OfferedLoadRPS == load && c.Repetition == rep && c.CostPer1MOutputTokens > 0 {
+			return c.CostPer1MOutputTokens, " " + c.Currency, true
 		}
 	}
-	if len(vs) == 0 {
-		return 0, "", false
-	}
-	return meanOf(vs), " " + cur, true
+	return 0, "", false
 }
 
-func joulesPerToken(r report.Results, arm string, load float64) (float64, string, bool) {
+func joulesPerToken(r report.Results, arm string, load float64, rep int) (float64, string, bool) {
 	if r.Energy == nil || r.Energy.NotMeasured != "" {
 		return 0, "", false
 	}
-	var vs []float64
 	for _, c := range r.Energy.Cells {
-		if c.Arm == arm && c.OfferedLoadRPS == load && c.Available && c.JPerOutputToken > 0 {
-			vs = append(vs, c.JPerOutputToken)
+		if c.Arm == arm && c.OfferedLoadRPS == load && c.Repetition == rep && c.Available && c.JPerOutputToken > 0 {
+			return c.JPerOutputToken, " J", true
+		}
+	}
+	return 0, "", false
+}
+
+// armMean is the mean of get over the repetitions of arm at load that the
+// ratios use (analysis.GroupCells: complete cells only), and the cells with
+// a figure that it leaves out ("arm rep N (incomplete)"); ok false when no
+// used repetition has the figure.
+func armMean(r report.Results, arm string, load float64, get perCell) (mean float64, unit string, ok bool, left []string) {
+	used := map[int]bool{}
+	for _, g := range analysis.GroupCells(r) {
+		if g.Arm == arm && g.Load == load {
+			for _, c := range g.Cells {
+				used[c.Repetition] = true
+			}
+		}
+	}
+	var vs []float64
+	for _, c := range report.SortedCells(r) {
+		if c.Arm != arm || c.OfferedLoadRPS != load {
+			continue
+		}
+		v, u, has := get(r, arm, load, c.Repetition)
+		switch {
+		case !has:
+		case used[c.Repetition]:
+			vs, unit = append(vs, v), u
+		default:
+			left = append(left, fmt.Sprintf("%s rep %d (incomplete)", arm, c.Repetition))
 		}
 	}
 	if len(vs) == 0 {
-		return 0, "", false
+		return 0, "", false, left
 	}
-	return meanOf(vs), " J", true
+	return meanOf(vs), unit, true, left
 }
 
 func meanOf(vs []float64) float64 {
@@ -256,7 +281,9 @@ func meanOf(vs []float64) float64 {
 
 // changeLine is "<what>: base → cand (±x %) at L req/s; …" over the loads
 // both arms measured, said per load because a per-token figure at a fixed
-// offered load moves with the load far more than with the arm.
+// offered load moves with the load far more than with the arm. Each arm's
+// figure is the mean over the complete repetitions (armMean, the cells the
+// ratios use); the cells it leaves out are named after the load.
 func changeLine(r report.Results, cand, what string, get perCell) string {
 	base := r.Rule.Baseline
 	var loads []float64
@@ -268,12 +295,16 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 	slices.Sort(loads)
 	var parts []string
 	for _, l := range loads {
-		b, unit, ok1 := get(r, base, l)
-		c, _, ok2 := get(r, cand, l)
+		b, unit, ok1, leftB := armMean(r, base, l, get)
+		c, _, ok2, leftC := armMean(r, cand, l, get)
 		if !ok1 || !ok2 || b == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s%s (%+.1f %%; %s → %s) at %s req/s", signed(c-b), unit, 100*(c/b-1), report.Num(b), report.Num(c), report.Num(l)))
+		part := fmt.Sprintf("%s%s (%+.1f %%; %s → %s) at %s req/s", signed(c-b), unit, 100*(c/b-1), report.Num(b), report.Num(c), report.Num(l))
+		if left := append(leftB, leftC...); len(left) > 0 {
+			part += " (left out, as from the ratios: " + strings.Join(left, ", ") + ")"
+		}
+		parts = append(parts, part)
 	}
 	if len(parts) == 0 {
 		return what + ": not measured"

@@ -186,3 +186,44 @@ func TestExceedsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeLinesLeaveOutIncompleteCells: the answer's energy and cost
+// changes average each arm over the cells the ratios use (complete ones
+// only), and name the interrupted cell they leave out; averaging in the cut
+// cell would read +50 %.
+func TestChangeLinesLeaveOutIncompleteCells(t *testing.T) {
+	t.Parallel()
+	r := analysistest.AARun(t)
+	cut := r.Cells[1] // big, rep 0
+	cut.Repetition, cut.Incomplete = 1, "interrupted"
+	r.Cells = append(r.Cells, cut)
+	r.Energy = &report.EnergySection{}
+	r.Cost = &report.CostSection{}
+	for _, c := range []struct {
+		arm string
+		rep int
+		v   float64
+	}{{"baseline", 0, 1}, {"big", 0, 1}, {"small", 0, 1}, {"big", 1, 2}} {
+		r.Energy.Cells = append(r.Energy.Cells, report.EnergyCell{Arm: c.arm, OfferedLoadRPS: 4, Repetition: c.rep, Available: true, JPerOutputToken: c.v})
+		r.Cost.Cells = append(r.Cost.Cells, report.CostCell{Arm: c.arm, OfferedLoadRPS: 4, Repetition: c.rep, Currency: "USD", CostPer1MOutputTokens: c.v})
+	}
+	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range Answer(r) {
+		if b.Candidate != "big" {
+			continue
+		}
+		text := strings.Join(b.Lines, "\n")
+		for _, w := range []string{
+			"GPU energy per output token, candidate − baseline (%; baseline → candidate), each at one offered load: +0 J (+0.0 %; 1.00 → 1.00) at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
+			"cost per 1M output tokens, candidate − baseline (%; baseline → candidate), each at one offered load: +0 USD (+0.0 %; 1.00 → 1.00) at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
+		} {
+			if !strings.Contains(text, w) {
+				t.Errorf("big's answer lacks %q:\n%s", w, text)
+			}
+		}
+		return
+	}
+	t.Fatal("no answer block for big")
+}
