@@ -141,6 +141,16 @@ func (a ArmConfig) isCandidate() bool { return len(a.SimOverrides) > 0 || a.Over
 // IsCeiling reports whether the arm is a ceiling (RoleCeiling).
 func (a ArmConfig) IsCeiling() bool { return a.Role == RoleCeiling }
 
+// checkSimOp is nil when op names one of the simulator's ops, else an error
+// that lists them: a misspelled op is refused at load, so that it stops
+// nothing mid-run after the baseline is measured.
+func checkSimOp(op string) error {
+	if _, known := sim.OpByName(op); known {
+		return nil
+	}
+	return fmt.Errorf("unknown op %q (known: %s)", op, strings.Join(sim.OpNames(), ", "))
+}
+
 // validate checks one arm of a config whose server block is srv; target is
 // amdahl.target_op.
 func (a ArmConfig) validate(srv ServerConfig, target string) error {
@@ -163,11 +173,9 @@ func (a ArmConfig) validate(srv ServerConfig, target string) error {
 	sort.Strings(ops)
 	for _, op := range ops {
 		f := a.SimOverrides[op]
-		switch _, known := sim.OpByName(op); {
-		case !known:
-			// Checked here, at load, so that a misspelled op stops nothing
-			// mid-run after the baseline is measured.
-			errs = append(errs, fmt.Errorf("sim_overrides.%s: unknown op %q (known: %s)", op, op, strings.Join(sim.OpNames(), ", ")))
+		switch unknown := checkSimOp(op); {
+		case unknown != nil:
+			errs = append(errs, fmt.Errorf("sim_overrides.%s: %w", op, unknown))
 		case f.IsCeiling() && !a.IsCeiling():
 			errs = append(errs, fmt.Errorf("sim_overrides.%s: ceiling removes the op's work: only an arm with role: ceiling may (it is then never given a verdict)", op))
 		case f.IsCeiling() && op != target:

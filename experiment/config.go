@@ -443,6 +443,11 @@ func (c *Config) Validate() error {
 	if c.Energy.Idle < 0 || c.Energy.Idle > time.Minute {
 		bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
 	}
+	if c.Server.Kind == servers.Sim && c.Amdahl.TargetOp != "" {
+		if err := checkSimOp(c.Amdahl.TargetOp); err != nil {
+			errs = append(errs, fmt.Errorf("amdahl.target_op: %w", err))
+		}
+	}
 	if c.Amdahl.Profile != nil && c.Server.Kind != servers.Reference {
 		bad("amdahl.profile", "profiling passes need the reference server (server.kind: reference), which serves the profiler's endpoints; the simulator's profile is exact")
 	}

@@ -343,6 +343,10 @@ func TestConfigRangeErrorsFormat(t *testing.T) {
 		// Per-arm files would collide on a case-insensitive file system.
 		{name: "arm names differing by case", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: Baseline, sim_overrides: {rmsnorm: 2}}",
 			want: []string{`arms[1].name (line 8): "Baseline" differs from arms[0].name "baseline" only by case`}},
+		// A misspelled target op on the simulator is refused at load, as a
+		// misspelled sim_overrides op is, not warned about in every cell.
+		{name: "unknown target op on the sim", from: "amdahl: {target_op: rmsnorm}", to: "amdahl: {target_op: rmsnrom}",
+			want: []string{`amdahl.target_op (line 9): unknown op "rmsnrom" (known: `, "rmsnorm"}},
 		{name: "duplicate arm names", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: baseline, sim_overrides: {rmsnorm: 2}}",
 			want: []string{`arms[1].name (line 8): duplicate arm name "baseline"`}},
 	}
