@@ -243,8 +243,16 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 		if !errors.As(err, &te) {
 			return nil, fmt.Errorf("config %s: %w", name, errors.Join(append(problems, chk.Locate(err)...)...))
 		}
+		abandoned := false
 		for _, e := range te.Errors {
 			problems = append(problems, chk.Locate(errors.New(e))...)
+			// yaml stops decoding at a duplicate key ("mapping key … already
+			// defined"), leaving the fields after it unset: checking them
+			// would only report them missing.
+			abandoned = abandoned || strings.Contains(e, "already defined at line")
+		}
+		if abandoned {
+			return nil, fmt.Errorf("config %s: %w", name, errors.Join(dedupe(problems)...))
 		}
 	}
 	cfg.baseDir, cfg.file, cfg.lines = baseDir, name, chk

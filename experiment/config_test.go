@@ -347,6 +347,11 @@ func TestConfigRangeErrorsFormat(t *testing.T) {
 		// misspelled sim_overrides op is, not warned about in every cell.
 		{name: "unknown target op on the sim", from: "amdahl: {target_op: rmsnorm}", to: "amdahl: {target_op: rmsnrom}",
 			want: []string{`amdahl.target_op (line 9): unknown op "rmsnrom" (known: `, "rmsnorm"}},
+		// yaml abandons a mapping with a duplicate key, leaving every field
+		// after it unset: only the duplicate is reported, no field "required".
+		{name: "duplicate key", from: "repetitions: 1", to: "repetitions: 1\nrepetitions: 2",
+			want:    []string{`(line 11): mapping key "repetitions" already defined at line 10`},
+			notWant: []string{"trace.path", "load.rates_rps", "load.duration", "arms", "server.kind", "required"}},
 		{name: "duplicate arm names", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: baseline, sim_overrides: {rmsnorm: 2}}",
 			want: []string{`arms[1].name (line 8): duplicate arm name "baseline"`}},
 	}
