@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/transferlab/transferlab/traces"
 )
@@ -32,6 +33,9 @@ func cellSchedule(base traces.Schedule, l LoadConfig, rateRPS float64, seed int6
 			return traces.Schedule{}, fmt.Errorf("offered load %g req/s for %s needs %d requests but trace %s has %d: use a longer trace, a shorter load.duration, or a synthetic load.mode",
 				rateRPS, span, n, base.Source, len(base.Requests))
 		}
+		if base.Requests[n-1].Offset == base.Requests[0].Offset {
+			return traces.Schedule{}, oneInstantError(base, n, rateRPS, span)
+		}
 		s, err = traces.ScaleToRate(traces.First(base, n), rateRPS)
 		if err != nil {
 			return traces.Schedule{}, fmt.Errorf("scaling trace %s to %g req/s: %w", base.Source, rateRPS, err)
@@ -56,4 +60,28 @@ func cellSchedule(base traces.Schedule, l LoadConfig, rateRPS float64, seed int6
 		return traces.Schedule{}, fmt.Errorf("offered load %g req/s: the schedule is empty", rateRPS)
 	}
 	return s, nil
+}
+
+// oneInstantError says that the first n requests of base, what a cell of
+// span at rateRPS takes, share one timestamp: they have no arrival rate to
+// scale to the offered load.
+func oneInstantError(base traces.Schedule, n int, rateRPS float64, span time.Duration) error {
+	same := 0
+	for _, q := range base.Requests {
+		if q.Offset != base.Requests[0].Offset {
+			break
+		}
+		same++
+	}
+	all := fmt.Sprintf("all %d have one timestamp", same)
+	if same < len(base.Requests) {
+		all = fmt.Sprintf("the first %d have one timestamp", same)
+	}
+	kept := fmt.Sprintf("%d requests", len(base.Requests))
+	if base.RowsRead > len(base.Requests) {
+		kept += fmt.Sprintf(" (of %d rows read; the rest skipped, clamped out or cut by trace.first)", base.RowsRead)
+	}
+	return fmt.Errorf("trace %s: the first %d of its %s (what a cell takes at %g req/s: rate × (load.warmup + load.duration = %s) + 1) have no arrival rate to scale to the offered load: %s; "+
+		"give the trace's rows their real arrival times, or set load.mode to poisson, gamma or constant (arrivals drawn, the trace's lengths kept)",
+		base.Source, n, kept, rateRPS, span, all)
 }
