@@ -73,9 +73,12 @@ func (r *runner) finish() error {
 // WriteReports writes r into dir (made when missing) as a run writes its
 // own: name (the results as JSON: ResultsFile, or compare.json for a
 // comparison), MarkdownFile and HTMLFile, each atomically and never through
-// a symbolic link already at its path. A file not written is a *FileError;
+// a symbolic link already at its path or at dir itself (CheckOutNotLink). A file not written is a *FileError;
 // the others are written all the same.
 func WriteReports(dir, name string, r report.Results) error {
+	if err := CheckOutNotLink(dir); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ func processGone(pid int) bool {
 // (checkNoSymlinks) and locks it (lockOutDir): what every writer of a run's
 // folder does before writing.
 func claimOutDir(dir string) (unlock func(), err error) {
+	if err := CheckOutNotLink(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
@@ -118,11 +121,26 @@ func symlinkError(dir, rel, path string) error {
 	return fmt.Errorf("output folder %s: %s is a symbolic link (to %s): a run never writes through a link; remove it or choose another --out", dir, rel, strconv.Quote(to))
 }
 
+// CheckOutNotLink refuses an output folder whose path, as given, is a
+// symbolic link (to a folder or dangling; a trailing slash does not hide it):
+// the run's or comparison's files would be written through it into the
+// link's target. A missing path passes (it is made as a folder). The error
+// names the path and the link's target.
+func CheckOutNotLink(dir string) error {
+	path := filepath.Clean(dir)
+	st, err := os.Lstat(path)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	to, _ := os.Readlink(path)
+	return fmt.Errorf("--out %s is a symbolic link (to %s): transferlab never writes through a link; give the folder's own path or another --out", dir, strconv.Quote(to))
+}
+
 // checkNoSymlinks refuses an output folder holding a symbolic link anywhere
 // below it (a run's files, its servers folder and everything in it): a link
 // would send the run's writes outside the folder or onto another file,
-// dangling or not, with or without --overwrite. A link named as the folder
-// itself is the user's choice of folder and is followed.
+// dangling or not, with or without --overwrite. The folder itself is
+// checked by CheckOutNotLink.
 func checkNoSymlinks(dir string) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -318,6 +336,9 @@ func DefaultOutDir(name string, now time.Time) string {
 // files there without asking. A missing or empty folder passes; the error
 // names dir and the first file.
 func CheckReportsOut(dir string, overwrite bool) error {
+	if err := CheckOutNotLink(dir); err != nil {
+		return err
+	}
 	if overwrite {
 		return nil
 	}
@@ -340,6 +361,9 @@ func CheckReportsOut(dir string, overwrite bool) error {
 // them. A missing or empty folder, or one holding only a run's outputs,
 // passes.
 func CheckOutDir(dir string, overwrite, resume bool) error {
+	if err := CheckOutNotLink(dir); err != nil {
+		return err
+	}
 	for _, f := range []string{ResultsFile, RecordsFile} {
 		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !overwrite && !resume {
 			return fmt.Errorf("output folder %s already holds a run (%s): choose another --out, or pass --overwrite to replace it", dir, f)

@@ -178,6 +178,9 @@ func PrepareValidation(ctx context.Context, path string, v *integrate.Validate) 
 	if _, err := integrate.Preflight(ctx, setup.Reference); err != nil {
 		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", path, err)
 	}
+	if err := CheckOutNotLink(v.Out); err != nil {
+		return fmt.Errorf("validate: %w", err)
+	}
 	if err := os.MkdirAll(v.Out, 0o755); err != nil {
 		return err
 	}

@@ -189,6 +189,25 @@ func TestCompareCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("--out refuses a symlink to a folder", func(t *testing.T) {
+		dir := t.TempDir()
+		target, link := filepath.Join(dir, "creal"), filepath.Join(dir, "clink")
+		if err := os.Mkdir(target, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+		for _, extra := range [][]string{nil, {"--overwrite"}} {
+			_, _, code, err := runCLI(t, append(append([]string{"compare", base, faster, "--out", link}, rule...), extra...)...)
+			if code != 1 || err == nil || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), link) {
+				t.Errorf("%v: exit %d: %v, want a refusal naming the link", extra, code, err)
+			}
+		}
+		if entries, _ := os.ReadDir(target); len(entries) != 0 {
+			t.Errorf("the link's target now holds %d entries, want none", len(entries))
+		}
+	})
 	t.Run("--out refuses a folder holding files unless --overwrite, never through a symlink", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "cmp")
 		if err := os.Mkdir(out, 0o755); err != nil {

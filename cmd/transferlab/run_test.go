@@ -223,6 +223,30 @@ func TestRunRefusesForeignFiles(t *testing.T) {
 	}
 }
 
+// TestRunRefusesSymlinkOut: an --out that is a symbolic link to a folder
+// (with or without a trailing slash) is refused naming the link, before
+// anything is written into its target.
+func TestRunRefusesSymlinkOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "real"), filepath.Join(dir, "link-out")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{link, link + string(filepath.Separator)} {
+		_, _, code, err := runCLI(t, "run", filepath.Join("..", "..", "configs", "quickstart.yaml"), "--out", out, "--quiet")
+		if err == nil || code != 1 || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), link) {
+			t.Errorf("--out %s: exit %d: %v, want a refusal naming the link", out, code, err)
+		}
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the link's target now holds %d entries, want none", len(entries))
+	}
+}
+
 // TestRunResumeFlags: --resume writes into the folder it resumes, so it is
 // refused beside --out, --overwrite or --shard (exit 1), and a folder with
 // no run to resume is refused before anything is written.
