@@ -372,7 +372,9 @@ func (s *recordsSink) Add(r *loadgen.Record) error {
 func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, err error) {
 	base, err = traces.ReadFile(eff.TracePath(), traces.ReadOptions{Format: eff.Trace.Format, Lenient: eff.Trace.Lenient, Mapping: eff.Trace.Mapping, KeepFailed: eff.Trace.KeepFailed})
 	if err != nil {
-		return base, nil, err
+		// The file is the config's: name its field and line with the
+		// reader's own message (which names the file).
+		return base, nil, eff.errorf(eff.fieldError("trace.path", err))
 	}
 	base = traces.Trim(base, eff.Trace.First, eff.Trace.ClampContext)
 	scheds = make([]traces.Schedule, len(eff.Load.RatesRPS))

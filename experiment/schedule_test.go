@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,5 +31,34 @@ func TestCellScheduleOneInstant(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "no mean rate (16 requests over 0s)") {
 		t.Errorf("error gives the bare mean-rate failure: %v", err)
+	}
+}
+
+// TestScheduleTraceErrorNamesField: a trace file that cannot be read (binary,
+// empty) is reported against the config's trace.path and its line, as
+// every other config error is, with the trace reader's own message.
+func TestScheduleTraceErrorNamesField(t *testing.T) {
+	t.Parallel()
+	for name, body := range map[string][]byte{"binary": {0x7f, 'E', 'L', 'F', 0, 1, 2, '\n'}, "empty": nil} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "t.csv"), body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Parse(strings.NewReader(validBase), "bad.yaml", dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = cfg.Effective().schedules()
+			if err == nil {
+				t.Fatalf("no error for a %s trace", name)
+			}
+			for _, w := range []string{"config bad.yaml: trace.path (line 2): ", "t.csv"} {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not contain %q: %v", w, err)
+				}
+			}
+		})
 	}
 }
