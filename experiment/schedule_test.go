@@ -3,10 +3,12 @@ package experiment
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/transferlab/transferlab/stats"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -60,5 +62,28 @@ func TestScheduleTraceErrorNamesField(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCanaryConfigCanClaimSLO: configs/canary.yaml sizes its cells so that
+// its highest offered load's expected requests in the measured window
+// (rate × load.duration) reach what its SLO percentile needs at the default
+// confidence (stats.MinSamples: p99 459, p90 44); otherwise capacity at the
+// SLO is always unknown.
+func TestCanaryConfigCanClaimSLO(t *testing.T) {
+	t.Parallel()
+	cfg, _, err := Load(filepath.Join("..", "configs", "canary.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	need, err := stats.MinSamples(eff.SLO.Percentile/100, stats.DefaultConfidence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most := slices.Max(eff.Load.RatesRPS)
+	if got := most * eff.Load.Duration.Seconds(); got < float64(need) {
+		t.Errorf("its highest load gives ≈ %.0f requests a cell (%g req/s × %s), slo.percentile %g needs ≥ %d: capacity would always be unknown",
+			got, most, eff.Load.Duration, eff.SLO.Percentile, need)
 	}
 }
