@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/transferlab/transferlab/canary"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
@@ -51,7 +52,13 @@ type keptCell struct {
 // keeps each cell that ran to its end with all its scheduled records in
 // records.jsonl (records past a damaged line are not read: their cells run
 // again).
-func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []traces.Schedule) (*kept, []string, error) {
+//
+// cur is the new run's results as begun (newResults): its config hash, its
+// recorded config (manifest.config_requested, whose keys that differ are
+// named as compare names them, canary.ConfigKeyDiffs, secrets never
+// shown), its trace hash and code commit.
+func readResume(dir string, cur *report.Results, cfg Config, scheds []traces.Schedule) (*kept, []string, error) {
+	configSHA, traceSHA, commit := cur.Manifest.ConfigSHA256, cur.Trace.SHA256, cur.Manifest.GitCommit
 	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
 	if err != nil {
 		return nil, nil, fmt.Errorf("--resume %s: no run to resume: %w", dir, err)
@@ -65,7 +72,11 @@ func readResume(dir, configSHA, traceSHA, commit string, cfg Config, scheds []tr
 	}
 	var diff []string
 	if prior.Manifest.ConfigSHA256 != configSHA {
-		diff = append(diff, fmt.Sprintf("config (sha256 %s, the interrupted run's %s)", short(configSHA), short(prior.Manifest.ConfigSHA256)))
+		d := fmt.Sprintf("config (sha256 %s, the interrupted run's %s)", short(configSHA), short(prior.Manifest.ConfigSHA256))
+		if k := canary.ConfigKeyDiffs(prior, *cur); len(k) > 0 {
+			d += "; config keys that differ (A: the interrupted run, B: this one): " + strings.Join(k, "; ")
+		}
+		diff = append(diff, d)
 	}
 	if prior.Trace.SHA256 != traceSHA {
 		diff = append(diff, fmt.Sprintf("trace (sha256 %s, the interrupted run's %s)", short(traceSHA), short(prior.Trace.SHA256)))

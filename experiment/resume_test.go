@@ -115,9 +115,23 @@ func TestResume(t *testing.T) {
 
 	// Another config (one more request cap) is refused, naming the config, and
 	// leaves the interrupted run as it was.
+	// The keys that differ are named with both values, and the refusal
+	// comes before the pre-run Amdahl bounds are printed.
 	other := strings.Replace(resumeConfig, "duration: 2s", "duration: 2s\n  max_requests: 3", 1)
-	if _, err := resumeRun(t, other, cut, true, 0); err == nil || !strings.Contains(err.Error(), "differs from the interrupted one in its config") {
+	otherCfg, err := Parse(strings.NewReader(other), "resume.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var otherLog bytes.Buffer
+	_, err = Run(context.Background(), otherCfg, Options{OutDir: cut, ConfigRaw: []byte(other), Log: &otherLog, Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "differs from the interrupted one in its config") {
 		t.Fatalf("resume with another config: %v", err)
+	}
+	if !strings.Contains(err.Error(), "Load.MaxRequests (A=not set, B=3)") && !strings.Contains(err.Error(), "Load.MaxRequests (A=0, B=3)") {
+		t.Errorf("resume with another config does not name the key that differs: %v", err)
+	}
+	if strings.Contains(otherLog.String(), "Amdahl") {
+		t.Errorf("a refused resume printed the Amdahl bounds first:\n%s", otherLog.String())
 	}
 	if b, _ := os.ReadFile(filepath.Join(cut, RecordsFile)); !bytes.Equal(b, cutRecords) {
 		t.Fatal("a refused resume changed records.jsonl")
@@ -221,7 +235,7 @@ func TestResumeRefusesCompleteRun(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ResultsFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = readResume(dir, "", "", "", Config{}, nil)
+	_, _, err = readResume(dir, &report.Results{}, Config{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "the run there is complete") || !strings.Contains(err.Error(), "nothing to resume") {
 		t.Fatalf("--resume on a complete run: %v", err)
 	}

@@ -175,9 +175,6 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 			return nil, lv.scrub.Error(err)
 		}
 	}
-	// Analysis lines only once the servers answer: a run against a dead URL
-	// fails before printing any.
-	announceBounds(log, warn, eff, scheds)
 	unlock, err := claimOutDir(opt.OutDir)
 	if err != nil {
 		return nil, err
@@ -188,6 +185,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	if err != nil {
 		return nil, err
 	}
+	// Analysis lines only once the servers answer and a resume is accepted:
+	// a run against a dead URL, or a refused resume, fails before printing
+	// any.
+	announceBounds(log, warn, eff, scheds)
 	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
@@ -305,7 +306,7 @@ func resume(res *report.Results, eff Config, opt Options, scheds []traces.Schedu
 	if !opt.Resume {
 		return nil, nil
 	}
-	prior, notes, err := readResume(opt.OutDir, res.Manifest.ConfigSHA256, res.Trace.SHA256, res.Manifest.GitCommit, eff, scheds)
+	prior, notes, err := readResume(opt.OutDir, res, eff, scheds)
 	if err != nil {
 		return nil, err
 	}
