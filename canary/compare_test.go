@@ -192,7 +192,7 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	if err == nil {
 		t.Fatal("want refusal")
 	}
-	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Load.Duration (A=8s, B=4s)", "Request.Headers.Authorization (values not shown: secret)", "Arms[0].APIToken (values not shown: secret)", "Server.Endpoint.URL (A=https://REDACTED@h.example/v1?REDACTED, B=", "Server.Sim (A=not set, B=set)"} {
+	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Load.Duration (A=8s, B=4s)", "Request.Headers.Authorization (values not shown: secret)", "Arms[0].APIToken (values not shown: secret)", "Server.Endpoint.URL (A=https://REDACTED@h.example/v1?api_key=REDACTED, B=", "Server.Sim (A=not set, B=set)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

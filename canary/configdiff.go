@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -123,16 +122,6 @@ func configValue(key, v string, present bool) string {
 	var s string
 	if json.Unmarshal([]byte(v), &s) == nil {
 		v = s
-	}
-	return redactURL(v)
-}
-
-// redactURL is secret.URL, and a URL's query replaced too (it can carry a
-// token: ?api_key=…).
-func redactURL(v string) string {
-	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.RawQuery != "" {
-		u.RawQuery = secret.Redacted
-		v = u.String()
 	}
 	return secret.URL(v)
 }

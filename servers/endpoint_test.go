@@ -22,6 +22,8 @@ func TestCheckURL(t *testing.T) {
 		{"http://h/?q=1", "takes no query or fragment"},
 		{"http://h:8000/v1", "without /v1"},
 		{"http://user:pw-SECRET@h/v1", "REDACTED"},
+		{"http://h/?api-key=pw-SECRET", "?api-key=REDACTED\": a base URL takes no query"},
+		{"http://h/v1?token=pw-SECRET#pw-SECRET", "takes no query or fragment"},
 	} {
 		err := CheckURL(tc.url)
 		switch {

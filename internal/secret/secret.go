@@ -2,7 +2,8 @@
 //
 // Three things are secret: request header values (they carry API keys),
 // anything expanded from the environment (${VAR} in a config), and the
-// userinfo of a URL (https://user:pass@host). A Scrubber holds one run's
+// userinfo, query values and fragment of a URL (https://user:pass@host,
+// ?api_key=…; URL redacts them). A Scrubber holds one run's
 // secret values; its Bytes/String methods are the one function every
 // writer of the run (results.json, records.jsonl, report.md, report.html,
 // logs, the console) passes its output through. URL userinfo is redacted
@@ -27,15 +28,47 @@ const Redacted = "REDACTED"
 // userinfo matches the userinfo part of a URL in free text: scheme://user[:pass]@.
 var userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/?#@\s"'<>\\]+@`)
 
-// URL returns raw with its userinfo (user and password) replaced by
-// Redacted: "https://u:p@h/x" → "https://REDACTED@h/x". Text that is not a
-// URL is scrubbed of anything that looks like URL userinfo.
+// queryValue matches one query parameter's value in free text: [?&]key=value.
+var queryValue = regexp.MustCompile(`([?&][^=&#?\s"'<>\\]*=)[^&#\s"'<>\\]+`)
+
+// URL returns raw with its userinfo (user and password), each query value
+// and its fragment replaced by Redacted (an API key often rides in the
+// query): "https://u:p@h/x?api_key=k#f" →
+// "https://REDACTED@h/x?api_key=REDACTED#REDACTED"; a query parameter
+// without "=" is replaced whole. Text without a scheme (a config value such
+// as "[3 10]") is returned as it is, scrubbed of anything that looks like URL
+// userinfo; text with "://" that does not parse as a URL is scrubbed of
+// userinfo and of anything that looks like a query value.
 func URL(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
-		u.User = url.User(Redacted)
-		return u.String()
+	u, err := url.Parse(raw)
+	if err != nil {
+		out := userinfo.ReplaceAllString(raw, "${1}"+Redacted+"@")
+		if strings.Contains(raw, "://") {
+			out = queryValue.ReplaceAllString(out, "${1}"+Redacted)
+		}
+		return out
 	}
-	return userinfo.ReplaceAllString(raw, "${1}"+Redacted+"@")
+	if u.Scheme == "" || (u.User == nil && u.RawQuery == "" && u.Fragment == "" && u.RawFragment == "") {
+		return userinfo.ReplaceAllString(raw, "${1}"+Redacted+"@")
+	}
+	if u.User != nil {
+		u.User = url.User(Redacted)
+	}
+	if u.RawQuery != "" {
+		params := strings.Split(u.RawQuery, "&")
+		for i, p := range params {
+			if k, _, ok := strings.Cut(p, "="); ok {
+				params[i] = k + "=" + Redacted
+			} else if p != "" {
+				params[i] = Redacted
+			}
+		}
+		u.RawQuery = strings.Join(params, "&")
+	}
+	if u.Fragment != "" || u.RawFragment != "" {
+		u.Fragment, u.RawFragment = Redacted, ""
+	}
+	return u.String()
 }
 
 // Headers returns a copy of h with every value replaced by Redacted (nil for

@@ -13,6 +13,9 @@ func TestURL(t *testing.T) {
 		"http://tok@h":                         "http://REDACTED@h",
 		"http://h:8000/v1":                     "http://h:8000/v1",
 		"":                                     "",
+		"http://127.0.0.1:18771/?api-key=QuerySECRET99":              "http://127.0.0.1:18771/?api-key=REDACTED",
+		"http://a:PW@h/v1?token=QuerySECRET99&x=&QuerySECRET99#frag": "http://REDACTED@h/v1?token=REDACTED&x=REDACTED&REDACTED#REDACTED",
+		"http://h/%zz?key=QuerySECRET99":                             "http://h/%zz?key=REDACTED",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
