@@ -236,10 +236,11 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	}
 	// The run-to-run spread per load and metric statistic (spreadAt). A
 	// comparison leaves out the blocks with a client-bound cell of either
-	// arm (comparisonOf).
+	// arm (comparisonOf); one excluded from the verdict is over every block
+	// and is widened by the spread of every block, client-bound ones too.
 	aaArm := report.AAArm(rule.Baseline)
-	spread := func(load float64, metric, stat string) runToRun {
-		return spreadAt(groups, rule.Baseline, load, metric, stat)
+	spread := func(load float64, metric, stat string, bc blockComparison) runToRun {
+		return spreadAt(groups, rule.Baseline, load, metric, stat, bc.excluded != "")
 	}
 	// The A/A replicate against the baseline: the run's resolution per load
 	// and metric statistic, before any candidate is compared.
@@ -251,7 +252,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 		}
 		for _, spec := range ratioSpecs {
 			bc := comparisonOf(g, base)
-			rt := spread(g.Load, spec[0], spec[1])
+			rt := spread(g.Load, spec[0], spec[1], bc)
 			h := rt.halfWidth(bc.blocks, rule.IntervalLevel)
 			aa := widen(compare(key("aa", g.Load, spec[0], spec[1]), bc.num, bc.den, spec[0], spec[1]), h)
 			res := resolutionOf(g.Load, spec[0], spec[1], aa, h, rt.df)
@@ -277,7 +278,7 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 			}
 			bc := comparisonOf(g, base)
 			for _, spec := range ratioSpecs {
-				h := spread(g.Load, spec[0], spec[1]).halfWidth(bc.blocks, rule.IntervalLevel)
+				h := spread(g.Load, spec[0], spec[1], bc).halfWidth(bc.blocks, rule.IntervalLevel)
 				q := report.Ratio{Candidate: cand, Baseline: rule.Baseline, OfferedLoadRPS: g.Load, Metric: spec[0], Stat: spec[1],
 					Value:    widen(compare(key("ratio", cand, g.Load, spec[0], spec[1]), bc.num, bc.den, spec[0], spec[1]), h),
 					Excluded: bc.excluded, LeftOut: bc.leftOut}

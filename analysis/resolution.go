@@ -36,8 +36,12 @@ type runToRun struct {
 // runToRunOf pools the blocks of arms (each against base, paired by
 // repetition) at one load; aa names the A/A replicate ("" when none).
 // Blocks whose figure is refused or not positive are skipped, and so is a
-// block in which the arm's or the baseline's cell is client-bound.
-func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun {
+// block in which the arm's or the baseline's cell is client-bound, unless
+// withClientBound: the spread an excluded comparison (one made over every
+// block, client-bound ones included: comparisonOf) is widened by, so that
+// its interval carries the block-to-block spread of the blocks it is
+// computed from.
+func runToRunOf(arms []Group, base Group, aa, metric, statName string, withClientBound bool) runToRun {
 	bv, br, _ := base.Values(metric, statName)
 	byRep := map[int]float64{}
 	for i, r := range br {
@@ -51,7 +55,7 @@ func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun 
 		flagged := clientBoundReps(g)
 		var ls []float64
 		for i, r := range reps {
-			if baseFlagged[r] || flagged[r] {
+			if !withClientBound && (baseFlagged[r] || flagged[r]) {
 				continue
 			}
 			if b, ok := byRep[r]; ok && b > 0 && vals[i] > 0 {
@@ -85,8 +89,9 @@ func runToRunOf(arms []Group, base Group, aa, metric, statName string) runToRun 
 // against the baseline (runToRunOf): what Analyze widens every interval at
 // that load by, and what the verdict asks a ratio's interval to carry
 // (unresolvedNote). Zero (no degree of freedom) when the load has no
-// baseline group.
-func spreadAt(groups []Group, baseline string, load float64, metric, statName string) runToRun {
+// baseline group. withClientBound pools client-bound blocks too
+// (runToRunOf): for a comparison excluded from the verdict.
+func spreadAt(groups []Group, baseline string, load float64, metric, statName string, withClientBound bool) runToRun {
 	var others []Group
 	var base Group
 	found := false
@@ -102,7 +107,7 @@ func spreadAt(groups []Group, baseline string, load float64, metric, statName st
 	if !found {
 		return runToRun{}
 	}
-	return runToRunOf(others, base, report.AAArm(baseline), metric, statName)
+	return runToRunOf(others, base, report.AAArm(baseline), metric, statName, withClientBound)
 }
 
 // halfWidth is the run-to-run half-width, in log space, of the mean log

@@ -311,3 +311,54 @@ func TestAmdahlSpeedupIsVerdictRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestExcludedRatioCarriesRunToRun: with every block client-bound the
+// comparisons are over every block and feed no verdict, but their
+// intervals (the candidate's ratio and the A/A replicate's resolution)
+// still carry the run-to-run spread of those blocks: the same intervals as
+// the same cells unflagged, not the narrower spread inside the cells.
+func TestExcludedRatioCarriesRunToRun(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	run := func(flagAll bool) report.Results {
+		r := analysistest.BlocksRun(rand.New(rand.NewPCG(9, 10)), 3, 200, 0.97, 0.03)
+		for i := range r.Cells {
+			r.Cells[i].ClientBound = flagAll
+		}
+		if err := analysis.Analyze(&r, rule); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	plain, flagged := run(false), run(true)
+	find := func(r report.Results) (report.Ratio, report.Resolution) {
+		var q report.Ratio
+		var res report.Resolution
+		for _, x := range r.Stats.Ratios {
+			if x.Candidate == "cand" && x.Metric == "e2e" && x.Stat == "mean" {
+				q = x
+			}
+		}
+		for _, x := range r.Stats.Resolution {
+			if x.Metric == "e2e" && x.Stat == "mean" {
+				res = x
+			}
+		}
+		return q, res
+	}
+	pq, pres := find(plain)
+	fq, fres := find(flagged)
+	if fq.Excluded == "" || fres.Excluded == "" {
+		t.Fatalf("every block client-bound: ratio excluded %q, resolution excluded %q; want both excluded", fq.Excluded, fres.Excluded)
+	}
+	if fres.RunToRunDF != pres.RunToRunDF || fres.RunToRunDF == 0 {
+		t.Errorf("excluded resolution's run-to-run df %d, want %d (every block pooled)", fres.RunToRunDF, pres.RunToRunDF)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+	if !fq.Value.Interval || !near(fq.Value.Low, pq.Value.Low) || !near(fq.Value.High, pq.Value.High) {
+		t.Errorf("excluded ratio %v [%v, %v], want the unflagged run's widened interval [%v, %v]", fq.Value.Value, fq.Value.Low, fq.Value.High, pq.Value.Low, pq.Value.High)
+	}
+	if fres.PlusMinus == nil || pres.PlusMinus == nil || !near(*fres.PlusMinus, *pres.PlusMinus) {
+		t.Errorf("excluded resolution %v, want the unflagged run's %v", fres.PlusMinus, pres.PlusMinus)
+	}
+}

@@ -342,7 +342,7 @@ func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []cl
 			l.class = loadExcluded
 		case !e.Interval:
 			l.class = loadNoInterval
-		case q.Resolution == nil && spreadAt(groups, rule.Baseline, q.OfferedLoadRPS, q.Metric, q.Stat).df == 0:
+		case q.Resolution == nil && spreadAt(groups, rule.Baseline, q.OfferedLoadRPS, q.Metric, q.Stat, false).df == 0:
 			// Only the spread inside the cells: too narrow to decide on. (A
 			// measured resolution means the A/A replicate's blocks widened it.)
 			l.class = loadUnresolved
