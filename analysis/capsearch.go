@@ -407,11 +407,20 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	g := report.CapacitySearchGain{Candidate: cand.Arm, Baseline: base.Arm}
 	c, b := cand.CapacityRPS, base.CapacityRPS
 	switch {
-	case b.Value == 0 || c.Value == 0:
-		g.Gain.Note = "unknown: " + strings.TrimPrefix(firstNote(c.Note, b.Note, "an arm's capacity is unknown"), "unknown: ")
-		return g
-	case c.Note != "" && strings.HasPrefix(c.Note, "unknown") || b.Note != "" && strings.HasPrefix(b.Note, "unknown"):
-		g.Gain = report.Estimate{Note: "unknown: " + firstNote(onlyUnknown(c.Note), onlyUnknown(b.Note), "")}
+	case b.Value == 0 || c.Value == 0,
+		c.Note != "" && strings.HasPrefix(c.Note, "unknown") || b.Note != "" && strings.HasPrefix(b.Note, "unknown"):
+		// A gain is a ratio of capacities: unknown when either is.
+		var unknown []string
+		for _, a := range []report.CapacityArm{cand, base} {
+			if a.CapacityRPS.Value == 0 || strings.HasPrefix(a.CapacityRPS.Note, "unknown") {
+				unknown = append(unknown, a.Arm)
+			}
+		}
+		note := "the capacity of " + unknown[0] + " is unknown, so is the ratio of the capacities"
+		if len(unknown) == 2 {
+			note = "the capacities of " + unknown[0] + " and " + unknown[1] + " are unknown, so is their ratio"
+		}
+		g.Gain = report.Estimate{Note: "unknown: " + note}
 		return g
 	}
 	g.Gain.Value = c.Value / b.Value
@@ -435,13 +444,6 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 		g.Gain.Note = "no interval: " + firstNote(c.Note, b.Note, "an arm's interval is open")
 	}
 	return g
-}
-
-func onlyUnknown(s string) string {
-	if strings.HasPrefix(s, "unknown") {
-		return strings.TrimPrefix(s, "unknown: ")
-	}
-	return ""
 }
 
 func firstNote(notes ...string) string {

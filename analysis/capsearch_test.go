@@ -133,7 +133,7 @@ func TestSearchEnds(t *testing.T) {
 	if c.CapacityRPS.Value != 0 || c.PassRPS != 10 || c.FailRPS != 24 || !strings.HasPrefix(c.CapacityRPS.Note, "between 10 and 24 req/s, the sweep's bracket: no search probe ran; the search's budget ran out (capacity_search.budget = 15s)") {
 		t.Errorf("no probe: %+v", c.CapacityRPS)
 	}
-	if g := Gain(c, c); g.Gain.Value != 0 || !strings.Contains(g.Gain.Note, "no search probe ran") {
+	if g := Gain(c, c); g.Gain.Value != 0 || g.Gain.Note != "unknown: the capacities of a and a are unknown, so is their ratio" {
 		t.Errorf("gain of unsearched arms: %+v", g.Gain)
 	}
 }
@@ -156,7 +156,8 @@ func TestSearchBudgetWideBracket(t *testing.T) {
 		e.Note != "unknown: between 20 and 40 req/s (bracket), the search's budget ran out (capacity_search.arm_budget = 25s)" {
 		t.Errorf("budget out, wide bracket: %+v", e)
 	}
-	if g := Gain(c, c); g.Gain.Value != 0 || g.Gain.Interval || g.Gain.Note != "unknown: between 20 and 40 req/s (bracket), the search's budget ran out (capacity_search.arm_budget = 25s)" {
+	// A gain is a ratio: it says the capacities are unknown, not a bracket in req/s.
+	if g := Gain(c, c); g.Gain.Value != 0 || g.Gain.Interval || g.Gain.Note != "unknown: the capacities of a and a are unknown, so is their ratio" {
 		t.Errorf("gain from a bracket: %+v", g.Gain)
 	}
 	// Bracketed to the precision, the same ends decide; a client-bound
@@ -189,7 +190,7 @@ func TestGain(t *testing.T) {
 		t.Errorf("overlapping: %+v", g)
 	}
 	u := report.CapacityArm{Arm: "c", CapacityRPS: report.Estimate{Note: "unknown: no probe of c ran to its end"}}
-	if g = Gain(u, arm("b", 20, 18, 22)); !strings.HasPrefix(g.Gain.Note, "unknown") || g.Gain.Value != 0 {
+	if g = Gain(u, arm("b", 20, 18, 22)); g.Gain.Note != "unknown: the capacity of c is unknown, so is the ratio of the capacities" || g.Gain.Value != 0 {
 		t.Errorf("unknown: %+v", g)
 	}
 }

@@ -108,14 +108,30 @@ func CapacitySearchLine(r report.Results, cand string) string {
 		return ""
 	}
 	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
+	costLabel := "cost per 1M output tokens"
+	if r.Simulated {
+		costLabel += " (simulated)"
+	}
 	switch {
 	case c.Cost != nil && b.Cost != nil && g.CostChangePct != nil:
-		s += fmt.Sprintf("; cost per 1M output tokens at capacity: %s → %s %s (%+.1f %%)", report.Num(b.Cost.CostPer1MOutputTokens), report.Num(c.Cost.CostPer1MOutputTokens), c.Cost.Currency, *g.CostChangePct)
+		s += fmt.Sprintf("; %s at capacity: %s → %s %s (%+.1f %%)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), report.Num(c.Cost.CostPer1MOutputTokens), c.Cost.Currency, *g.CostChangePct)
 	case c.Cost != nil && b.Cost != nil:
-		s += fmt.Sprintf("; cost per 1M output tokens at the highest load meeting the SLO: %s %s at %s req/s → %s at %s req/s (no change computed: an arm's capacity is not bracketed)",
-			report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS))
+		s += fmt.Sprintf("; %s at the highest load a probe met the SLO at: %s %s at %s req/s → %s at %s req/s (no change computed: an arm's capacity is not bracketed%s)",
+			costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS),
+			unsustainedText(*b)+unsustainedText(*c))
 	}
 	return s
+}
+
+// unsustainedText is "; baseline's sustained capacity by the simulator,
+// 18.04 req/s, is below the 20.00 req/s its probe met" when a's cost is at a
+// load above the simulator's sustained capacity (a short probe from an idle
+// server met a load the arm does not sustain), "" otherwise.
+func unsustainedText(a report.CapacityArm) string {
+	if a.Cost == nil || a.SimTruth == nil || !(a.SimTruth.RPS() > 0) || a.SimTruth.RPS() >= a.Cost.LoadRPS {
+		return ""
+	}
+	return fmt.Sprintf("; %s's sustained capacity by the simulator, %s req/s, is below the %s req/s its probe met", a.Arm, report.Num(a.SimTruth.RPS()), report.Num(a.Cost.LoadRPS))
 }
 
 // searchHow says how the capacities were found: "found by search", or,

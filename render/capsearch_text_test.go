@@ -100,8 +100,15 @@ func TestCapacitySearchLine(t *testing.T) {
 		a.CapacityRPS = report.Estimate{Note: unknown}
 	}
 	budget.CapacitySearch.Gains[0].Gain, budget.CapacitySearch.Gains[0].CostChangePct = report.Estimate{Note: unknown}, nil
+	// On the simulator, whose sustained capacity of the baseline (18.00
+	// req/s) is below the 20 req/s its short probe met: the cost is labelled
+	// simulated and said to be at a load the arm does not sustain.
+	budget.Simulated = true
+	budget.CapacitySearch.Arms[0].SimTruth = &report.CapacityTruth{MetRPS: 17.9, MissedRPS: 18.1, Window: "the whole trace"}
 	line = CapacitySearchLine(budget, "fast")
-	for _, want := range []string{"fast " + unknown + " vs baseline " + unknown, "gain " + unknown, "at the highest load meeting the SLO"} {
+	for _, want := range []string{"fast " + unknown + " vs baseline " + unknown, "gain " + unknown,
+		"cost per 1M output tokens (simulated) at the highest load a probe met the SLO at: 0.300 USD at 20.00 req/s",
+		"baseline's sustained capacity by the simulator, 18.00 req/s, is below the 20.00 req/s its probe met)"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("budget-cut line %q lacks %q", line, want)
 		}
