@@ -127,6 +127,11 @@ func boundVerdict(m report.Estimate, l report.AmdahlLoad, rates []float64) (stri
 // A simulated candidate whose overrides leave amdahl.target_op alone (or
 // with no target_op set) gets its bound per load from the cost model over
 // the load's schedule (simArmBounds: f of the ops it changes), labelled so.
+// amdahlNoTarget is why a run with no amdahl.target_op (and no simulated
+// candidate whose bound the cost model gives) has no Amdahl bound: said
+// before the run (announceBounds) and in the results alike.
+const amdahlNoTarget = "amdahl.target_op is not set in the config"
+
 func (r *runner) amdahlSection() *report.AmdahlSection {
 	target := r.cfg.Amdahl.TargetOp
 	modelled, modelledOps, merr := simArmBounds(r.cfg, r.scheds)
@@ -134,7 +139,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 		fmt.Fprintf(r.warn, "warning: amdahl: %v\n", merr)
 	}
 	if target == "" && len(modelled) == 0 {
-		return &report.AmdahlSection{NotMeasured: "amdahl.target_op is not set in the config"}
+		return &report.AmdahlSection{NotMeasured: amdahlNoTarget}
 	}
 	baseline := r.cfg.Arms[0].Name
 	sec := &report.AmdahlSection{}
