@@ -54,7 +54,7 @@ func Censored(c report.Cell) string {
 	if c.Incomplete != "" || n == 0 || float64(notOK)-MaxNotOKShare*float64(n) <= 1e-9 { // 1e-9: share × n is not exact in floating point
 		return ""
 	}
-	return fmt.Sprintf("%s at %s req/s rep %d: %d of %d measured requests (%s) did not end ok (%s), above the %s limit (MaxNotOKShare)",
+	return fmt.Sprintf("%s at %s req/s rep %d: %d of %d measured requests (%s) did not end ok (%s), above the %s limit (a fixed limit, not a config key: past it a cell's latency figures are refused)",
 		c.Arm, report.Num(c.OfferedLoadRPS), c.Repetition, notOK, n, SharePastLimit(notOK, n), notOKCounts(c.States), maxNotOKText)
 }
 

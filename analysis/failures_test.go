@@ -85,6 +85,9 @@ func TestFailureShareShownAboveLimit(t *testing.T) {
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("Censored() = %q, want it to show %s", got, tc.want)
 			}
+			if strings.Contains(got, "MaxNotOKShare") {
+				t.Errorf("Censored() = %q names a Go identifier, not the user-facing limit", got)
+			}
 			i := strings.Index(got, "(") // the share is the first parenthesis
 			shown, err := strconv.ParseFloat(strings.TrimSuffix(got[i+1:strings.Index(got, ")")], " %"), 64)
 			if err != nil || shown <= 5 {

@@ -85,6 +85,10 @@ func (s Schedule) OrderWarning() string {
 	if s.Reordered == 0 || b == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s line %d: timestamps go backwards (%s earlier than line %d); %d rows out of time order in all, replayed sorted by arrival time (ties keep file order): check the time column, or sort the file to silence this",
-		s.Source, b.Line, b.By, b.AfterLine, s.Reordered)
+	rows := "rows"
+	if s.Reordered == 1 {
+		rows = "row"
+	}
+	return fmt.Sprintf("%s line %d: timestamps go backwards (%s earlier than line %d); %d %s out of time order in all, replayed sorted by arrival time (ties keep file order): check the time column, or sort the file to silence this",
+		s.Source, b.Line, b.By, b.AfterLine, s.Reordered, rows)
 }

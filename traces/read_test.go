@@ -544,6 +544,10 @@ func TestOrderWarning(t *testing.T) {
 			t.Errorf("warning %q lacks %q", got, want)
 		}
 	}
+	one := Schedule{Source: "one.csv", Reordered: 1, FirstBackstep: &Backstep{Line: 3, AfterLine: 2, By: time.Second}}
+	if w := one.OrderWarning(); !strings.Contains(w, "; 1 row out of time order in all") {
+		t.Errorf("one row out of order: %q", w)
+	}
 	if w := readFixture(t, "generic.csv", ReadOptions{Mapping: &Mapping{Time: "ts_ms", TimeUnit: UnitMilliseconds, Input: "in_tok", Output: "out_tok"}}).OrderWarning(); w != "" {
 		t.Errorf("sorted trace warns %q", w)
 	}
