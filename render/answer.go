@@ -300,7 +300,7 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 		if !ok1 || !ok2 || b == 0 {
 			continue
 		}
-		part := fmt.Sprintf("%s%s (%+.1f %%; %s → %s) at %s req/s", signed(c-b), unit, 100*(c/b-1), report.Num(b), report.Num(c), report.Num(l))
+		part := fmt.Sprintf("%s%s (%+.1f %%; %s → %s; %s) at %s req/s", signed(c-b), unit, 100*(c/b-1), report.Num(b), report.Num(c), noIntervalText(r, l, c/b-1), report.Num(l))
 		if left := append(leftB, leftC...); len(left) > 0 {
 			part += " (left out, as from the ratios: " + strings.Join(left, ", ") + ")"
 		}
@@ -314,6 +314,18 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 		label += " (simulated)"
 	}
 	return label + ", candidate − baseline (%; baseline → candidate), each at one offered load: " + strings.Join(parts, "; ")
+}
+
+// noIntervalText says that a cost or energy change (a fraction) at load has
+// no interval, so noise can read as a result: "no interval; within this
+// run's resolution ±1.2 %" when it lies within the decision metric's
+// resolution there (resolutionAt), else "no interval: not a tested
+// difference".
+func noIntervalText(r report.Results, load, change float64) string {
+	if res := resolutionAt(r, load); res != nil && math.Abs(change) <= *res {
+		return "no interval; within this run's resolution ±" + report.PctOf(*res)
+	}
+	return "no interval: not a tested difference"
 }
 
 // signed is a difference with its sign: "+0.012", "-0.081" (the ASCII

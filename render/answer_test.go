@@ -210,14 +210,27 @@ func TestChangeLinesLeaveOutIncompleteCells(t *testing.T) {
 	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02}); err != nil {
 		t.Fatal(err)
 	}
+	// Neither change has an interval: each says so, and that it lies within
+	// the run's resolution of the decision metric.
+	pm := resolutionAt(r, 4)
+	if pm == nil {
+		t.Fatal("no resolution at 4 req/s")
+	}
+	res := report.PctOf(*pm)
+	if got := noIntervalText(r, 4, 2*(*pm)); got != "no interval: not a tested difference" {
+		t.Errorf("a change beyond the resolution: %q", got)
+	}
+	if got := noIntervalText(report.Results{}, 4, 0); got != "no interval: not a tested difference" {
+		t.Errorf("no resolution: %q", got)
+	}
 	for _, b := range Answer(r) {
 		if b.Candidate != "big" {
 			continue
 		}
 		text := strings.Join(b.Lines, "\n")
 		for _, w := range []string{
-			"GPU energy per output token, candidate − baseline (%; baseline → candidate), each at one offered load: +0 J (+0.0 %; 1.00 → 1.00) at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
-			"cost per 1M output tokens, candidate − baseline (%; baseline → candidate), each at one offered load: +0 USD (+0.0 %; 1.00 → 1.00) at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
+			"GPU energy per output token, candidate − baseline (%; baseline → candidate), each at one offered load: +0 J (+0.0 %; 1.00 → 1.00; no interval; within this run's resolution ±" + res + ") at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
+			"cost per 1M output tokens, candidate − baseline (%; baseline → candidate), each at one offered load: +0 USD (+0.0 %; 1.00 → 1.00; no interval; within this run's resolution ±" + res + ") at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
 		} {
 			if !strings.Contains(text, w) {
 				t.Errorf("big's answer lacks %q:\n%s", w, text)
