@@ -229,7 +229,8 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 		}
 		return nil, fmt.Errorf("config %s: %w", name, err)
 	}
-	// Every problem at once, each as `field (line N): message`: unknown
+	// Every problem at once, each as `field (line N): message`: keys given
+	// twice (the repeat dropped, so the rest decodes), unknown
 	// keys, values of the wrong type (named by field, line and the type
 	// wanted; their nodes are nulled, so they decode as zero values), yaml's
 	// own type errors for what the checks do not know, then the checks of
@@ -243,16 +244,8 @@ func parse(r io.Reader, name, baseDir string, files bool) (*Config, error) {
 		if !errors.As(err, &te) {
 			return nil, fmt.Errorf("config %s: %w", name, errors.Join(append(problems, chk.Locate(err)...)...))
 		}
-		abandoned := false
 		for _, e := range te.Errors {
 			problems = append(problems, chk.Locate(errors.New(e))...)
-			// yaml stops decoding at a duplicate key ("mapping key … already
-			// defined"), leaving the fields after it unset: checking them
-			// would only report them missing.
-			abandoned = abandoned || strings.Contains(e, "already defined at line")
-		}
-		if abandoned {
-			return nil, fmt.Errorf("config %s: %w", name, errors.Join(dedupe(problems)...))
 		}
 	}
 	cfg.baseDir, cfg.file, cfg.lines = baseDir, name, chk

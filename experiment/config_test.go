@@ -347,11 +347,18 @@ func TestConfigRangeErrorsFormat(t *testing.T) {
 		// misspelled sim_overrides op is, not warned about in every cell.
 		{name: "unknown target op on the sim", from: "amdahl: {target_op: rmsnorm}", to: "amdahl: {target_op: rmsnrom}",
 			want: []string{`amdahl.target_op (line 9): unknown op "rmsnrom" (known: `, "rmsnorm"}},
-		// yaml abandons a mapping with a duplicate key, leaving every field
-		// after it unset: only the duplicate is reported, no field "required".
+		// A key given twice is named with its dotted path and both lines;
+		// the rest of the file still decodes, so no field after it is
+		// reported missing, and its other problems are reported with it.
 		{name: "duplicate key", from: "repetitions: 1", to: "repetitions: 1\nrepetitions: 2",
-			want:    []string{`(line 11): mapping key "repetitions" already defined at line 10`},
-			notWant: []string{"trace.path", "load.rates_rps", "load.duration", "arms", "server.kind", "required"}},
+			want:    []string{`config bad.yaml: repetitions (line 11): key given twice, first at line 10: keep one of the two`},
+			notWant: []string{"the file", "already defined", "trace.path", "load.rates_rps", "load.duration", "arms", "server.kind", "required"}},
+		{name: "duplicate nested key", from: "  duration: 14s", to: "  duration: 14s\n  duration: 20s",
+			want:    []string{`config bad.yaml: load.duration (line 6): key given twice, first at line 5`},
+			notWant: []string{"the file", "already defined", "required"}},
+		{name: "duplicate key and another problem", from: "  duration: 14s", to: "  duration: 14s\n  duration: 20s\n  warmup: 3",
+			want:    []string{`load.duration (line 6): key given twice, first at line 5`, "load.warmup (line 7): 3 is not a duration such as 14s"},
+			notWant: []string{"already defined"}},
 		{name: "duplicate arm names", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: baseline, sim_overrides: {rmsnorm: 2}}",
 			want: []string{`arms[1].name (line 8): duplicate arm name "baseline"`}},
 	}

@@ -65,6 +65,12 @@ var checkerType = reflect.TypeOf((*Checker)(nil)).Elem()
 type Result struct {
 	// Unknown holds one problem per key that the Go type does not have.
 	Unknown []Problem
+	// Duplicate holds one problem per key given again in the same mapping,
+	// at the repeat's line, naming the first occurrence's line. Each repeat
+	// (key and value) was removed from the document, so it decodes with the
+	// first occurrence instead of failing at the repeat with every field
+	// after it unset.
+	Duplicate []Problem
 	// Bad holds one problem per value that cannot become its field's type
 	// (a decimal in a whole-number field, text in a duration or a list).
 	// Each bad value's node was replaced by null, so decoding leaves that
@@ -83,7 +89,8 @@ type field struct {
 }
 
 // Check walks document doc (a DocumentNode or the node under it) against Go
-// type t, returning every unknown key and every value that does not fit its
+// type t, returning every key given twice in one mapping (at any depth, the
+// repeat removed), every unknown key and every value that does not fit its
 // field's Go type, by dotted path and line, in the kind of value wanted ("a
 // whole number", "a duration such as 14s", "a list of numbers"). A null
 // value is accepted (decoding leaves the field as it was). Types with their
@@ -95,6 +102,7 @@ func Check(doc *yaml.Node, t reflect.Type, opts ...Option) *Result {
 		o(&s)
 	}
 	r := &Result{fields: map[string]field{}}
+	r.dropDuplicates(doc, "")
 	r.index(doc, "", 0)
 	w := walker{settings: s, r: r}
 	w.walk(doc, t, "")
@@ -107,6 +115,44 @@ func Index(doc *yaml.Node) *Result {
 	r := &Result{fields: map[string]field{}}
 	r.index(doc, "", 0)
 	return r
+}
+
+// dropDuplicates removes from every mapping under n each scalar key given
+// again after its first occurrence (with its value), recording a Duplicate
+// problem at the repeat's dotted path and line. yaml.v3 refuses such a
+// document when decoding, in words that name no field ("mapping key "x"
+// already defined at line N"); the merge key "<<" is left to yaml.
+func (r *Result) dropDuplicates(n *yaml.Node, path string) {
+	if n == nil {
+		return
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, d := range n.Content {
+			r.dropDuplicates(d, path)
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			r.dropDuplicates(e, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.MappingNode:
+		first := map[string]int{}
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Value != "<<" {
+				if line, seen := first[k.Value]; seen {
+					r.Duplicate = append(r.Duplicate, Problem{Path: join(path, k.Value), Line: k.Line,
+						Msg: fmt.Sprintf("key given twice, first at line %d: keep one of the two", line)})
+					continue
+				}
+				first[k.Value] = k.Line
+			}
+			r.dropDuplicates(v, join(path, k.Value))
+			kept = append(kept, k, v)
+		}
+		n.Content = kept
+	}
 }
 
 // index records the line of every path's value: a scalar's own line, a

@@ -55,6 +55,16 @@ func TestCheck(t *testing.T) {
 		{"wrapped block checked as its inner type", "wrap:\n  count: 2.5\n  extra: 1\n",
 			[]string{"wrap.extra (line 3): unknown key", "wrap.count (line 2): 2.5 is not a whole number"}},
 		{"null accepted", "block: {count: ~}\n", nil},
+		// yaml.v3 refuses a key given twice with "mapping key … already
+		// defined", which names neither the field's path nor the document
+		// part it is in: Check names the key by its dotted path and both
+		// lines, at any depth, in a list element or a block that decodes
+		// itself.
+		{"duplicate top-level key", "name: a\nwait: 2s\nname: b\n", []string{"name (line 3): key given twice, first at line 1: keep one of the two"}},
+		{"duplicate nested key", "block:\n  count: 1\n  ratio: 2\n  count: 3\n", []string{"block.count (line 4): key given twice, first at line 2"}},
+		{"duplicate in flow mapping", "block: {count: 1, count: 2}\n", []string{"block.count (line 1): key given twice, first at line 1"}},
+		{"duplicate in a wrapped block", "wrap:\n  ratio: 1\n  ratio: 2\n", []string{"wrap.ratio (line 3): key given twice, first at line 2"}},
+		{"duplicate under an unknown key", "blok:\n  x: 1\n  x: 2\n", []string{"blok.x (line 3): key given twice, first at line 2", "blok (line 1): unknown key"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,6 +85,35 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckDuplicateDecodes: a key given twice is reported once per extra
+// occurrence and dropped from the document, so the document decodes (yaml.v3
+// would stop at it, leaving every field after it unset) and the rest of its
+// problems are reported with it.
+func TestCheckDuplicateDecodes(t *testing.T) {
+	doc := parse(t, "name: a\nname: b\nname: c\nwait: 2s\nblock: {count: 2.5}\n")
+	r := Check(doc, reflect.TypeOf(outer{}))
+	got := errors.Join(r.Problems()...)
+	for _, w := range []string{
+		"name (line 2): key given twice, first at line 1",
+		"name (line 3): key given twice, first at line 1",
+		"block.count (line 5): 2.5 is not a whole number",
+	} {
+		if got == nil || !strings.Contains(got.Error(), w) {
+			t.Errorf("problems lack %q:\n%v", w, got)
+		}
+	}
+	var o outer
+	if err := doc.Decode(&o); err != nil {
+		t.Fatalf("the checked document does not decode: %v", err)
+	}
+	if o.Name != "a" || o.Wait != 2*time.Second {
+		t.Errorf("decoded %+v, want the first name and every field after the duplicate", o)
+	}
+	if l, ok := r.Line("name"); !ok || l != 1 {
+		t.Errorf("Line(name) = %d, %v, want the first occurrence's line 1", l, ok)
 	}
 }
 

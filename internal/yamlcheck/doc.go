@@ -3,9 +3,11 @@
 // `field (line N): message`, with the dotted field path and the line of its
 // value in the file.
 //
-// Check finds every unknown key and every value that does not fit its
-// field's Go type (yaml.v3 alone truncates 2.9 into an int field without a
-// word, and stops at the first unknown key inside a custom unmarshaller);
+// Check finds every key given twice in one mapping (yaml.v3 alone refuses
+// it in words that name no field, and stops decoding there), every unknown
+// key and every value that does not fit its field's Go type (yaml.v3 alone
+// truncates 2.9 into an int field without a word, and stops at the first
+// unknown key inside a custom unmarshaller);
 // Result.Locate rewrites the range checks a config's Validate made (plain
 // "field: message" errors, possibly joined and wrapped) into the same
 // format, finding each field's line in the document.

@@ -162,9 +162,12 @@ func (r *Result) ancestorLine(path string) (int, bool) {
 	}
 }
 
-// Problems returns Unknown then Bad, as errors.
+// Problems returns Duplicate, Unknown then Bad, as errors.
 func (r *Result) Problems() []error {
-	out := make([]error, 0, len(r.Unknown)+len(r.Bad))
+	out := make([]error, 0, len(r.Duplicate)+len(r.Unknown)+len(r.Bad))
+	for _, p := range r.Duplicate {
+		out = append(out, p)
+	}
 	for _, p := range r.Unknown {
 		out = append(out, p)
 	}
