@@ -87,3 +87,35 @@ func TestParseLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityNeedsWaitingRequests: with a batch of 8,192 sequences, 2,000
+// requests are all admitted at once and finish together; Capacity used to
+// report that drain as saturation (66,929 req/s for 32:128 at 16× ops,
+// against 3,108) and now refuses it, naming CapacityRequests, with which the
+// batch is full and output tokens are 128 per completed request.
+func TestCapacityNeedsWaitingRequests(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig()
+	cfg.Scheduler.MaxNumSeqs, cfg.Scheduler.MaxBatchTokens = 8192, 16384
+	mix := []Lengths{{32, 128}}
+	_, err := cfg.Capacity(mix, 2000)
+	if err == nil || !strings.Contains(err.Error(), "use at least 49152") {
+		t.Fatalf("2000 requests with max_num_seqs 8192: %v, want a refusal naming 49152", err)
+	}
+	if n := cfg.CapacityRequests(); n != 49152 {
+		t.Fatalf("CapacityRequests = %d, want 6 × 8192", n)
+	}
+	c, err := cfg.Capacity(mix, cfg.CapacityRequests())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !within(c.OutputTokPerS, 128*c.RequestsPerS, 0.02*c.OutputTokPerS) {
+		t.Errorf("tok/s %.0f != 128 × req/s %.2f: not a steady state", c.OutputTokPerS, c.RequestsPerS)
+	}
+	if c.MeanRunningSeqs < 0.95*8192 {
+		t.Errorf("mean running seqs %.0f: the batch is not full at saturation", c.MeanRunningSeqs)
+	}
+	if n := DefaultConfig().CapacityRequests(); n != 2000 {
+		t.Errorf("default CapacityRequests = %d, want 2000", n)
+	}
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -86,5 +88,32 @@ func TestServeSimChild(t *testing.T) {
 	_ = stdin.Close()
 	if err := c.Wait(); err != nil {
 		t.Errorf("child told to stop: %v, want a clean exit", err)
+	}
+}
+
+// TestServeSimCapacityEnoughRequests: --capacity runs as many requests as
+// the config's batch needs; with 8,192 sequences a step it used to run
+// 2,000, all admitted at once, and print their drain (66,929 req/s for
+// 32:128, against 300,644 tok/s: not 128 tokens per request).
+func TestServeSimCapacityEnoughRequests(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte("scheduler:\n  max_num_seqs: 8192\n  max_batch_tokens: 16384\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code, err := runCLI(t, "serve-sim", "--config", path, "--capacity", "32:128")
+	if err != nil || code != 0 {
+		t.Fatalf("exit %d: %v\n%s", code, err, out)
+	}
+	var tokS, reqS float64
+	i := strings.Index(out, "): ")
+	if !strings.Contains(out, "49152 requests queued at once") || i < 0 {
+		t.Fatalf("output %q, want the 49152 requests it ran", out)
+	}
+	if _, err := fmt.Sscanf(out[i+3:], "%f output tok/s, %f req/s", &tokS, &reqS); err != nil {
+		t.Fatalf("parsing %q: %v", out, err)
+	}
+	if math.Abs(tokS-128*reqS) > 0.02*tokS {
+		t.Errorf("%.0f tok/s against %.2f req/s × 128: not a steady state\n%s", tokS, reqS, out)
 	}
 }
