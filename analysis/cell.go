@@ -69,7 +69,9 @@ func (o CellOptions) withDefaults() CellOptions {
 //     to the measured records;
 //   - latency distributions (TTFT, TTFT intended, TTFO, ITL per gap, TPOT for
 //     output ≥ 2, E2E) are over requests that ended ok; schedule lag is over
-//     every request that was sent; dispatch lag over loadgen.ClientLag;
+//     loadgen.ScheduleLagSample (every measured request that was sent: the
+//     samples of Replay's Summary.ScheduleLagP99, so the p99 is the same);
+//     dispatch lag over loadgen.ClientLag;
 //   - the window, WindowOutputTokens and ThroughputTokPerS are loadgen.Window
 //     (the one definition, also Replay's Summary): from the first measured
 //     send to the last event of any measured request, counting token events
@@ -155,7 +157,7 @@ func (s *cellSamples) addMeasured(c *report.Cell, recs []loadgen.Record) []*load
 		}
 		measured = append(measured, r)
 		c.States[string(r.State)]++
-		if d, ok := r.ScheduleLag(); ok {
+		if d, ok := loadgen.ScheduleLagSample(r); ok {
 			s.lag = append(s.lag, ms(d))
 		}
 		if d, ok := loadgen.ClientLag(r); ok {

@@ -27,6 +27,7 @@ import (
 	"github.com/transferlab/transferlab/internal/interrupt"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/loadgen/loadgentest"
+	"github.com/transferlab/transferlab/stats"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -1184,7 +1185,7 @@ func benchVegeta(ctx context.Context, o Options, rep *benchReport, log io.Writer
 		}
 		var sends []time.Duration
 		var tot time.Duration
-		okN := 0
+		var e2es []float64 // ns, for the p99 (stats.NearestRank)
 		for i := range keep.Records {
 			r := &keep.Records[i]
 			if r.State == loadgen.StateNotSent {
@@ -1193,9 +1194,10 @@ func benchVegeta(ctx context.Context, o Options, rep *benchReport, log io.Writer
 			sends = append(sends, r.SentAt)
 			if e2e, ok := r.E2E(); ok && r.State == loadgen.StateOK {
 				tot += e2e
-				okN++
+				e2es = append(e2es, float64(e2e))
 			}
 		}
+		okN := len(e2es)
 		cs := rep.client(name)
 		p := pacingRow{OfferedRPS: rate, AchievedSendRPS: reportFloat(sendRate(sends)), BinMs: 10, LagP99Ms: msf(sum.ScheduleLagP99), DispatchLagP99Ms: msf(sum.DispatchLagP99)}
 		p.RateErrorPct = (p.AchievedSendRPS/reportFloat(rate) - 1) * 100
@@ -1206,7 +1208,8 @@ func benchVegeta(ctx context.Context, o Options, rep *benchReport, log io.Writer
 		cs.OursSuccess = reportFloat(okN) / reportFloat(n)
 		if okN > 0 { // else the latencies stay not measured (null), never 0
 			cs.OursMeanMs = msf(tot / time.Duration(okN))
-			cs.OursP99Ms = msf(loadgen.QuantileDuration(sum.Hist.E2E, 99))
+			slices.Sort(e2es)
+			cs.OursP99Ms = msf(time.Duration(stats.NearestRank(e2es, 0.99)))
 		}
 		if m.Rate > 0 {
 			cs.RateRatio = cs.OursSendRPS / reportFloat(m.Rate)

@@ -15,8 +15,10 @@ const (
 )
 
 // Histograms holds HDR histograms (µs, 3 significant digits) of the
-// per-request metrics, for merging runs and for export; exact percentiles
-// come from the raw records (DESIGN.md). Latencies fold measured (non-warm-up)
+// per-request metrics, a memory-bounded sink for merging runs and for
+// export (shard's HDR logs) only: no figure is read from them; every
+// percentile comes exactly from the raw samples through stats.NearestRank
+// (DESIGN.md "Percentiles"). Latencies fold measured (non-warm-up)
 // requests that ended ok; ScheduleLag folds every sent request.
 // Histograms is a Sink; it is not safe for concurrent use.
 type Histograms struct {
@@ -93,9 +95,4 @@ func (h *Histograms) Merge(o *Histograms) int64 {
 	dropped += h.E2E.Merge(o.E2E)
 	dropped += h.ScheduleLag.Merge(o.ScheduleLag)
 	return dropped
-}
-
-// QuantileDuration returns the q-th percentile (0–100) of h as a Duration (µs resolution).
-func QuantileDuration(h *hdrhistogram.Histogram, q float64) time.Duration {
-	return time.Duration(h.ValueAtQuantile(q)) * time.Microsecond
 }

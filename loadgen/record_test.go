@@ -177,7 +177,7 @@ func TestMultiSinkAndHistograms(t *testing.T) {
 	if h.TTFT.TotalCount() != 1 || h.ITL.TotalCount() != 1 || h.ScheduleLag.TotalCount() != 2 {
 		t.Errorf("histograms: TTFT %d ITL %d lag %d (warm-up must be excluded from latencies)", h.TTFT.TotalCount(), h.ITL.TotalCount(), h.ScheduleLag.TotalCount())
 	}
-	if got := QuantileDuration(h.ITL, 50); got < ms(19.9) || got > ms(20.1) {
+	if got := time.Duration(h.ITL.ValueAtQuantile(50)) * time.Microsecond; got < ms(19.9) || got > ms(20.1) {
 		t.Errorf("ITL p50 %v, want 20 ms at 3 significant digits", got)
 	}
 	h2 := NewHistograms()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/sim"
+	"github.com/transferlab/transferlab/stats"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -57,10 +58,15 @@ func (e *absErrs) add(measured, truth time.Duration) {
 	*e = append(*e, d)
 }
 
+// quantile is the nearest-rank q-quantile of e (stats.NearestRank, the
+// project's one percentile).
 func (e absErrs) quantile(q float64) time.Duration {
-	s := slices.Clone(e)
+	s := make([]float64, len(e))
+	for i, d := range e {
+		s[i] = float64(d)
+	}
 	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
+	return time.Duration(stats.NearestRank(s, q))
 }
 
 // The 1 ms claim is checked on the median of per-sample errors, with every

@@ -40,8 +40,15 @@ type Summary struct {
 	// ThroughputTokPerS = WindowOutputTokens / (WindowEnd − WindowStart) in
 	// output tokens per second (DESIGN.md "Throughput").
 	ThroughputTokPerS float64
-	// ScheduleLagP99 is the p99 of SentAt − ScheduledAt over sent requests (HDR, µs resolution).
+	// MeasuredSent counts the measured (non-warm-up) requests that were
+	// sent: the ScheduleLagSample samples of ScheduleLagP99 and ScheduleLate.
+	MeasuredSent int
+	// ScheduleLagP99 is LagP99 (stats.NearestRank over the exact samples) of
+	// SentAt − ScheduledAt over the measured sends (ScheduleLagSample): the
+	// figure analysis.BuildCell publishes as the cell's schedule-lag p99.
 	ScheduleLagP99 time.Duration
+	// ScheduleLate counts those samples above the lag budget (LateSends).
+	ScheduleLate int
 	// DispatchLagP99 is the p99 (ClientBoundFlag: stats.NearestRank over
 	// the exact samples, the figure analysis.BuildCell's flag carries) of ClientLag: the
 	// DispatchedAt − ScheduledAt of measured requests not held by the
@@ -226,36 +233,64 @@ func ClientBound(late, n int) bool {
 	return 1-stats.BinomialCDF(late-1, n, ClientBoundShare) < 1-ClientBoundConfidence
 }
 
-// ClientBoundFlag is the one implementation of the client-bound figures and
-// flag, which Summary and analysis.BuildCell both take from here, over lags,
-// one cell's ClientLag samples (left unchanged): p99 is their nearest-rank
-// p99 (stats.NearestRank, exact, a measured sample; for fewer than 100
-// samples the largest), shown beside the flag and not refused for small
-// samples; late counts the samples above budget (≤ 0: DefaultLagBudget, 1
-// ms); bound is ClientBound(late, len(lags)). With no sample all are zero.
-func ClientBoundFlag(lags []time.Duration, budget time.Duration) (p99 time.Duration, late int, bound bool) {
-	if len(lags) == 0 {
-		return 0, 0, false
+// ScheduleLagSample is r's sample for the schedule-lag figures: its
+// ScheduleLag (SentAt − ScheduledAt) when r is measured (not warm-up) and was
+// sent. Summary's ScheduleLagP99 and ScheduleLate and analysis.BuildCell's
+// ScheduleLag distribution all take their samples from here.
+func ScheduleLagSample(r *Record) (time.Duration, bool) {
+	if r.Warmup {
+		return 0, false
 	}
-	if budget <= 0 {
-		budget = DefaultLagBudget
+	return r.ScheduleLag()
+}
+
+// LagP99 is the p99 of lags (left unchanged) by DESIGN.md's nearest rank
+// (stats.NearestRank over the exact samples: a measured sample; for fewer
+// than 100 samples the largest), the one implementation of every lag p99
+// Summary carries; 0 with no sample. Unlike analysis.BuildDist it does not
+// refuse a p99 for a small sample: it is shown beside counts, not claimed.
+func LagP99(lags []time.Duration) time.Duration {
+	if len(lags) == 0 {
+		return 0
 	}
 	ns := make([]float64, len(lags))
 	for i, l := range lags {
 		ns[i] = float64(l)
+	}
+	slices.Sort(ns)
+	return time.Duration(stats.NearestRank(ns, 0.99))
+}
+
+// LateSends counts the lags later than budget (≤ 0: DefaultLagBudget, 1 ms).
+func LateSends(lags []time.Duration, budget time.Duration) int {
+	if budget <= 0 {
+		budget = DefaultLagBudget
+	}
+	late := 0
+	for _, l := range lags {
 		if l > budget {
 			late++
 		}
 	}
-	slices.Sort(ns)
-	p99 = time.Duration(stats.NearestRank(ns, 0.99))
-	return p99, late, ClientBound(late, len(lags))
+	return late
+}
+
+// ClientBoundFlag is the one implementation of the client-bound figures and
+// flag, which Summary and analysis.BuildCell both take from here, over lags,
+// one cell's ClientLag samples (left unchanged): p99 is LagP99(lags), shown
+// beside the flag and not refused for small samples; late is
+// LateSends(lags, budget); bound is ClientBound(late, len(lags)). With no
+// sample all are zero.
+func ClientBoundFlag(lags []time.Duration, budget time.Duration) (p99 time.Duration, late int, bound bool) {
+	late = LateSends(lags, budget)
+	return LagP99(lags), late, ClientBound(late, len(lags))
 }
 
 // summarizer folds records into a Summary as they end.
 type summarizer struct {
 	s         Summary
 	lagBudget time.Duration
+	schedule  []time.Duration // ScheduleLagSample samples (8 B per request)
 	dispatch  []time.Duration // ClientLag samples (8 B per request)
 	window    windowFold
 }
@@ -279,6 +314,9 @@ func (z *summarizer) add(r *Record) {
 	if r.QueuedByCap {
 		s.QueuedByCap++
 	}
+	if lag, ok := ScheduleLagSample(r); ok {
+		z.schedule = append(z.schedule, lag)
+	}
 	if lag, ok := ClientLag(r); ok {
 		z.dispatch = append(z.dispatch, lag)
 	}
@@ -295,13 +333,15 @@ func (z *summarizer) add(r *Record) {
 	z.window.add(r)
 }
 
-// finish computes the window figures (Window's fold) and the client-bound flag.
+// finish computes the window figures (Window's fold), the schedule-lag
+// figures and the client-bound flag.
 func (z *summarizer) finish() Summary {
 	s := z.s
 	wf := z.window.figures()
 	s.WindowStart, s.WindowEnd = wf.Start, wf.End
 	s.WindowOutputTokens, s.ThroughputTokPerS = wf.OutputTokens, wf.ThroughputTokPerS
-	s.ScheduleLagP99 = QuantileDuration(s.Hist.ScheduleLag, 99)
+	s.MeasuredSent = len(z.schedule)
+	s.ScheduleLagP99, s.ScheduleLate = LagP99(z.schedule), LateSends(z.schedule, z.lagBudget)
 	s.DispatchLagP99, s.DispatchLate, s.ClientBound = ClientBoundFlag(z.dispatch, z.lagBudget)
 	return s
 }

@@ -98,6 +98,44 @@ func TestSummaryWindowIsWindow(t *testing.T) {
 	}
 }
 
+// TestSummaryScheduleLag checks, on 300 seeded random runs, that Summary's
+// schedule-lag figures are over the measured sends only (warm-up and unsent
+// requests left out) and that the p99 is the nearest-rank sample: the
+// ⌈0.99·n⌉-th smallest, brute force from the definition (DESIGN.md).
+func TestSummaryScheduleLag(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const warmup = 200 * time.Millisecond
+	for iter := range 300 {
+		recs := randomRun(rng, warmup)
+		z := newSummarizer(DefaultLagBudget, warmup)
+		for i := range recs {
+			z.add(&recs[i])
+		}
+		sum := z.finish()
+		var lags []time.Duration
+		late := 0
+		for _, r := range recs {
+			if r.Warmup || !r.sent() {
+				continue
+			}
+			lags = append(lags, r.SentAt-r.ScheduledAt)
+			if r.SentAt-r.ScheduledAt > DefaultLagBudget {
+				late++
+			}
+		}
+		var p99 time.Duration
+		if n := len(lags); n > 0 {
+			slices.Sort(lags)
+			p99 = lags[int(math.Ceil(0.99*float64(n)))-1]
+		}
+		if sum.MeasuredSent != len(lags) || sum.ScheduleLagP99 != p99 || sum.ScheduleLate != late {
+			t.Fatalf("iter %d: Summary measured sends %d, lag p99 %v, late %d; want %d, %v, %d",
+				iter, sum.MeasuredSent, sum.ScheduleLagP99, sum.ScheduleLate, len(lags), p99, late)
+		}
+	}
+}
+
 func TestClientLagAndBound(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/transferlab/transferlab/stats"
 )
 
 // discardWriter is a ResponseWriter that drops bytes and counts flushes.
@@ -113,8 +115,8 @@ func BenchmarkStreams(b *testing.B) {
 			}
 			sort.Float64s(lag)
 			if len(lag) > 0 {
-				b.ReportMetric(lag[len(lag)/2], "lag-p50-ms")
-				b.ReportMetric(lag[len(lag)*99/100], "lag-p99-ms")
+				b.ReportMetric(stats.NearestRank(lag, 0.5), "lag-p50-ms")
+				b.ReportMetric(stats.NearestRank(lag, 0.99), "lag-p99-ms")
 			}
 			b.ReportMetric(float64(tokens)/el.Seconds(), "tok/s")
 		})
