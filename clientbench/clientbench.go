@@ -460,10 +460,13 @@ type eventCounter struct {
 	events   int
 	sends    []time.Duration
 	firstErr string
+	// promptTokens is the largest usage.prompt_tokens the server reported.
+	promptTokens int
 }
 
 func (c *eventCounter) Add(r *loadgen.Record) error {
 	c.events += len(r.Events)
+	c.promptTokens = max(c.promptTokens, r.PromptTokens)
 	if r.State != loadgen.StateNotSent {
 		c.sends = append(c.sends, r.SentAt)
 	}
@@ -475,8 +478,12 @@ func (c *eventCounter) Add(r *loadgen.Record) error {
 func (c *eventCounter) Close() error { return nil }
 
 type streamRow struct {
-	Client           string      `json:"client"`
-	OfferedRPS       int         `json:"offered_rps"`
+	Client     string `json:"client"`
+	OfferedRPS int    `json:"offered_rps"`
+	// PromptTokens is the prompt length the fake server reported
+	// (usage.prompt_tokens, the largest seen; 0: none reported): serve-sim's
+	// sweep sends the same (simInputTokens).
+	PromptTokens     int         `json:"prompt_tokens"`
 	AchievedSendRPS  reportFloat `json:"achieved_send_rps"`
 	EventsPerS       reportFloat `json:"events_per_s"`
 	OK               int         `json:"ok"`
@@ -986,7 +993,9 @@ func benchStreams(ctx context.Context, o Options, rep *benchReport, log io.Write
 			}
 			copts, _ := clientOptions(name)
 			n := int(float64(rate) * o.duration.Seconds())
-			s := constSchedule(n, rate, 16, o.tokens)
+			// The prompt of serve-sim's sweep, so the two sustained rates
+			// compare requests of one shape.
+			s := constSchedule(n, rate, simInputTokens, o.tokens)
 			cnt := &eventCounter{}
 			runtime.GC()
 			scpu0, sok0 := srv.cpu()
@@ -1001,7 +1010,7 @@ func benchStreams(ctx context.Context, o Options, rep *benchReport, log io.Write
 				// Cut short (ctx ended): not a whole run at this rate.
 				return fmt.Errorf("bench-client: %s streaming at %d req/s: %s", name, rate, sum.IncompleteReason)
 			}
-			row := streamRow{Client: name, OfferedRPS: rate, OK: sum.States[loadgen.StateOK], Scheduled: n, LagP99Ms: msf(sum.ScheduleLagP99),
+			row := streamRow{Client: name, OfferedRPS: rate, PromptTokens: cnt.promptTokens, OK: sum.States[loadgen.StateOK], Scheduled: n, LagP99Ms: msf(sum.ScheduleLagP99),
 				DispatchLagP99Ms: msf(sum.DispatchLagP99), ClientBound: sum.ClientBound, FirstError: cnt.firstErr}
 			row.AchievedSendRPS = reportFloat(sendRate(cnt.sends))
 			row.EventsPerS = reportFloat(float64(cnt.events) / wall.Seconds())
@@ -1446,8 +1455,8 @@ func printBenchTable(out io.Writer, r *benchReport) {
 	if r.EventsPerWrite > 1 {
 		perWrite = fmt.Sprintf("server writes %d token events per write after the first (fewer TCP segments; the client still parses every event)", r.EventsPerWrite)
 	}
-	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n",
-		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, r.Tokens, float64(r.ITLMs), perWrite, float64(r.DurationS))
+	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token prompts, %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n",
+		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, simInputTokens, r.Tokens, float64(r.ITLMs), perWrite, float64(r.DurationS))
 	printIncomplete(out, r)
 	fmt.Fprintln(out)
 	if len(r.Stream) == 0 {

@@ -185,6 +185,9 @@ func TestBenchClientJSON(t *testing.T) {
 		if row.Client != want || row.OfferedRPS != 20 || row.Scheduled != 4 || row.OK != 4 {
 			t.Errorf("stream row %+v: want client %s, offered 20, scheduled 4 (20 req/s × 0.2 s), all 4 ok against the fast server", row, want)
 		}
+		if row.PromptTokens != simInputTokens {
+			t.Errorf("stream row %+v: the fake server saw %d-token prompts, want serve-sim's sweep's %d (one request shape for both)", row, row.PromptTokens, simInputTokens)
+		}
 		if row.LagP99Ms < 0 || row.DispatchLagP99Ms < 0 || row.EventsPerS <= 0 {
 			t.Errorf("stream row %+v: lags must be ≥ 0 and events must have arrived", row)
 		}
