@@ -48,10 +48,13 @@ type Options struct {
 	itlRate     int           // ITL check's rate in req/s (0: skip)
 	itlDuration time.Duration // ITL check's run length per client
 	pin         bool          // ITL check: pin the simulator child and this process to disjoint CPUs
-	cpuProfile  string        // hidden: write a CPU profile of the whole run
-	gcPercent   int           // hidden: debug.SetGCPercent for this process only (0: leave GOGC as is)
-	serve       string        // hidden: run only the fast server (child mode)
-	serveHoldMs int           // hidden: hold streams after the first token
+	cpuProfile  string        // hidden: write a CPU profile of the whole run (or, in a child mode, of the child)
+	// serverCPUProfile is hidden: each serve-sim child of the sim stage
+	// writes a CPU profile to serverCPUProfile-<offered req/s>.prof.
+	serverCPUProfile string
+	gcPercent        int    // hidden: debug.SetGCPercent for this process only (0: leave GOGC as is)
+	serve            string // hidden: run only the fast server (child mode)
+	serveHoldMs      int    // hidden: hold streams after the first token
 	// eventsPerWrite is the fast server's token events per write after the
 	// first (1: one write, one TCP segment, per event).
 	eventsPerWrite int
@@ -139,6 +142,8 @@ func (o *Options) AddFlags(f *pflag.FlagSet) {
 	f.DurationVar(&o.itlDuration, "itl-duration", 10*time.Second, "length of the ITL-accuracy run, per client")
 	f.BoolVar(&o.pin, "pin", false, "ITL check: pin the simulator child to the last CPU and bench-client to the others (Linux)")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	f.StringVar(&o.serverCPUProfile, "server-cpuprofile", "", "stage sim: each serve-sim child writes a CPU profile to PREFIX-<req/s>.prof")
+	_ = f.MarkHidden("server-cpuprofile")
 	f.StringVar(&o.replayChild, "replay-child", "", "run only the long replay with this client and print its JSON (used by bench-client itself)")
 	f.StringVar(&o.serve, "serve-fast", "", "run only the fast server on this address (used by bench-client itself)")
 	f.IntVar(&o.serveHoldMs, "serve-hold", 0, "with --serve-fast: hold streams open after the first token until stdin closes (1) or not (0)")
@@ -187,6 +192,23 @@ func Run(ctx context.Context, o Options, in io.Reader, out, log io.Writer) error
 		return replayChild(ctx, o, out, log)
 	}
 	return runBenchClient(ctx, o, out, log)
+}
+
+// startCPUProfile starts a CPU profile written to path (--cpuprofile);
+// stop ends it and closes the file. An empty path profiles nothing.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
 }
 
 // ExitError is an error whose process exit status is Code: 2 when a stage
@@ -916,17 +938,11 @@ func runBenchClient(ctx context.Context, o Options, out, log io.Writer) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(o.gcPercent))
 	}
 	rep := newBenchReport(o)
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("bench-client: flag --cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	names, stages := benchStageList(o)
 	runErr := runStages(ctx, o, &rep, names, stages, log)
 	werr := writeBenchReport(o, &rep, out)

@@ -102,10 +102,14 @@ func TestBenchClientSimAndHOL(t *testing.T) {
 		t.Skip("bench-client run: skipped under -short")
 	}
 	t.Parallel()
+	prof := filepath.Join(t.TempDir(), "server")
 	out, errOut, code, err := runCLI(t, "bench-client", "--stages", "sim,hol", "--clients", "reactor,net/http", "--sim-rates", "20",
-		"--sim-duration", "200ms", "--hol-rate", "20", "--hol-duration", "500ms", "--hol-bytes", "200000", "--json")
+		"--sim-duration", "200ms", "--hol-rate", "20", "--hol-duration", "500ms", "--hol-bytes", "200000", "--json", "--server-cpuprofile", prof)
 	if err != nil || code != 0 {
 		t.Fatalf("exit %d: %v\nstderr: %s", code, err, errOut)
+	}
+	if st, err := os.Stat(prof + "-20.prof"); err != nil || st.Size() == 0 {
+		t.Errorf("the serve-sim child's CPU profile (--server-cpuprofile): %v", err)
 	}
 	var rep benchReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {

@@ -182,8 +182,9 @@ type holSection struct {
 }
 
 // startSimChild starts a serve-sim child with the sweep's config, pinned to
-// o.serverCPUs when given.
-func startSimChild(ctx context.Context, o Options) (*fastServer, error) {
+// o.serverCPUs when given, profiled when o.serverCPUProfile is set (the
+// profile named after rate, the run's offered load).
+func startSimChild(ctx context.Context, o Options, rate int) (*fastServer, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench-client: finding this binary for the simulator child: %w", err)
@@ -194,6 +195,9 @@ func startSimChild(ctx context.Context, o Options) (*fastServer, error) {
 	}
 	if len(o.serverCPUs) > 0 {
 		args = append(args, "--server-cpus", intList(o.serverCPUs))
+	}
+	if o.serverCPUProfile != "" {
+		args = append(args, "--cpuprofile", fmt.Sprintf("%s-%d.prof", o.serverCPUProfile, rate))
 	}
 	return startChild(ctx, exe, args)
 }
@@ -215,6 +219,11 @@ func serveSim(ctx context.Context, o Options, out io.Writer, in io.Reader) error
 			return fmt.Errorf("bench-client: flag --server-cpus %s: %w", intList(o.serverCPUs), err)
 		}
 	}
+	stop, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	srv, err := sim.New(cfg)
 	if err != nil {
 		return fmt.Errorf("bench-client: simulator: %w", err)
@@ -318,7 +327,7 @@ func benchSimOne(ctx context.Context, o Options, name string, rate int) (row sim
 	if err != nil {
 		return row, err
 	}
-	srv, err := startSimChild(ctx, o)
+	srv, err := startSimChild(ctx, o, rate)
 	if err != nil {
 		return row, err
 	}
