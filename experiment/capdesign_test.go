@@ -100,15 +100,16 @@ func designCapacity(t *testing.T, r *runner, arm ArmConfig, probe func(rate floa
 //     300 rows and 3–8 % above it at 700 rows (~39 s at 18 req/s);
 //   - the search (analysis.Search: growth 2, relative precision 0.25, from
 //     the sweep's met 10 req/s) with heaviest-window probes of 900 rows
-//     brackets every arm's truth, its probes spanning 90 s to 190 s of
-//     arrivals per arm before their drains: more than the ~90 s the
+//     brackets every arm's truth noiselessly, its 3-4 probes an arm taking
+//     more than 2 min of arrivals and drains, more than the ~90 s the
 //     quickstart's 3 minutes leave after the sweep, even with the arms
-//     probed at once.
+//     probed at once; under the quickstart's noise model (each probe its
+//     own draw) it brackets each arm's noiseless truth in ≥ 8 of 10
+//     searches.
 func TestProbeDesignsQuickstart(t *testing.T) {
 	t.Parallel()
 	r := quickstartRunner(t)
 	c := *r.cfg.Extra.CapacitySearch
-	q := r.cfg.SLO.Percentile / 100
 	for _, arm := range r.cfg.Arms[:3] {
 		tr, err := r.simCapacityTruth(arm, c)
 		if err != nil {
@@ -148,29 +149,70 @@ func TestProbeDesignsQuickstart(t *testing.T) {
 			t.Errorf("%s: heaviest windows 300 rows %.2f, 700 rows %.2f against the truth %.2f: want > 1.1× and within [1, 1.1]×", arm.Name, win[300], win[700], truth)
 		}
 
-		s := analysis.Search{MinRPS: 5, MaxRPS: 60, RelativePrecision: 0.25, Growth: 2, Quantile: q}
-		probes := []report.CapacityProbe{{LoadRPS: 10, Source: "sweep", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: r.res.SLO.TTFTMs, N: 51}}}}
-		var span time.Duration
-		stop := ""
-		for range 10 {
-			var load float64
-			if load, stop = s.Next(probes); stop != "" {
-				break
+		// The search with 900-row heaviest windows: noiseless (seed 0),
+		// then under the quickstart's noise model, each probe its own
+		// server start (sim.Config.NoisyReplay, a seed each).
+		inside := 0
+		for seed := range 11 {
+			a, wall := heaviestSearch(t, r, arm, 900, uint64(seed))
+			ok := a.Stopped == analysis.StopBracketed && a.PassRPS < truth && truth < a.FailRPS && a.FailRPS/a.PassRPS-1 <= 0.25+1e-9
+			if seed == 0 {
+				t.Logf("%s: search with 900-row heaviest windows: bracket [%.2f, %.2f], %d probes, %s of arrivals and drains", arm.Name, a.PassRPS, a.FailRPS, len(a.Probes)-1, wall.Round(time.Second))
+				if !ok || wall < 2*time.Minute {
+					t.Errorf("%s: noiseless 900-row heaviest-window search: stopped %q, bracket [%.2f, %.2f] against the truth %.2f, %s of probes", arm.Name, a.Stopped, a.PassRPS, a.FailRPS, truth, wall)
+				}
+				continue
 			}
-			w := heaviestWindow(r.base, load, 900)
-			span += w.Duration()
-			att, err := simAttainment(r.simConfig(arm), w, w.Requests[900/5].Offset, r.res.SLO)
-			if err != nil {
-				t.Fatal(err)
+			if ok {
+				inside++
+			} else {
+				t.Logf("%s, noise seed %d: bracket [%.2f, %.2f] misses the truth %.2f", arm.Name, seed, a.PassRPS, a.FailRPS, truth)
 			}
-			probes = append(probes, report.CapacityProbe{LoadRPS: load, Source: "search", Attainment: att})
 		}
-		a := s.Capacity(arm.Name, probes, stop)
-		t.Logf("%s: search with 900-row heaviest windows: bracket [%.2f, %.2f], %d probes spanning %s of arrivals", arm.Name, a.PassRPS, a.FailRPS, len(probes)-1, span.Round(time.Second))
-		if a.Stopped != analysis.StopBracketed || !(a.PassRPS < truth && truth < a.FailRPS) || a.FailRPS/a.PassRPS-1 > 0.25+1e-9 || span < 80*time.Second {
-			t.Errorf("%s: 900-row heaviest-window search: stopped %q, bracket [%.2f, %.2f] against the truth %.2f, %s of probes", arm.Name, a.Stopped, a.PassRPS, a.FailRPS, truth, span)
+		t.Logf("%s: under the noise model the bracket holds the truth in %d of 10 searches", arm.Name, inside)
+		if inside < 8 {
+			t.Errorf("%s: under the noise model the 900-row heaviest-window search brackets the truth %.2f in %d of 10 searches, want ≥ 8", arm.Name, truth, inside)
 		}
 	}
+}
+
+// heaviestSearch runs analysis.Search (growth 2, relative precision 0.25,
+// from the sweep's met 10 req/s) on arm in virtual time, each probe the
+// trace's heaviest window of n rows at the probe's load, its first fifth
+// unmeasured, replayed noiselessly (seed 0) or with the config's noise
+// model (seed > 0, each probe its own draw); it returns the arm's capacity
+// and the probes' wall time: each one's arrivals plus its drain (the last
+// token after the last arrival).
+func heaviestSearch(t *testing.T, r *runner, arm ArmConfig, n int, seed uint64) (report.CapacityArm, time.Duration) {
+	t.Helper()
+	cfg := r.simConfig(arm)
+	s := analysis.Search{MinRPS: 5, MaxRPS: 60, RelativePrecision: 0.25, Growth: 2, Quantile: r.cfg.SLO.Percentile / 100}
+	probes := []report.CapacityProbe{{LoadRPS: 10, Source: "sweep", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: r.res.SLO.TTFTMs, N: 51}}}}
+	var wall time.Duration
+	stop := ""
+	for i := range 10 {
+		var load float64
+		if load, stop = s.Next(probes); stop != "" {
+			break
+		}
+		w := heaviestWindow(r.base, load, n)
+		replay := cfg.Replay
+		if seed > 0 {
+			cfg.Noise.Seed = seed*1000 + uint64(i)
+			replay = cfg.NoisyReplay
+		}
+		truth, err := replayWith(replay, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := w.Duration()
+		for _, q := range w.Requests {
+			end = max(end, q.Offset+time.Duration(truth[q.ID].e2e*float64(time.Millisecond)))
+		}
+		wall += end
+		probes = append(probes, report.CapacityProbe{LoadRPS: load, Source: "search", Attainment: attainment(truth, w, w.Requests[n/5].Offset, r.res.SLO)})
+	}
+	return s.Capacity(arm.Name, probes, stop), wall
 }
 
 // staircase replays one continuous schedule whose load steps up by growth

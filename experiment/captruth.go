@@ -112,6 +112,13 @@ func simAttainment(cfg sim.Config, sched traces.Schedule, from time.Duration, sl
 	if err != nil {
 		return nil, err
 	}
+	return attainment(truth, sched, from, slo), nil
+}
+
+// attainment counts, per declared SLO target, sched's requests scheduled at
+// or after from whose metric truth holds (by request ID), and those over
+// the target; a request whose metric is undefined is not counted.
+func attainment(truth map[int]requestTruth, sched traces.Schedule, from time.Duration, slo report.SLO) []report.SLOAttainment {
 	var att []report.SLOAttainment
 	for _, tg := range []struct {
 		metric string
@@ -134,7 +141,7 @@ func simAttainment(cfg sim.Config, sched traces.Schedule, from time.Duration, sl
 		}
 		att = append(att, a)
 	}
-	return att, nil
+	return att
 }
 
 // truthNote places the simulator's sustained capacity t against arm a's

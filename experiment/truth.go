@@ -85,11 +85,17 @@ func (t requestTruth) metric(m string) (float64, bool) {
 
 // replayTruth replays sched on cfg in virtual time; the result is by request ID.
 func replayTruth(cfg sim.Config, sched traces.Schedule) (map[int]requestTruth, error) {
+	return replayWith(cfg.Replay, sched)
+}
+
+// replayWith is replayTruth through replay (sim.Config.Replay, or
+// NoisyReplay for one noisy measurement of the schedule).
+func replayWith(replay func([]sim.Arrival) ([]sim.Timing, error), sched traces.Schedule) (map[int]requestTruth, error) {
 	arr := make([]sim.Arrival, len(sched.Requests))
 	for i, q := range sched.Requests {
 		arr[i] = sim.Arrival{At: q.Offset, Lengths: sim.Lengths{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}}
 	}
-	ts, err := cfg.Replay(arr)
+	ts, err := replay(arr)
 	if err != nil {
 		return nil, err
 	}
