@@ -16,7 +16,7 @@ import (
 // its content, so the same file at another path compares), config hash, SLO,
 // whether they were simulated, and the offered loads swept. Empty means
 // comparable. Each entry reads "field: A=…, B=…"; the config hash's entry
-// goes on to name the config keys that differ (ConfigKeyDiffs).
+// goes on to name the config keys that differ (report.ConfigKeyDiffs).
 func Differences(a, b report.Results) []string {
 	var d []string
 	diff := func(field string, x, y any) {
@@ -31,7 +31,7 @@ func Differences(a, b report.Results) []string {
 	n := len(d)
 	diff("manifest.config_sha256", a.Manifest.ConfigSHA256, b.Manifest.ConfigSHA256)
 	if len(d) > n {
-		if k := ConfigKeyDiffs(a, b); len(k) > 0 {
+		if k := report.ConfigKeyDiffs(a, b); len(k) > 0 {
 			d[len(d)-1] += "; config keys that differ: " + strings.Join(k, "; ")
 		}
 	}
@@ -43,7 +43,7 @@ func Differences(a, b report.Results) []string {
 
 // Provenance lists where two results came from different commits,
 // configs, traces, servers, Go versions or machines: "commits (A=…, B=…)";
-// the configs' entry names the keys that differ (ConfigKeyDiffs).
+// the configs' entry names the keys that differ (report.ConfigKeyDiffs).
 // Unlike Differences these do not refuse a comparison (a canary is a new
 // build by design), but a difference between the runs includes them.
 func Provenance(a, b report.Results) []string {
@@ -57,7 +57,7 @@ func Provenance(a, b report.Results) []string {
 	n := len(d)
 	diff("configs", report.Short(a.Manifest.ConfigSHA256), report.Short(b.Manifest.ConfigSHA256))
 	if len(d) > n {
-		if k := ConfigKeyDiffs(a, b); len(k) > 0 {
+		if k := report.ConfigKeyDiffs(a, b); len(k) > 0 {
 			d[len(d)-1] += ": " + strings.Join(k, "; ")
 		}
 	}

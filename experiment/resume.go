@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/transferlab/transferlab/canary"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
@@ -55,7 +54,7 @@ type keptCell struct {
 //
 // cur is the new run's results as begun (newResults): its config hash, its
 // recorded config (manifest.config_requested, whose keys that differ are
-// named as compare names them, canary.ConfigKeyDiffs, secrets never
+// named as compare names them, report.ConfigKeyDiffs, secrets never
 // shown), its trace hash and code commit.
 func readResume(dir string, cur *report.Results, cfg Config, scheds []traces.Schedule) (*kept, []string, error) {
 	configSHA, traceSHA, commit := cur.Manifest.ConfigSHA256, cur.Trace.SHA256, cur.Manifest.GitCommit
@@ -73,7 +72,7 @@ func readResume(dir string, cur *report.Results, cfg Config, scheds []traces.Sch
 	var diff []string
 	if prior.Manifest.ConfigSHA256 != configSHA {
 		d := fmt.Sprintf("config (sha256 %s, the interrupted run's %s)", short(configSHA), short(prior.Manifest.ConfigSHA256))
-		if k := canary.ConfigKeyDiffs(prior, *cur); len(k) > 0 {
+		if k := report.ConfigKeyDiffs(prior, *cur); len(k) > 0 {
 			d += "; config keys that differ (A: the interrupted run, B: this one): " + strings.Join(k, "; ")
 		}
 		diff = append(diff, d)

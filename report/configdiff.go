@@ -1,4 +1,4 @@
-package canary
+package report
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/internal/secret"
-	"github.com/transferlab/transferlab/report"
 )
 
 // secretSegment matches a key path segment whose values are never printed:
@@ -32,14 +31,14 @@ func isSecretKey(key string) bool {
 // results.json in nanoseconds.
 var durationKey = regexp.MustCompile(`(Duration|Warmup|Timeout|Period|Budget|Window)$`)
 
-// ConfigKeyDiffs names the keys of the two runs' recorded configs
+// ConfigKeyDiffs names the keys of two runs' recorded configs
 // (manifest.config_requested, flattened to dotted paths such as
 // "Load.RatesRPS") that differ, each with A's and B's value: "Load.RatesRPS
 // (A=[3 10 24], B=[10])". A secret's values are never given ("(values not
 // shown: secret)"); URLs lose their userinfo. It returns nil when either
 // run recorded no config, and one entry saying so when the recorded configs
 // are alike (the files differ in comments or layout only).
-func ConfigKeyDiffs(a, b report.Results) []string {
+func ConfigKeyDiffs(a, b Results) []string {
 	fa, okA := flatConfig(a.Manifest.Requested)
 	fb, okB := flatConfig(b.Manifest.Requested)
 	if !okA || !okB {
