@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/loadgen"
@@ -35,6 +36,78 @@ func TestConfigsLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestConfigsSupportSLOPercentile builds every shipped config's sweep
+// schedules, from the repository root as the README runs them, and fails
+// when a cell schedules fewer measured requests than the config's SLO
+// percentile needs for a claim (sloSupport: the rule the run warns with
+// before it starts, and the report refuses claims by).
+func TestConfigsSupportSLOPercentile(t *testing.T) {
+	t.Chdir("..")
+	files, err := filepath.Glob("configs/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no configs found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			cfg, _, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eff := cfg.Effective()
+			_, scheds, err := eff.schedules()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sloSupport(eff, scheds); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestSLOSupport: a p99 SLO over cells of 47 measured requests is named with
+// the line of slo.percentile, the minimum (459 at 99 %), the cells' counts
+// and the fix; p90 over the same cells, or no SLO target, passes; a cell
+// whose warm-up holds the requests counts only the measured ones.
+func TestSLOSupport(t *testing.T) {
+	sched := func(n int, gap time.Duration) traces.Schedule {
+		var s traces.Schedule
+		for i := range n {
+			s.Requests = append(s.Requests, traces.Request{ID: i, Offset: time.Duration(i) * gap, InputTokens: 10, OutputTokens: 10})
+		}
+		return s
+	}
+	doc := "trace: {path: t.csv}\nload: {rates_rps: [10, 100], warmup: 1s, duration: 4s}\nserver: {kind: sim}\narms: [{name: baseline}]\nslo:\n  ttft_ms: 500\n  percentile: 99\n"
+	cfg, err := Parse(strings.NewReader(doc), "t.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	// 61 requests at 10 req/s: 10 in the 1 s warm-up, 51 measured; 501 at 100 req/s: 401 measured.
+	scheds := []traces.Schedule{sched(61, 100*time.Millisecond), sched(501, 10*time.Millisecond)}
+	err = sloSupport(eff, scheds)
+	if err == nil {
+		t.Fatal("no problem for p99 over 51 and 401 measured requests")
+	}
+	for _, w := range []string{"slo.percentile (line 7): p99 needs ≥ 459 measured requests per cell at 99 % confidence", "2 of 2 offered loads", "51 at 10 req/s, 401 at 100 req/s", "p90 needs ≥ 44"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%v\nlacks %q", err, w)
+		}
+	}
+	eff.SLO.Percentile = 90
+	if err := sloSupport(eff, scheds); err != nil {
+		t.Errorf("p90 over 51 and 401 measured requests: %v", err)
+	}
+	// 53 requests: 10 in the warm-up, 43 measured, one short of p90's 44.
+	if err := sloSupport(eff, []traces.Schedule{sched(53, 100*time.Millisecond), sched(501, 10*time.Millisecond)}); err == nil || !strings.Contains(err.Error(), "1 of 2 offered loads' cells measure fewer (43 at 10 req/s)") {
+		t.Errorf("p90 over 43 measured requests (44 needed): %v", err)
+	}
+	eff.SLO = SLOConfig{Percentile: 99}
+	if err := sloSupport(eff, scheds); err != nil {
+		t.Errorf("no SLO target declared, still refused: %v", err)
 	}
 }
 

@@ -189,3 +189,29 @@ func TestAnnounceBoundsEndpointNoTarget(t *testing.T) {
 		t.Errorf("target_op set: log %q", log.String())
 	}
 }
+
+// TestRunWarnsSLOPercentileUnsupported: a run whose cells cannot support
+// its SLO percentile says so before the first cell, with the config's file
+// and the field, and still runs; its cells' p99 claims are refused.
+func TestRunWarnsSLOPercentileUnsupported(t *testing.T) {
+	t.Parallel()
+	const doc = `name: slo-support
+trace: {path: ../configs/traces/AzureLLMInferenceTrace_conv-head2000.csv, clamp_context: 7168}
+load: {rates_rps: [4], warmup: 0s, duration: 2s}
+server: {kind: sim}
+arms: [{name: baseline}]
+slo: {ttft_ms: 500}
+`
+	_, res, _, log := runText(t, "slo-support.yaml", doc)
+	l := log.String()
+	i := strings.Index(l, "warning: before the run: config slo-support.yaml: slo.percentile: p99 (the default) needs ≥ 459 measured requests per cell at 99 % confidence")
+	if i < 0 || !strings.Contains(l[i:], "(9 at 4 req/s)") || !strings.Contains(l[i:], "lower slo.percentile (p90 needs ≥ 44)") {
+		t.Fatalf("no pre-run warning naming the field, the minimum and the cell's 9 requests:\n%s", l)
+	}
+	if c := strings.Index(l, "[1/1]"); c >= 0 && c < i {
+		t.Errorf("the warning comes after the first cell started:\n%s", l)
+	}
+	if len(res.Cells) == 0 || res.Cells[0].States["ok"] == 0 || res.Cells[0].TTFT.P99Ms != nil {
+		t.Fatalf("the run did not measure its first cell, or claimed a p99 from 9 requests (%d cells)", len(res.Cells))
+	}
+}

@@ -152,6 +152,8 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 		return nil, err
 	}
 	fmt.Fprintf(log, "trace %s: %s\n", base.Source, base.RowsText())
+	// Judged on the whole schedules: a shard's slice is merged back into them.
+	sloErr := sloSupport(eff, scheds)
 	orderWarning := base.OrderWarning()
 	if orderWarning != "" {
 		fmt.Fprintf(warn, "warning: trace %s\n", orderWarning)
@@ -189,6 +191,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	// a run against a dead URL, or a refused resume, fails before printing
 	// any.
 	announceBounds(log, warn, eff, scheds)
+	if sloErr != nil {
+		fmt.Fprintf(warn, "warning: before the run: %v\n", cfg.errorf(sloErr))
+	}
 	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
