@@ -70,18 +70,27 @@ func Provenance(a, b report.Results) []string {
 }
 
 // SameRun says how a and b are known to be one run (one results.json given
-// twice, or two copies of it), or "" when they are separate runs: the same
-// created_at, which a run sets once, to the nanosecond, as it starts (a
-// resumed or merged run sets a new one), with nothing in Provenance
-// differing; for files without created_at, every cell of both starting at the
-// same recorded time.
+// twice, or two copies of it), or "" when they are separate runs, with
+// nothing in Provenance (commit, config sha256, trace, servers, machine)
+// differing: the same run_id, which a run draws once, at random, as it
+// starts (a resumed or merged run draws a new one); two runs started in the
+// same instant differ there. A file with a run_id and one without are two
+// runs. For files written before run_id, the same created_at (set once as
+// the run starts) with the same config sha256 (Provenance); for files
+// without either, every cell of both starting at the same recorded time.
 func SameRun(a, b report.Results) string {
 	if len(Provenance(a, b)) > 0 {
 		return ""
 	}
+	if a.RunID != "" || b.RunID != "" {
+		if a.RunID == b.RunID {
+			return "the same run_id " + a.RunID + ", created " + a.CreatedAt.UTC().Format(time.RFC3339Nano)
+		}
+		return ""
+	}
 	if !a.CreatedAt.IsZero() || !b.CreatedAt.IsZero() {
 		if a.CreatedAt.Equal(b.CreatedAt) {
-			return "both created " + a.CreatedAt.UTC().Format(time.RFC3339Nano)
+			return "no run_id (written before it was recorded), both created " + a.CreatedAt.UTC().Format(time.RFC3339Nano) + " from the same config"
 		}
 		return ""
 	}

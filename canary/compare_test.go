@@ -147,6 +147,32 @@ func TestCompareSaysSameRun(t *testing.T) {
 			t.Errorf("two runs called one: %q %v", c.SameRun, c.Results.Warnings)
 		}
 	})
+	// A run's identity is its run_id, not its start time: two runs of one
+	// config started in the same instant are two runs; a copy of one run's
+	// results.json is that run; a file with a run_id and one written before
+	// run_id existed are two runs.
+	t.Run("run_id", func(t *testing.T) {
+		x := analysistest.FixtureResults(t)
+		x.RunID = "RUNIDAAAAAAAAAAAAAAAAAAAAA"
+		y := x // a copy: every field, run_id included
+		if got := SameRun(x, y); !strings.Contains(got, "the same run_id RUNIDAAAAAAAAAAAAAAAAAAAAA, created 2026-11-29T08:00:00Z") {
+			t.Errorf("a copy: SameRun = %q", got)
+		}
+		y.RunID = "RUNIDBBBBBBBBBBBBBBBBBBBBB"
+		if !y.CreatedAt.Equal(x.CreatedAt) {
+			t.Fatal("the fixture's copies differ in created_at")
+		}
+		if got := SameRun(x, y); got != "" {
+			t.Errorf("two runs created in the same instant: SameRun = %q", got)
+		}
+		y.RunID = ""
+		if got := SameRun(x, y); got != "" {
+			t.Errorf("a run with a run_id and a file without: SameRun = %q", got)
+		}
+		if got := SameRun(y, y); !strings.Contains(got, "no run_id (written before it was recorded), both created 2026-11-29T08:00:00Z from the same config") {
+			t.Errorf("an old file given twice: SameRun = %q", got)
+		}
+	})
 	t.Run("no created_at: the cells' start times", func(t *testing.T) {
 		x := analysistest.FixtureResults(t)
 		x.CreatedAt = time.Time{}

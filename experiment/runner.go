@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -265,6 +266,7 @@ func newResults(cfg *Config, eff Config, opt Options, base traces.Schedule) *rep
 		Cells:         []report.Cell{},
 		SchemaVersion: report.SchemaVersion,
 		CreatedAt:     time.Now().UTC(),
+		RunID:         rand.Text(),
 		Simulated:     eff.Server.Kind == servers.Sim,
 		Aliases:       report.DefaultAliases(),
 		Manifest: report.Manifest{

@@ -11,6 +11,13 @@ const SchemaVersion = "transferlab.results/v1"
 type Results struct {
 	SchemaVersion string    `json:"schema_version"`
 	CreatedAt     time.Time `json:"created_at"`
+	// RunID identifies the run: 128 random bits (crypto/rand.Text, 26
+	// base32 characters) drawn once as the run starts; a resumed run and a
+	// merge of shards draw a new one, as they set a new CreatedAt. A copy of
+	// results.json keeps it, so two files with one RunID are one run
+	// (canary.SameRun). Empty in files written before it was recorded, and
+	// in a comparison.
+	RunID string `json:"run_id,omitempty"`
 	// Simulated is true when the server under test was the embedded simulator.
 	Simulated bool `json:"simulated"`
 	// Complete is false when the run ended early (deadline, interrupt, server

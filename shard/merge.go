@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -129,6 +130,7 @@ func Merge(ctx context.Context, dirs []string, opt MergeOptions) (*report.Result
 	head := first.res
 	head.Manifest.Command = opt.Command
 	head.CreatedAt = time.Now().UTC()
+	head.RunID = rand.Text() // a new run: its shards' runs are not it
 	head.Warnings = warnings
 	head.Complete, head.IncompleteReason = true, "" // readShard refuses incomplete shards
 	res, err := experiment.Rebuild(cfg, experiment.Options{

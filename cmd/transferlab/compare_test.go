@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"os"
@@ -62,7 +63,8 @@ func cellRecords(n int, e2e time.Duration) []loadgen.Record {
 func writeResults(t *testing.T, dir, name, sha string, e2e time.Duration) string {
 	t.Helper()
 	r := report.Results{
-		SchemaVersion: report.SchemaVersion, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(e2e), // distinct per run (canary.SameRun)
+		SchemaVersion: report.SchemaVersion, CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(e2e),
+		RunID:    rand.Text(), // drawn per run, as a run does (canary.SameRun)
 		Complete: true,
 		Manifest: report.Manifest{ConfigSHA256: "cfg", Seed: 7, ArmOrder: []string{"baseline"}},
 		Trace:    report.TraceInfo{Source: "test.jsonl", Format: "jsonl", SHA256: sha, Rows: 40},
@@ -138,6 +140,26 @@ func TestCompareCommand(t *testing.T) {
 	t.Run("--exit-code", func(t *testing.T) {
 		incomplete := writeResults(t, t.TempDir(), "incomplete.json", "trace-1", 50*time.Millisecond)
 		rewrite(t, incomplete, func(r *report.Results) { r.Complete, r.IncompleteReason = false, "deadline reached" })
+		// A's run folder copied elsewhere is still A's run.
+		raw, err := os.ReadFile(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copied := filepath.Join(t.TempDir(), "copy-of-a", "results.json")
+		if err := os.MkdirAll(filepath.Dir(copied), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(copied, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Another run of the same config, started in the same instant as A
+		// (its created_at equal to A's), is another run.
+		sameInstant := writeResults(t, t.TempDir(), "b.json", "trace-1", 50*time.Millisecond)
+		var ra report.Results
+		if err := json.Unmarshal(raw, &ra); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, sameInstant, func(r *report.Results) { r.CreatedAt = ra.CreatedAt })
 		cases := []struct {
 			name  string
 			b     string
@@ -150,7 +172,9 @@ func TestCompareCommand(t *testing.T) {
 			// B is faster, but a declared VRAM budget that neither run measured leaves clause c inconclusive.
 			{"inconclusive (VRAM not measured): 4", faster, []string{"--vram-budget-bytes", "1000"}, exitInconclusive, "INCONCLUSIVE: peak VRAM within budget"},
 			// A given twice: its verdict (no difference) tested nothing, so the gate must not pass.
-			{"same run: 5", base, nil, exitSameRun, "A and B are the same run (both created"},
+			{"same run: 5", base, nil, exitSameRun, "A and B are the same run (the same run_id " + ra.RunID},
+			{"a copied run folder: 5", filepath.Dir(copied), nil, exitSameRun, "A and B are the same run (the same run_id " + ra.RunID},
+			{"another run created in the same instant: 0", sameInstant, nil, 0, ""},
 			// B stopped by --deadline: faster, but the gate must not pass on part of a run.
 			{"incomplete B: 6", incomplete, nil, exitIncompleteInput, "an incomplete run cannot pass or fail a gate (A: complete; B: incomplete (deadline reached))"},
 		}
