@@ -132,6 +132,9 @@ type runProgress struct {
 	reqs, reqTotal atomic.Int64
 	// took is what each finished step took.
 	took []time.Duration
+	// shown is the highest share done status has reported (Fraction): the
+	// share shown never goes back when the rest of the run is found longer.
+	shown float64
 	// search holds capacity_search's budgets, nil without a search: the
 	// planned probes its budgets will not admit are left out of the
 	// remaining time (unadmitted).
@@ -309,12 +312,24 @@ type progressStatus struct {
 	// Stopped is true when the run ended before its last cell (interrupted,
 	// or an error): CellsDone counts the cell it stopped in.
 	Stopped bool
+	// Done is the share of the run shown as done (Fraction); Held is true
+	// when it is a share shown before, higher than elapsed / (elapsed +
+	// remaining) now, because the rest of the run was found longer since.
+	Done float64
+	Held bool
 }
 
-// Fraction is the share of the run done, by time: elapsed / (elapsed + remaining).
-func (s progressStatus) Fraction() float64 {
-	if t := s.Elapsed + s.Remaining; t > 0 {
-		return float64(s.Elapsed) / float64(t)
+// Fraction is the share of the run shown as done: elapsed / (elapsed +
+// remaining), or, when that is lower than a share already shown (what was
+// learned since made the rest of the run longer), that share, held
+// (progressStatus.Held) until the run passes it: a progress never goes
+// back, while Remaining always says the time now expected.
+func (s progressStatus) Fraction() float64 { return s.Done }
+
+// timeShare is elapsed / (elapsed + remaining), 1 when both are 0.
+func timeShare(elapsed, remaining time.Duration) float64 {
+	if t := elapsed + remaining; t > 0 {
+		return float64(elapsed) / float64(t)
 	}
 	return 1
 }
@@ -367,6 +382,11 @@ func (p *runProgress) status() progressStatus {
 		}
 		st.Estimated = append(st.Estimated, what)
 	}
+	st.Done = timeShare(st.Elapsed, st.Remaining)
+	if st.Done < p.shown {
+		st.Done, st.Held = p.shown, true
+	}
+	p.shown = st.Done
 	return st
 }
 
@@ -376,8 +396,12 @@ func (s progressStatus) String() string {
 	if s.Stopped {
 		return fmt.Sprintf("run: stopped in cell %d of %d, elapsed %s", s.CellsDone, s.Cells, roundDur(s.Elapsed))
 	}
-	line := fmt.Sprintf("run: %d/%d cells, %.0f %%, elapsed %s, remaining ≈ %s",
-		s.CellsDone, s.Cells, 100*s.Fraction(), roundDur(s.Elapsed), roundDur(s.Remaining))
+	held := ""
+	if s.Held {
+		held = " (held: the rest of the run was found longer)"
+	}
+	line := fmt.Sprintf("run: %d/%d cells, %.0f %%%s, elapsed %s, remaining ≈ %s",
+		s.CellsDone, s.Cells, 100*s.Fraction(), held, roundDur(s.Elapsed), roundDur(s.Remaining))
 	if len(s.Estimated) > 0 {
 		line += " (estimated: " + strings.Join(s.Estimated, "; ") + ")"
 	}

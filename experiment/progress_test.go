@@ -188,3 +188,47 @@ func TestProgressProbesFollowBudgets(t *testing.T) {
 		t.Errorf("budget 30s: %q, want 3 search probes", st)
 	}
 }
+
+// TestRunProgressNeverGoesBack: when what is learned makes the rest of the
+// run longer (a cell's long tail, applied to the cells left; the search's
+// probes admitted once the budgets are seen to allow them), the remaining
+// time says so at once, but the share done never reads lower than it was
+// shown: it is held, labelled held, until the run's progress passes it.
+func TestRunProgressNeverGoesBack(t *testing.T) {
+	t.Parallel()
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := newRunProgress([]planStep{{stepCell, 10 * time.Second}, {stepCell, 10 * time.Second}}, 0, c.now)
+	p.begin(stepCell)
+	shown := 0.0
+	check := func(at string) progressStatus {
+		t.Helper()
+		st := p.status()
+		if st.Fraction() < shown {
+			t.Errorf("%s: %.1f %% shown after %.1f %%: %q", at, 100*st.Fraction(), 100*shown, st.String())
+		}
+		shown = max(shown, st.Fraction())
+		return st
+	}
+	c.advance(29 * time.Second) // the first cell overruns: 10 s scheduled, 19 s of tail so far
+	if st := check("29 s into the first cell"); !strings.HasPrefix(st.String(), "run: 0/2 cells, 74 %, elapsed 29s, remaining ≈ 10s") {
+		t.Errorf("29 s into the first cell: %q", st.String())
+	}
+	c.advance(time.Second)
+	p.begin(stepCell) // the first cell took 30 s: the second is now expected to take 30 s too
+	st := check("the second cell's start")
+	if st.Remaining != 30*time.Second || !st.Held {
+		t.Errorf("the second cell's start: %+v, want 30s left (its tail learned from the first) and the share held", st)
+	}
+	if s := st.String(); s != "run: 1/2 cells, 74 % (held: the rest of the run was found longer), elapsed 30s, remaining ≈ 30s" {
+		t.Errorf("the second cell's start: %q", s)
+	}
+	c.advance(25 * time.Second) // 55 s of 60: past the held share
+	if st := check("25 s into the second cell"); st.Held || st.String() != "run: 1/2 cells, 92 %, elapsed 55s, remaining ≈ 5s" {
+		t.Errorf("25 s into the second cell: %q (%+v)", st.String(), st)
+	}
+	c.advance(5 * time.Second)
+	p.finish()
+	if st := check("the end"); st.Fraction() != 1 || st.Held {
+		t.Errorf("the end: %+v", st)
+	}
+}
