@@ -208,7 +208,7 @@ func announceBounds(log, warn io.Writer, cfg Config, scheds []traces.Schedule) {
 		if b.profiled {
 			// amdahlSection measures this arm's bound from the baseline's
 			// profile: a second estimate, whose last digits can differ.
-			line += "; the answer's bound is the one the run measures from the baseline's profile (amdahl.target_op " + cfg.Amdahl.TargetOp + "), not this model's"
+			line += "; the answer's bound is the one the run measures from the baseline's profile (amdahl.target_op " + cfg.Amdahl.TargetOp + "), a second estimate whose last digits can differ from this model's"
 		}
 		fmt.Fprintf(log, "  %s\n", line)
 		if expected > 0 && b.gain() < expected {

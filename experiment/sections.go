@@ -162,6 +162,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 					Candidate: arm.Name, OfferedLoadRPS: r.cfg.Load.RatesRPS[li],
 					FWall: b.f, S: b.s, Bound: b.bound, BoundLow: b.bound, BoundHigh: b.bound,
 					FSource:      "sim cost model (" + ops + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
+					FFrom:        report.FFromCostModel,
 					FNotMeasured: why + "; its f_wall is " + ops + "'s share of the simulator's modelled step time",
 					STiming:      "exact",
 				})
@@ -221,7 +222,8 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 				Bound:     float64(b.Value),
 				BoundLow:  float64(b.Lo),
 				BoundHigh: float64(b.Hi),
-				FSource:   cmp.Or(r.profileSource(rate), frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+				FSource:   cmp.Or(r.profileSource(rate), "the baseline's profile in the run: "+frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+				FFrom:     report.FFromProfile,
 				STiming:   s.Method,
 			})
 		}

@@ -124,12 +124,13 @@ func boundLine(r report.Results, cand string) string {
 	}
 	lo, hi, n, below, above := math.Inf(1), math.Inf(-1), 0, 0, 0
 	var f, s float64
+	var from string
 	for _, l := range r.Amdahl.Loads {
 		if l.Candidate != cand || !(l.Bound > 0) {
 			continue
 		}
 		n++
-		lo, hi, f, s = min(lo, l.Bound), max(hi, l.Bound), l.FWall, l.S
+		lo, hi, f, s, from = min(lo, l.Bound), max(hi, l.Bound), l.FWall, l.S, l.FFrom
 		if res := resolutionAt(r, l.OfferedLoadRPS); res != nil && 1-1/l.Bound < *res {
 			below++
 		}
@@ -141,7 +142,7 @@ func boundLine(r report.Results, cand string) string {
 	if n == 0 {
 		out = "Amdahl bound: not measured for " + cand + " (no profile of the op it changes)"
 	} else {
-		out = fmt.Sprintf("Amdahl bound, %s: %s (at most %s faster in service time; f_wall %.3f, s %.3g)", report.SpeedupLabel("", ""), rangeText(lo, hi, "%.4f"), report.PctOf(1-1/hi), f, s)
+		out = fmt.Sprintf("Amdahl bound, %s: %s (at most %s faster in service time; f_wall %.3f%s, s %.3g)", report.SpeedupLabel("", ""), rangeText(lo, hi, "%.4f"), report.PctOf(1-1/hi), f, fFromText(from, r.Simulated), s)
 		switch {
 		case below == n:
 			out += "; below this run's resolution at every load: smaller than what it can detect"
@@ -163,6 +164,22 @@ func boundLine(r report.Results, cand string) string {
 		}
 	}
 	return out
+}
+
+// fFromText says which estimate an f_wall is (report.AmdahlLoad.FFrom), so
+// the answer's bound and the one printed before a simulated run read as two
+// estimates, not one figure twice: "" when the file does not say.
+func fFromText(from string, simulated bool) string {
+	switch from {
+	case report.FFromCostModel:
+		return " from the simulator's cost model, as printed before the run"
+	case report.FFromProfile:
+		if simulated {
+			return " measured from the baseline's profile in this run (the bound printed before the run is the cost model's estimate; their last digits can differ)"
+		}
+		return " measured from the baseline's profile in this run"
+	}
+	return ""
 }
 
 // rangeText is "a" when a and b print alike, else "a–b".

@@ -240,3 +240,33 @@ func TestChangeLinesLeaveOutIncompleteCells(t *testing.T) {
 	}
 	t.Fatal("no answer block for big")
 }
+
+// TestAnswerBoundSaysItsSource: on the simulator a candidate's bound is
+// printed twice, before the run from the cost model and in the answer from
+// the baseline's measured profile (1.0160 and 1.0159 in one quickstart):
+// the answer says which estimate its bound is, so the two read as two
+// estimates, not a contradiction; a bound from the cost model says so.
+func TestAnswerBoundSaysItsSource(t *testing.T) {
+	t.Parallel()
+	r := analysistest.AARun(t)
+	r.Simulated = true
+	r.Amdahl = &report.AmdahlSection{Loads: []report.AmdahlLoad{
+		{Candidate: "small", OfferedLoadRPS: 4, FWall: 0.026, S: 2.5, Bound: 1.0159, FFrom: report.FFromProfile},
+		{Candidate: "big", OfferedLoadRPS: 4, FWall: 0.272, S: 2, Bound: 1.1577, FFrom: report.FFromCostModel},
+	}}
+	if err := analysis.Analyze(&r, report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02}); err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, b := range Answer(r) {
+		text[b.Candidate] = strings.Join(b.Lines, "\n")
+	}
+	for cand, want := range map[string]string{
+		"small": "1.0159 (at most 1.6 % faster in service time; f_wall 0.026 measured from the baseline's profile in this run (the bound printed before the run is the cost model's estimate; their last digits can differ), s 2.5)",
+		"big":   "1.1577 (at most 14 % faster in service time; f_wall 0.272 from the simulator's cost model, as printed before the run, s 2)",
+	} {
+		if !strings.Contains(text[cand], want) {
+			t.Errorf("%s's answer lacks %q:\n%s", cand, want, text[cand])
+		}
+	}
+}

@@ -20,6 +20,17 @@ type AmdahlSection struct {
 }
 
 // AmdahlLoad is the bound and the measured speedups of one candidate at one offered load.
+// The estimates of f_wall an AmdahlLoad can hold (AmdahlLoad.FFrom).
+const (
+	// FFromCostModel: the simulator's cost model over the load's schedule,
+	// known before any request is sent (the bound the run prints first).
+	FFromCostModel = "cost_model"
+	// FFromProfile: the baseline's profile measured in the run (its
+	// cells', or its profiling replays'); on the simulator, a second
+	// estimate beside the cost model's, whose last digits can differ.
+	FFromProfile = "profile"
+)
+
 type AmdahlLoad struct {
 	Candidate      string  `json:"candidate"`
 	OfferedLoadRPS float64 `json:"offered_load_rps"`
@@ -53,6 +64,10 @@ type AmdahlLoad struct {
 	// or the profiler traces of unmeasured profiling replays, by path) and what
 	// it counts; STiming how s was timed (graph, eager, exact).
 	FSource string `json:"f_source,omitempty"`
+	// FFrom says which estimate f_wall is, FFromCostModel or FFromProfile,
+	// so a reader of the bound sees which of the run's two estimates it
+	// is; "" in files written before it was recorded.
+	FFrom   string `json:"f_from,omitempty"`
 	STiming string `json:"s_timing,omitempty"`
 	// FWallHook is f_wall from the hook's CUDA-event timings of the target
 	// over the same profiled calls and active time, when the baseline's hook
