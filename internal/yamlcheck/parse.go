@@ -85,6 +85,8 @@ func hint(msg string) string {
 		return " (is it indented like the keys it belongs with?)"
 	case "found character that cannot start any token":
 		return " (a tab? YAML indents with spaces only)"
+	case "found a tab character that violates indentation":
+		return " (YAML indents with spaces only)"
 	}
 	return ""
 }

@@ -35,6 +35,12 @@ func TestParseSyntaxErrorLine(t *testing.T) {
 			}
 		})
 	}
+	// Both of yaml.v3's messages for a tab in the indentation say what to do.
+	for _, doc := range []string{head + "x:\n\t y: 1\n", "name: x\n\tseed: 1\n"} {
+		if _, err := Parse(strings.NewReader(doc)); err == nil || !strings.Contains(err.Error(), "spaces only") {
+			t.Errorf("a tab in the indentation of %q: %v, want it to say YAML indents with spaces only", doc, err)
+		}
+	}
 	if n, err := Parse(strings.NewReader(head)); err != nil || n == nil {
 		t.Errorf("valid document: %v", err)
 	}
