@@ -111,6 +111,16 @@ func Quantile(d report.Dist, name string) (float64, error) {
 
 // percentileName maps a percentile given as a number (99, 99.9, 50) to its
 // Dist name; 0 means the default p99.
+// CheckPercentile says why p (a percentile, e.g. 99) is not one a cell's
+// distributions hold (report.Dist: p50, p90, p95, p99, p99.9), so that no
+// SLO or decision rule can be judged at it; nil when it is.
+func CheckPercentile(p float64) error {
+	if _, _, err := percentileName(p); err != nil || p == 0 {
+		return fmt.Errorf("must be one of 50, 90, 95, 99 or 99.9 (the percentiles the report computes per cell), got %g", p)
+	}
+	return nil
+}
+
 func percentileName(p float64) (string, float64, error) {
 	switch p {
 	case 0, 99:

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/internal/yamlcheck"
 	"github.com/transferlab/transferlab/servers"
@@ -165,7 +166,9 @@ type SLOConfig struct {
 	TTFTMs float64 `yaml:"ttft_ms,omitempty"`
 	TPOTMs float64 `yaml:"tpot_ms,omitempty"`
 	E2EMs  float64 `yaml:"e2e_ms,omitempty"`
-	// Percentile at which capacity-at-SLO is judged (default 99).
+	// Percentile at which the SLO and capacity-at-SLO are judged: 50, 90,
+	// 95, 99 (the default) or 99.9, the percentiles a cell's distributions
+	// hold (analysis.CheckPercentile).
 	Percentile float64 `yaml:"percentile,omitempty"`
 }
 
@@ -435,8 +438,8 @@ func (c *Config) Validate() error {
 			bad(v.f, "must be ≥ 0 ms, got %g", v.x)
 		}
 	}
-	if p := c.SLO.Percentile; p != 0 && !(p > 0 && p < 100) {
-		bad("slo.percentile", "must be in (0, 100), got %g", p)
+	if p := c.SLO.Percentile; p != 0 && analysis.CheckPercentile(p) != nil {
+		bad("slo.percentile", "%v", analysis.CheckPercentile(p))
 	}
 	if c.Energy.Period < 0 {
 		bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)

@@ -359,6 +359,11 @@ func TestConfigRangeErrorsFormat(t *testing.T) {
 		{name: "duplicate key and another problem", from: "  duration: 14s", to: "  duration: 14s\n  duration: 20s\n  warmup: 3",
 			want:    []string{`load.duration (line 6): key given twice, first at line 5`, "load.warmup (line 7): 3 is not a duration such as 14s"},
 			notWant: []string{"already defined"}},
+		// The report computes p50, p90, p95, p99 and p99.9 per cell: an SLO
+		// at another percentile could never be judged (every load would
+		// read missed), so it is refused at load.
+		{name: "slo percentile the report does not compute", from: "repetitions: 1", to: "repetitions: 1\nslo: {ttft_ms: 500, percentile: 97}",
+			want: []string{"slo.percentile (line 11): must be one of 50, 90, 95, 99 or 99.9 (the percentiles the report computes per cell), got 97"}},
 		{name: "duplicate arm names", from: "{name: c, sim_overrides: {rmsnorm: 2}}", to: "{name: baseline, sim_overrides: {rmsnorm: 2}}",
 			want: []string{`arms[1].name (line 8): duplicate arm name "baseline"`}},
 	}
