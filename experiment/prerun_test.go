@@ -208,8 +208,12 @@ slo: {ttft_ms: 500}
 	if i < 0 || !strings.Contains(l[i:], "(9 at 4 req/s)") || !strings.Contains(l[i:], "lower slo.percentile (p90 needs ≥ 44)") {
 		t.Fatalf("no pre-run warning naming the field, the minimum and the cell's 9 requests:\n%s", l)
 	}
-	if c := strings.Index(l, "[1/1]"); c >= 0 && c < i {
+	if c := strings.Index(l, "[1/"); c >= 0 && c < i {
 		t.Errorf("the warning comes after the first cell started:\n%s", l)
+	}
+	// No amdahl.target_op: nothing is profiled, and no cell warns of it.
+	if strings.Contains(l, "no profile") {
+		t.Errorf("a run with no amdahl.target_op warns of a missing profile:\n%s", l)
 	}
 	if len(res.Cells) == 0 || res.Cells[0].States["ok"] == 0 || res.Cells[0].TTFT.P99Ms != nil {
 		t.Fatalf("the run did not measure its first cell, or claimed a p99 from 9 requests (%d cells)", len(res.Cells))

@@ -77,8 +77,12 @@ func (a *SimServer) ResetProfile(context.Context) error {
 }
 
 // Profile is exact: the simulator knows every op's modelled GPU time and its
-// own active wall time (time with ≥ 1 request in flight).
+// own active wall time (time with ≥ 1 request in flight). Nil, nil without
+// a target op (no amdahl.target_op: nothing to profile).
 func (a *SimServer) Profile(_ context.Context, cell report.CellKey, _ []amdahl.Interval) (*amdahl.Fractions, error) {
+	if a.target == "" {
+		return nil, nil
+	}
 	p := a.Server.Profile()
 	op, ok := p.Op(a.target)
 	if !ok {
