@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func newProfileCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			f, err := amdahl.ResolveFormat(format, path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("profile: %w", err) // a missing file: no --format reads it
+			}
 			if err != nil {
 				return fmt.Errorf("profile: %w; pass --format chrome|nsys|hook", err)
 			}

@@ -109,3 +109,13 @@ func TestProfilePresetAgainstHook(t *testing.T) {
 		t.Errorf("output %q: want the hook/profile comparison", out)
 	}
 }
+
+// TestProfileMissingFile: a profile path that is not there is said so,
+// without the advice to pass --format that a file of unknown format gets.
+func TestProfileMissingFile(t *testing.T) {
+	t.Parallel()
+	_, err := runProfile(t, "no-such-profile.json")
+	if err == nil || !strings.Contains(err.Error(), "no-such-profile.json: no such file or directory") || strings.Contains(err.Error(), "--format") {
+		t.Errorf("missing file: %v, want it named as missing, with no --format advice", err)
+	}
+}
