@@ -354,7 +354,7 @@ func CheckReportsOut(dir string, overwrite bool) error {
 	return nil
 }
 
-// CheckOutDir refuses dir before anything is measured: a folder that already
+// CheckOutDir refuses dir before anything is measured: a file, a folder that already
 // holds a run (its results or records) unless overwrite or resume, and one
 // holding entries a run does not write (a home folder, a results folder with
 // notes; IsRunOutput) unless overwrite: the run's files would be mixed with
@@ -363,6 +363,9 @@ func CheckReportsOut(dir string, overwrite bool) error {
 func CheckOutDir(dir string, overwrite, resume bool) error {
 	if err := CheckOutNotLink(dir); err != nil {
 		return err
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--out %s is a file, not a folder: give a new or empty folder for the run's outputs", dir)
 	}
 	for _, f := range []string{ResultsFile, RecordsFile} {
 		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil && !overwrite && !resume {

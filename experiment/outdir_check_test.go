@@ -26,6 +26,12 @@ func TestCheckOutDir(t *testing.T) {
 	if err := CheckOutDir(dir, true, false); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
+	// A file is no output folder, --overwrite or not.
+	for _, overwrite := range []bool{false, true} {
+		if err := CheckOutDir(filepath.Join(dir, "notes.txt"), overwrite, false); err == nil || !strings.Contains(err.Error(), "notes.txt is a file, not a folder") {
+			t.Errorf("a file as the output folder (overwrite %v): %v", overwrite, err)
+		}
+	}
 	run := t.TempDir()
 	for _, f := range []string{"report.md", "results.json.tmp", LockFile} {
 		if err := os.WriteFile(filepath.Join(run, f), nil, 0o644); err != nil {
