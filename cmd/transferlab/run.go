@@ -42,7 +42,11 @@ measured: 1 ("transferlab --help" lists every status). An interrupted run
 continues with --resume DIR (the same config, trace and code; without
 CONFIG.yaml, the config path DIR's results.json recorded): its complete
 cells are kept (cells.jsonl holds what each needs beyond its records), the
-others run again, and the reports say which cell was measured when.`,
+others run again, and the reports say which cell was measured when.
+A config, and the kernel files it names, are trusted input: they run code on
+this machine (server.command.argv, server.reference.python, a candidate's .py
+kernel imported into the server); run only configs and kernels you would run
+yourself. Traces and results files are data, never executed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && cmd.Flags().Changed("resume") {
 				return nil

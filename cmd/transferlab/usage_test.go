@@ -29,6 +29,23 @@ func TestFlagPlaceholders(t *testing.T) {
 	walk(newRootCmd())
 }
 
+// TestTrustedInputSaid: every command that runs a config's code says, in
+// its --help, that the config (and the kernels it names) is trusted input.
+func TestTrustedInputSaid(t *testing.T) {
+	for _, name := range []string{"run", "validate", "k8s"} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs([]string{name, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "trusted input") {
+			t.Errorf("%s --help does not say the config is trusted input:\n%s", name, out.String())
+		}
+	}
+}
+
 // TestK8sCommandFlags: the k8s command passes its run flags to the shards
 // and the shared start it was given, and refuses two starts (the manifest
 // itself is shard.KubeManifest's, tested there).

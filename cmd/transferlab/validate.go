@@ -42,7 +42,10 @@ config whose server is the reference server:
      captured set and each verdict is checked against its expected reason.
 Reports: OUT/validation-<name>.json (hashed by run), OUT/validation-summary.md.
 Point the arm's override at the report (validation_report) and the captured set
-(captured_shapes); run refuses it when missing, failing or stale.`,
+(captured_shapes); run refuses it when missing, failing or stale.
+The config and the candidate's kernel file are trusted input: validate runs the
+reference server's Python and imports the kernel into it, on this machine; run
+only configs and kernels you would run yourself.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v.Out == "" {
