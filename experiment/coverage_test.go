@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/sim"
 	"github.com/transferlab/transferlab/stats"
 
@@ -105,11 +107,16 @@ func beforeInterval(res *report.Results, cand string, load float64, metric strin
 // ratio (report.TruthRatio, from a noiseless virtual-time replay of the
 // same schedule). It fails below 85 %. Beside it, the same runs' interval of
 // the design used before (beforeInterval: a bootstrap over repetitions, no
-// A/A) is counted too, to show what it covered. TRANSFERLAB_COVERAGE_OUT
-// names a file that receives the table; TRANSFERLAB_COVERAGE_FIRST offsets
-// the run indexes (seeds 100+i) so that slices can run side by side.
+// A/A) is counted too, to show what it covered, and so is the same run
+// replayed in virtual time (virtualRun: the same cells, run factors and
+// requests, no host), with a row per cell (cellsBeside) that shows what the
+// host added beyond the noise model; a cell whose run factor or requests
+// differ from its replay's fails the test. TRANSFERLAB_COVERAGE_OUT names a
+// file that receives the tables; TRANSFERLAB_COVERAGE_FIRST offsets the run
+// indexes (seeds 100+i) so that slices can run side by side.
 // results/coverage-2026-12-02 holds a run (of the design before the noise
-// model: a deterministic simulator).
+// model: a deterministic simulator), results/coverage-2026-12-02b one with
+// it.
 func TestIntervalCoverage(t *testing.T) {
 	runs, _ := strconv.Atoi(os.Getenv("TRANSFERLAB_COVERAGE_RUNS"))
 	if runs <= 0 {
@@ -126,15 +133,14 @@ func TestIntervalCoverage(t *testing.T) {
 	// its manifest, so a cell can be set beside its virtual-time replay.
 	keep := os.Getenv("TRANSFERLAB_COVERAGE_KEEP")
 	var tbl strings.Builder
-	fmt.Fprintf(&tbl, "| run (seed) | candidate | metric | truth | measured | 95 %% interval | resolution | covered | excluded | before: bootstrap over repetitions | covered |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	total, covered, totalKept, coveredKept, totalBefore, coveredBefore := 0, 0, 0, 0, 0, 0
+	fmt.Fprintf(&tbl, "| run (seed) | candidate | metric | truth | measured | 95 %% interval | resolution | covered | excluded | before: bootstrap over repetitions | covered | virtual replay: measured [95 %% interval] | covered |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	var cells strings.Builder
+	fmt.Fprintf(&cells, "\n| run | cell | run factor real | virtual | requests real | virtual | mean E2E real (ms) | virtual (ms) | real / virtual | step wall / model |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	total, covered, totalKept, coveredKept, totalBefore, coveredBefore, totalVirtual, coveredVirtual := 0, 0, 0, 0, 0, 0, 0, 0
 	began := time.Now()
 	for i := first; i < first+runs; i++ {
-		txt := fmt.Sprintf(coverageConfig, 100+i)
-		if keep != "" {
-			// amdahl.target_op makes the run keep each cell's noise run factor.
-			txt = strings.Replace(txt, "decision:", "amdahl: {target_op: rmsnorm}\ndecision:", 1)
-		}
+		// amdahl.target_op makes the run keep each cell's noise run factor.
+		txt := strings.Replace(fmt.Sprintf(coverageConfig, 100+i), "decision:", "amdahl: {target_op: rmsnorm}\ndecision:", 1)
 		cfg, err := Parse(strings.NewReader(txt), "coverage.yaml", ".")
 		if err != nil {
 			t.Fatal(err)
@@ -151,6 +157,14 @@ func TestIntervalCoverage(t *testing.T) {
 				t.Error(err)
 			}
 		}
+		// The same run in virtual time (virtualRun: the same cells, run
+		// factors and requests, no host), beside it.
+		virtual := virtualRun(t, cfg.Effective())
+		rows, differ := cellsBeside(i, res, virtual)
+		cells.WriteString(rows)
+		for _, d := range differ {
+			t.Errorf("run %d: %s", i, d)
+		}
 		for _, tr := range res.SimTruth {
 			for _, q := range res.Stats.Ratios {
 				if q.Candidate != tr.Candidate || q.OfferedLoadRPS != tr.OfferedLoadRPS || q.Metric != tr.Metric || q.Stat != tr.Stat {
@@ -164,6 +178,17 @@ func TestIntervalCoverage(t *testing.T) {
 				total++
 				if in {
 					covered++
+				}
+				vq, vin := "none", false
+				for _, v := range virtual.Stats.Ratios {
+					if v.Candidate == q.Candidate && v.OfferedLoadRPS == q.OfferedLoadRPS && v.Metric == q.Metric && v.Stat == q.Stat && v.Value.Interval {
+						vin = v.Value.Low <= tr.Value && tr.Value <= v.Value.High
+						vq = fmt.Sprintf("%.4f [%.4f, %.4f]", v.Value.Value, v.Value.Low, v.Value.High)
+						totalVirtual++
+						if vin {
+							coveredVirtual++
+						}
+					}
 				}
 				if q.Excluded == "" {
 					totalKept++
@@ -180,8 +205,8 @@ func TestIntervalCoverage(t *testing.T) {
 						coveredBefore++
 					}
 				}
-				fmt.Fprintf(&tbl, "| %d (%d) | %s | %s %s | %.4f | %.4f | [%.4f, %.4f] | %s | %v | %s | %s | %v |\n", i, 100+i, q.Candidate, q.Metric, q.Stat,
-					tr.Value, q.Value.Value, q.Value.Low, q.Value.High, report.ResolutionText(q.Resolution), in, q.Excluded, before, inBefore)
+				fmt.Fprintf(&tbl, "| %d (%d) | %s | %s %s | %.4f | %.4f | [%.4f, %.4f] | %s | %v | %s | %s | %v | %s | %v |\n", i, 100+i, q.Candidate, q.Metric, q.Stat,
+					tr.Value, q.Value.Value, q.Value.Low, q.Value.High, report.ResolutionText(q.Resolution), in, q.Excluded, before, inBefore, vq, vin)
 			}
 		}
 	}
@@ -189,9 +214,10 @@ func TestIntervalCoverage(t *testing.T) {
 		t.Fatal("no ratio was compared with the simulator's truth")
 	}
 	share := float64(covered) / float64(total)
-	summary := fmt.Sprintf("\n%d runs in %s: %d of %d intervals (%.1f %%) contain the simulator's true ratio; over ratios not excluded (client-bound): %d of %d; the design before (bootstrap over repetitions, no A/A): %d of %d.\n",
-		runs, time.Since(began).Round(time.Second), covered, total, 100*share, coveredKept, totalKept, coveredBefore, totalBefore)
+	summary := fmt.Sprintf("\n%d runs in %s: %d of %d intervals (%.1f %%) contain the simulator's true ratio; over ratios not excluded (client-bound): %d of %d; the design before (bootstrap over repetitions, no A/A): %d of %d; the same runs replayed in virtual time: %d of %d.\n",
+		runs, time.Since(began).Round(time.Second), covered, total, 100*share, coveredKept, totalKept, coveredBefore, totalBefore, coveredVirtual, totalVirtual)
 	tbl.WriteString(summary)
+	tbl.WriteString(cells.String())
 	t.Log(tbl.String())
 	if out := os.Getenv("TRANSFERLAB_COVERAGE_OUT"); out != "" {
 		if err := os.WriteFile(out, []byte(tbl.String()), 0o644); err != nil {
@@ -201,6 +227,63 @@ func TestIntervalCoverage(t *testing.T) {
 	if share < 0.85 {
 		t.Errorf("coverage %.1f %% < 85 %%", 100*share)
 	}
+}
+
+// cellsBeside is one table row per cell of run i: the run factor and the
+// number of measured requests of the real cell and of its virtual replay,
+// the cell's mean E2E in both and their ratio (what the host added beyond
+// the noise model), and the step time the simulator spent over the one it
+// modelled (the host's lateness; manifest true_fractions). differ names the
+// cells whose run factor or measured requests are not the replay's (or that
+// recorded none).
+func cellsBeside(i int, real, virtual *report.Results) (rows string, differ []string) {
+	type fr struct{ f, wall float64 }
+	factors := func(res *report.Results) map[report.CellKey]fr {
+		out := map[report.CellKey]fr{}
+		for arm, v := range res.Manifest.Server {
+			info, _ := v.(map[string]any)
+			recs, _ := info[trueFractionsKey].([]servers.SimTrueFraction)
+			for _, x := range recs {
+				w := math.NaN()
+				if x.StepModel > 0 {
+					w = float64(x.StepWall) / float64(x.StepModel)
+				}
+				out[report.CellKey{Arm: arm, OfferedLoadRPS: x.OfferedLoadRPS, Repetition: x.Repetition}] = fr{x.NoiseRunFactor, w}
+			}
+		}
+		return out
+	}
+	rf, vf := factors(real), factors(virtual)
+	vc := map[report.CellKey]report.Cell{}
+	for _, c := range virtual.Cells {
+		vc[report.CellKey{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition}] = c
+	}
+	mean := func(c report.Cell) float64 {
+		if c.E2E.MeanMs == nil {
+			return math.NaN()
+		}
+		return *c.E2E.MeanMs
+	}
+	var b strings.Builder
+	for _, c := range real.Cells {
+		k := report.CellKey{Arm: c.Arm, OfferedLoadRPS: c.OfferedLoadRPS, Repetition: c.Repetition}
+		v := vc[k]
+		fmt.Fprintf(&b, "| %d | %s | %.4f | %.4f | %d | %d | %.1f | %.1f | %.4f | %.4f |\n", i, k, rf[k].f, vf[k].f, len(c.Requests), len(v.Requests), mean(c), mean(v), mean(c)/mean(v), rf[k].wall)
+		if rf[k].f == 0 || rf[k].f != vf[k].f || len(c.Requests) == 0 || !slices.Equal(requestIDs(c), requestIDs(v)) {
+			differ = append(differ, fmt.Sprintf("%s: run factor %v and %d requests in real time, %v and %d in the virtual replay", k, rf[k].f, len(c.Requests), vf[k].f, len(v.Requests)))
+		}
+	}
+	return b.String(), differ
+}
+
+// requestIDs are the IDs of the requests c measured, sorted.
+func requestIDs(c report.Cell) []int {
+	out := make([]int, 0, len(c.Requests))
+	for _, f := range c.Requests {
+		out = append(out, f.ID)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // designConfig is the design-efficiency check's run: three interleaved
@@ -341,15 +424,20 @@ func TestDesignEfficiency(t *testing.T) {
 	}
 }
 
-// virtualRun is one run of cfg on the simulator in virtual time: every cell
-// of the interleaved order (the A/A replicate included) is its load's
-// schedule replayed through the arm's scheduler and cost model with the
-// noise model on (sim.Config.NoisyReplay; each cell its own seed, as each
-// real cell draws its own run factor), its measured requests' TTFT, TPOT
-// and E2E kept as a run keeps them; then the simulator's noiseless truth
-// (simTruth) and the statistics (analysis.Analyze), as Run computes them.
-// No host and no real time: what it checks is the statistics alone, under
-// the noise model, in well under a second a run.
+// virtualRun is one run of cfg on the simulator in virtual time, its noise
+// the real run's: the cells in the interleaved order (the A/A replicate
+// included), each consecutive stretch of one arm's cells on one virtual
+// server (sim.NoisyServer) configured as runAll starts that arm's server
+// (runner.simStartConfig: the start's own noise seed), every cell one window
+// of it (a new F_run, as runCell's profile reset draws it), its load's
+// schedule replayed with the noise model on; the measured requests' TTFT,
+// TPOT and E2E kept as a run keeps them, each cell's F_run in the manifest's
+// true_fractions as a run keeps it; then the simulator's noiseless truth
+// (simTruth) and the statistics (analysis.Analyze), as Run computes them. No
+// host and no real time: it is the run the real-time one would be on a
+// perfect host (TestVirtualReplayMatchesRun checks that it draws the same
+// run factors and measures the same requests), and what it checks is the
+// statistics alone, in well under a second a run.
 func virtualRun(t testing.TB, eff Config) *report.Results {
 	t.Helper()
 	_, scheds, err := eff.schedules()
@@ -370,18 +458,22 @@ func virtualRun(t testing.TB, eff Config) *report.Results {
 	if res.RunOrder, err = report.RunOrder(names, eff.Load.RatesRPS, eff.Repetitions); err != nil {
 		t.Fatal(err)
 	}
+	var srv *sim.NoisyServer
+	srvArm := ""
 	for i, k := range res.RunOrder {
 		sched := scheds[loadIndex(eff.Load.RatesRPS, k.OfferedLoadRPS)]
-		cfg := r.simConfig(arms[k.Arm])
-		cfg.Noise.Seed = noiseSeed(eff.Seed, cfg.Noise.Seed, k.Arm, k.Repetition)
+		if srv == nil || srvArm != k.Arm { // runAll reuses a server while the arm stays
+			srv, srvArm = r.simStartConfig(arms[k.Arm]).NewNoisyServer(), k.Arm
+		}
 		arr := make([]sim.Arrival, len(sched.Requests))
 		for j, q := range sched.Requests {
 			arr[j] = sim.Arrival{At: q.Offset, Lengths: sim.Lengths{InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}}
 		}
-		ts, err := cfg.NoisyReplay(arr)
+		ts, runFactor, err := srv.Window(arr)
 		if err != nil {
 			t.Fatal(err)
 		}
+		appendServerRecord(r, k.Arm, trueFractionsKey, servers.SimTrueFraction{OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition, NoiseRunFactor: runFactor})
 		c := report.Cell{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition, Order: i}
 		var ttft, tpot, e2e []float64
 		for j, q := range sched.Requests {
@@ -409,6 +501,35 @@ func virtualRun(t testing.TB, eff Config) *report.Results {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestVirtualReplayMatchesRun: the virtual-time replay of a run
+// (virtualRun) is the real-time run without the host. A short run on the
+// simulator, noise model on, two blocks (baseline, cand, A/A, A/A, cand,
+// baseline: the A/A replicate's server serves two consecutive cells), and
+// its virtual replay run the same cells in the same order, each with the
+// run factor the real cell drew (manifest true_fractions), over the same
+// requests (the warm-up boundary, nothing dropped or added). Timings are
+// not compared: the host's scheduling moves them; the noise and the
+// requests it does not.
+func TestVirtualReplayMatchesRun(t *testing.T) {
+	t.Parallel()
+	trace := writeAzureTrace(t, t.TempDir(), 20, func(int) (int, int) { return 64, 16 })
+	cfg, real, _, _ := runText(t, "noise.yaml", fmt.Sprintf(noiseRunConfig, trace))
+	virtual := virtualRun(t, cfg.Effective())
+	if !slices.Equal(real.Manifest.ArmOrder, virtual.Manifest.ArmOrder) {
+		t.Fatalf("cell order: real %v, virtual %v", real.Manifest.ArmOrder, virtual.Manifest.ArmOrder)
+	}
+	if len(real.Cells) != len(real.RunOrder) || len(virtual.Cells) != len(real.RunOrder) {
+		t.Fatalf("%d real and %d virtual cells, want %d each", len(real.Cells), len(virtual.Cells), len(real.RunOrder))
+	}
+	rows, differ := cellsBeside(0, real, virtual)
+	for _, d := range differ {
+		t.Error(d)
+	}
+	if t.Failed() {
+		t.Log("\n" + rows)
+	}
 }
 
 // virtualCoverage counts, over res's candidates, the mean TTFT, TPOT and
@@ -442,20 +563,21 @@ func virtualCoverage(t testing.TB, res *report.Results) (intervals, covered, tri
 // stated 95 % intervals under the simulator's noise model: the runs of
 // TestIntervalCoverage's config (seeds 100, 101, …; a busy load, a large
 // and a small candidate, the A/A replicate, 3 blocks, run_sigma 0.03 and
-// step_sigma 0.015) replayed in virtual time (virtualRun), each candidate's
-// mean TTFT, TPOT and E2E ratio interval checked against the simulator's
-// noiseless true ratio. It fails when fewer than 90 % contain it. The
-// intervals of one candidate in one run share cells and miss together
-// (2.2 of 3 on average), so the independent trials are the runs ×
-// candidates (200): at the 7.3 % of them with a miss seen over 300 runs
-// (94.6 % of the intervals), the binomial standard deviation of the
-// intervals' coverage is about 1.3 points, so the 90 % floor lies 3.5 of
-// them below, while a method whose trials miss twice as often (about 89 %)
-// fails about half the time. decision.resamples is 400 here (2,000 by
-// default) so that the check takes about a minute of CPU under the race
-// detector (20 s without it): the resamples set only the Monte Carlo
-// precision of the interval ends, a few percent of a half-width the
-// run-to-run term dominates.
+// step_sigma 0.015) replayed in virtual time with the noise the real runs
+// draw (virtualRun), each candidate's mean TTFT, TPOT and E2E ratio
+// interval checked against the simulator's noiseless true ratio. It fails
+// when fewer than 90 % contain it. A run's misses come together: the three
+// intervals of one candidate share its cells (1.9 of 3 miss together on
+// average), and both candidates share the baseline's cells and the pooled
+// run-to-run spread. Over 300 runs 96.1 % of the intervals covered (37 of
+// 600 runs × candidates had a miss); its windows of 20 runs covered 107 to
+// 120 of 120 (standard deviation about 3 points), of 100 runs 575 to 578
+// of 600 (about 1.3 points), so the 90 % floor lies about 4.5 of them
+// below, and a method that covers 90 % or less fails about half the time or
+// more. decision.resamples is 400 here (2,000 by default) so that the check
+// takes about a minute of CPU under the race detector (20 s without it):
+// the resamples set only the Monte Carlo precision of the interval ends, a
+// few percent of a half-width the run-to-run term dominates.
 func TestVirtualIntervalCoverage(t *testing.T) {
 	t.Parallel()
 	runs := 100

@@ -29,15 +29,7 @@ func (r *runner) startArm(ctx context.Context, arm ArmConfig) (servers.Server, e
 	dir := filepath.Join(r.opt.OutDir, ServersDir, arm.Name)
 	switch r.cfg.Server.Kind {
 	case servers.Sim:
-		cfg := r.simConfig(arm)
-		if cfg.Noise.On() {
-			if r.simStarts == nil {
-				r.simStarts = map[string]int{}
-			}
-			cfg.Noise.Seed = noiseSeed(r.cfg.Seed, cfg.Noise.Seed, arm.Name, r.simStarts[arm.Name])
-			r.simStarts[arm.Name]++
-		}
-		return servers.StartSim(ctx, cfg, r.cfg.Amdahl.TargetOp, func(t servers.SimTrueFraction) {
+		return servers.StartSim(ctx, r.simStartConfig(arm), r.cfg.Amdahl.TargetOp, func(t servers.SimTrueFraction) {
 			appendServerRecord(r, arm.Name, trueFractionsKey, t)
 		})
 	case servers.Reference:
@@ -111,6 +103,23 @@ func (r *runner) simConfig(arm ArmConfig) sim.Config {
 			continue
 		}
 		cfg.Overrides[op] = f.Factor
+	}
+	return cfg
+}
+
+// simStartConfig is the simulator's configuration for arm's next start
+// (simConfig), with the noise model on, its noise seed that start's own
+// (noiseSeed); it counts the start. The virtual-time replay of a run
+// (sim.NoisyServer) takes its configuration from here too, so it draws the
+// noise the real run's servers draw.
+func (r *runner) simStartConfig(arm ArmConfig) sim.Config {
+	cfg := r.simConfig(arm)
+	if cfg.Noise.On() {
+		if r.simStarts == nil {
+			r.simStarts = map[string]int{}
+		}
+		cfg.Noise.Seed = noiseSeed(r.cfg.Seed, cfg.Noise.Seed, arm.Name, r.simStarts[arm.Name])
+		r.simStarts[arm.Name]++
 	}
 	return cfg
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"math"
 	"net/http/httptest"
@@ -162,6 +163,50 @@ func TestNoiseServer(t *testing.T) {
 	defer off.Close(context.Background())
 	if off.NoiseRunFactor() != 1 {
 		t.Fatalf("noise off: run factor %v", off.NoiseRunFactor())
+	}
+}
+
+// TestNoisyServerMirrorsServer: a NoisyServer replays a real-time server's
+// windows with the noise the server drew for them: after each profile reset
+// the same F_run, and for a lone request (whose steps the host's timing
+// cannot change) the same step factors, so the request's first and last
+// token fall at the sums of the costs the server's steps recorded.
+func TestNoisyServerMirrorsServer(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Noise = NoiseConfig{RunSigma: 0.03, StepSigma: 0.015, Seed: 23}
+	var recs []StepRecord
+	s, err := New(cfg, WithStepHook(func(r StepRecord) { recs = append(recs, r) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	virtual := cfg.NewNoisyServer()
+	for w, l := range []Lengths{{InputTokens: 4, OutputTokens: 3}, {InputTokens: 6, OutputTokens: 5}} {
+		s.ResetProfile()
+		recs = nil
+		body := fmt.Sprintf(`{"prompt":%s,"max_tokens":%d}`, "["+strings.TrimSuffix(strings.Repeat("1,", l.InputTokens), ",")+"]", l.OutputTokens)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/v1/completions", strings.NewReader(body)))
+		if rec.Code != 200 {
+			t.Fatalf("window %d: completion: %d %s", w, rec.Code, rec.Body)
+		}
+		ts, f, err := virtual.Window([]Arrival{{Lengths: l}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if real := s.NoiseRunFactor(); f != real || f == 1 {
+			t.Fatalf("window %d: virtual run factor %v, the server's %v", w, f, real)
+		}
+		if len(recs) != l.OutputTokens {
+			t.Fatalf("window %d: %d steps for %d tokens", w, len(recs), l.OutputTokens)
+		}
+		var sum time.Duration
+		for _, r := range recs {
+			sum += r.Cost.Duration()
+		}
+		if ts[0].FirstToken != recs[0].Cost.Duration() || ts[0].LastToken != sum {
+			t.Fatalf("window %d: virtual first and last token at %v, %v; the server's steps cost %v, then %v in all", w, ts[0].FirstToken, ts[0].LastToken, recs[0].Cost.Duration(), sum)
+		}
 	}
 }
 

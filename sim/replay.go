@@ -40,15 +40,49 @@ func (c Config) Replay(arrivals []Arrival) ([]Timing, error) {
 	return c.replay(arrivals, nil, nil)
 }
 
-// NoisyReplay is Replay with c.Noise applied as the real-time engine applies
-// it to one cell (COSTMODEL.md, "Run-to-run noise"): every step's modelled
-// time is multiplied by F_run · F_step, F_run drawn once from c.Noise.Seed
-// and F_step per step from the same stream. It is one noisy measurement of
-// the schedule without the host's timer noise, so a statistic's behaviour
-// under the noise model (the coverage of its intervals over many seeds) can
-// be studied in milliseconds per cell. With the model off it is Replay.
+// NoisyReplay is Replay with c.Noise applied to one window drawn afresh
+// from c.Noise.Seed (COSTMODEL.md, "Run-to-run noise"): every step's
+// modelled time is multiplied by F_run · F_step, F_run the seed's first draw
+// (a server's at its start) and F_step per step. One noisy measurement of
+// the schedule without the host's timer noise, each seed its own draw; to
+// replay a run's cells with the draws its servers make, use NoisyServer.
+// With the model off it is Replay.
 func (c Config) NoisyReplay(arrivals []Arrival) ([]Timing, error) {
 	return c.replay(arrivals, newNoise(c.Noise), nil)
+}
+
+// NoisyServer replays schedules one window after another in virtual time,
+// with the noise model applied exactly as a real-time Server started with
+// the same Config applies it: F_run drawn at the start and again at each
+// window (Window, as Server.ResetProfile draws it at each cell's start), both
+// from the run factors' stream, and F_step per step from the step stream,
+// which runs on across the windows. So the k-th cell a run measures on one
+// server replays here with the F_run the real cell drew, and with its step
+// factors too when the steps before it were the same (the host's timing can
+// change how many steps a real cell takes, so a later window's step factors
+// may be shifted; its F_run is not). One window is one noisy measurement of
+// a schedule without the host's timer noise, so a statistic's behaviour
+// under the noise model (the coverage of its intervals over many seeds) can
+// be studied in milliseconds per cell. Not safe for concurrent use.
+type NoisyServer struct {
+	c Config
+	n *noise
+}
+
+// NewNoisyServer is the virtual-time counterpart of a Server started with c:
+// it draws the start's F_run from c.Noise.Seed, as New does.
+func (c Config) NewNoisyServer() *NoisyServer {
+	return &NoisyServer{c: c, n: newNoise(c.Noise)}
+}
+
+// Window starts a new profile window (a new F_run, as Server.ResetProfile)
+// and replays arrivals in it as Replay does: one Timing per arrival in the
+// order given, and the window's F_run (1 with run_sigma 0). With the model
+// off it is Replay. Errors as Replay.
+func (s *NoisyServer) Window(arrivals []Arrival) ([]Timing, float64, error) {
+	s.n.redraw()
+	ts, err := s.c.replay(arrivals, s.n, nil)
+	return ts, s.n.run, err
 }
 
 // OpShares replays arrivals as Replay does and returns each op's share of the

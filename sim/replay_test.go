@@ -83,20 +83,22 @@ func TestOpSharesGiveAmdahlExactlyForALoneRequest(t *testing.T) {
 	}
 }
 
-// TestNoisyReplay: with the noise model off NoisyReplay is Replay; with
-// only the run factor on, every step of a lone request is scaled by the
-// same F_run, so its TTFT and E2E are F_run times Replay's (to the
-// nanosecond rounding of each step); with the step factor on too, the same
-// seed gives the same timings and another seed others; Replay ignores the
-// model.
-func TestNoisyReplay(t *testing.T) {
+// TestNoisyServerWindow: with the noise model off a NoisyServer's window
+// (noisyReplay: a fresh server's first) is Replay; with only the run factor
+// on, every step of a lone request is scaled by the same F_run (the first
+// window's: the draw after the start's), so its TTFT and E2E are F_run
+// times Replay's (to the nanosecond rounding of each step), and
+// NoisyReplay's by the seed's first draw; with the step factor on too, the
+// same seed gives the same timings and another seed others; Replay ignores
+// the model.
+func TestNoisyServerWindow(t *testing.T) {
 	cfg := DefaultConfig()
 	arr := []Arrival{{At: 0, Lengths: Lengths{200, 20}}, {At: time.Millisecond, Lengths: Lengths{100, 30}}}
 	clean, err := cfg.Replay(arr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	same, err := cfg.NoisyReplay(arr)
+	same, err := noisyReplay(cfg, arr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +113,15 @@ func TestNoisyReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Noise = NoiseConfig{RunSigma: 0.03, Seed: 7}
-	f := newNoise(cfg.Noise).run
+	// The first window's F_run: the draw after the start's, as a server's
+	// first cell draws it at its profile reset.
+	n := newNoise(cfg.Noise)
+	n.redraw()
+	f := n.run
 	if f == 1 {
 		t.Fatal("run factor 1: the seed draws no noise")
 	}
-	ts, err := cfg.NoisyReplay(lone)
+	ts, err := noisyReplay(cfg, lone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,19 +134,33 @@ func TestNoisyReplay(t *testing.T) {
 			t.Errorf("run factor %.4f only: %s %v, want %v × F = %.0f ns", f, m.name, m.got, m.noised, want)
 		}
 	}
+	// NoisyReplay is one window drawn afresh: F_run the seed's first draw.
+	first, err := cfg.NoisyReplay(lone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f0 := newNoise(cfg.Noise).run; math.Abs(float64(first[0].E2E(lone[0]))-float64(clean[0].E2E(lone[0]))*f0) > steps {
+		t.Errorf("NoisyReplay: E2E %v, want %v × the seed's first F_run %.4f", first[0].E2E(lone[0]), clean[0].E2E(lone[0]), f0)
+	}
 	if again, err := cfg.Replay(lone); err != nil || again[0] != clean[0] {
 		t.Errorf("Replay with the model on: %+v (%v), want the noiseless %+v", again[0], err, clean[0])
 	}
 
 	cfg.Noise.StepSigma = 0.015
-	a, errA := cfg.NoisyReplay(arr)
-	b, errB := cfg.NoisyReplay(arr)
+	a, errA := noisyReplay(cfg, arr)
+	b, errB := noisyReplay(cfg, arr)
 	cfg.Noise.Seed = 8
-	c, errC := cfg.NoisyReplay(arr)
+	c, errC := noisyReplay(cfg, arr)
 	if errA != nil || errB != nil || errC != nil {
 		t.Fatal(errA, errB, errC)
 	}
 	if a[1] != b[1] || a[1] == c[1] {
 		t.Errorf("step noise: seed 7 gave %+v then %+v, seed 8 %+v: want the same twice, another with another seed", a[1], b[1], c[1])
 	}
+}
+
+// noisyReplay is the first window of a fresh NoisyServer of cfg.
+func noisyReplay(cfg Config, arr []Arrival) ([]Timing, error) {
+	ts, _, err := cfg.NewNoisyServer().Window(arr)
+	return ts, err
 }
