@@ -34,7 +34,10 @@ func newTestServer(t *testing.T, cfg Config, opts ...Option) *Server {
 			t.Errorf("Close: %v", err)
 		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// The listener is bound before Start returns; the limit only bounds a
+	// host so loaded (-race, other test binaries) that the first /health
+	// round trip waits for a CPU: generous, it is not a measurement.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := s.Ready(ctx); err != nil {
 		t.Fatalf("Ready: %v", err)
