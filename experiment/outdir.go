@@ -331,13 +331,17 @@ func DefaultOutDir(name string, now time.Time) string {
 	return filepath.Join("runs", name+"-"+now.UTC().Format("20060102-150405"))
 }
 
-// CheckReportsOut refuses dir as WriteReports' folder when it already holds
-// files, unless overwrite: the reports would replace report.md and other
-// files there without asking. A missing or empty folder passes; the error
-// names dir and the first file.
+// CheckReportsOut refuses dir as WriteReports' folder: a symbolic link or a
+// file, and, unless overwrite, a folder that already holds files (the
+// reports would replace report.md and other files there without asking). A
+// missing or empty folder passes; every error begins "--out DIR" and names
+// the first file held.
 func CheckReportsOut(dir string, overwrite bool) error {
 	if err := CheckOutNotLink(dir); err != nil {
 		return err
+	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("--out %s is a file, not a folder: give a new or empty folder for the reports", dir)
 	}
 	if overwrite {
 		return nil
@@ -347,9 +351,9 @@ func CheckReportsOut(dir string, overwrite bool) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return err
+		return fmt.Errorf("--out %s: %w", dir, err)
 	case len(entries) > 0:
-		return fmt.Errorf("%s: the folder already holds files (%s): choose another --out, or pass --overwrite to replace them", dir, entries[0].Name())
+		return fmt.Errorf("--out %s: the folder already holds files (%s): choose another --out, or pass --overwrite to replace them", dir, entries[0].Name())
 	}
 	return nil
 }

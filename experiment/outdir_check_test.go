@@ -89,4 +89,14 @@ func TestCheckReportsOut(t *testing.T) {
 	if err := CheckReportsOut(dir, true); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
+	// Every refusal names the flag and the folder once, a file as a file.
+	for _, overwrite := range []bool{false, true} {
+		f := filepath.Join(dir, MarkdownFile)
+		if err := CheckReportsOut(f, overwrite); err == nil || err.Error() != "--out "+f+" is a file, not a folder: give a new or empty folder for the reports" {
+			t.Errorf("a file as the folder (overwrite %v): %v", overwrite, err)
+		}
+	}
+	if err := CheckReportsOut(dir, false); err == nil || !strings.HasPrefix(err.Error(), "--out "+dir+": the folder already holds files") {
+		t.Errorf("a folder holding files: %v, want it to begin with --out and the folder", err)
+	}
 }

@@ -62,7 +62,7 @@ files unless --overwrite, and never writes through a symlink.`,
 			}
 			if outDir != "" {
 				if err := experiment.CheckReportsOut(outDir, overwrite); err != nil {
-					return fmt.Errorf("compare --out %w", err)
+					return fmt.Errorf("compare: %w", err) // err begins "--out DIR"
 				}
 			}
 			opts.Rule = canary.RuleFromA(opts.Rule, a.Rule, cmd.Flags().Changed)
