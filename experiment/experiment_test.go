@@ -64,6 +64,9 @@ func TestConfigsSupportSLOPercentile(t *testing.T) {
 			if err := sloSupport(eff, scheds); err != nil {
 				t.Error(err)
 			}
+			if err := decisionSupport(eff, scheds); err != nil {
+				t.Error(err)
+			}
 		})
 	}
 }
@@ -108,6 +111,43 @@ func TestSLOSupport(t *testing.T) {
 	eff.SLO = SLOConfig{Percentile: 99}
 	if err := sloSupport(eff, scheds); err != nil {
 		t.Errorf("no SLO target declared, still refused: %v", err)
+	}
+}
+
+// TestDecisionSupport: the default verdict (p99 TPOT, paired request by
+// request over the repetitions) over 2 repetitions of 51 measured requests
+// is named with the shortfall and the fix; enough repetitions, a mean, or
+// no candidate (no verdict) pass.
+func TestDecisionSupport(t *testing.T) {
+	sched := traces.Schedule{}
+	for i := range 61 { // 10 in the 1 s warm-up, 51 measured
+		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * 100 * time.Millisecond, InputTokens: 10, OutputTokens: 10})
+	}
+	doc := "trace: {path: t.csv}\nload: {rates_rps: [10], warmup: 1s, duration: 5s}\nserver: {kind: sim}\narms: [{name: baseline}, {name: c, sim_overrides: {rmsnorm: 2}}]\nrepetitions: 2\n"
+	cfg, err := Parse(strings.NewReader(doc), "t.yaml", ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff := cfg.Effective()
+	scheds := []traces.Schedule{sched}
+	err = decisionSupport(eff, scheds)
+	if err == nil || !strings.Contains(err.Error(), "decision.percentile: the verdict compares tpot p99 (the default) request by request, which needs ≥ 459 paired requests per load") ||
+		!strings.Contains(err.Error(), "(measured requests × 2 repetitions: 102 at 10 req/s)") || !strings.Contains(err.Error(), "decision.use_mean: true") {
+		t.Errorf("p99 over 2 × 51 pairs: %v", err)
+	}
+	eff.Repetitions = 9 // 459 pairs
+	if err := decisionSupport(eff, scheds); err != nil {
+		t.Errorf("9 × 51 = 459 pairs: %v", err)
+	}
+	eff.Repetitions = 2
+	eff.Extra.Decision = &DecisionConfig{UseMean: true}
+	if err := decisionSupport(eff, scheds); err != nil {
+		t.Errorf("a mean: %v", err)
+	}
+	eff.Extra.Decision = nil
+	eff.Arms = eff.Arms[:1]
+	if err := decisionSupport(eff, scheds); err != nil {
+		t.Errorf("no candidate: %v", err)
 	}
 }
 

@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	}
 	fmt.Fprintf(log, "trace %s: %s\n", base.Source, base.RowsText())
 	// Judged on the whole schedules: a shard's slice is merged back into them.
-	sloErr := sloSupport(eff, scheds)
+	supportErrs := []error{sloSupport(eff, scheds), decisionSupport(eff, scheds)}
 	orderWarning := base.OrderWarning()
 	if orderWarning != "" {
 		fmt.Fprintf(warn, "warning: trace %s\n", orderWarning)
@@ -192,8 +192,10 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	// a run against a dead URL, or a refused resume, fails before printing
 	// any.
 	announceBounds(log, warn, eff, scheds)
-	if sloErr != nil {
-		fmt.Fprintf(warn, "warning: before the run: %v\n", cfg.errorf(sloErr))
+	for _, e := range supportErrs {
+		if e != nil {
+			fmt.Fprintf(warn, "warning: before the run: %v\n", cfg.errorf(e))
+		}
 	}
 	recFile, err := opt.createOut(filepath.Join(opt.OutDir, RecordsFile))
 	if err != nil {
