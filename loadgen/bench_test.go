@@ -224,3 +224,20 @@ func BenchmarkLongDataEvent(b *testing.B) {
 		})
 	}
 }
+
+// segmentTokens is the length of the benchmark's streams (token events).
+const segmentTokens = 128
+
+// The benchmark server's events: serve-sim's bytes for a completions
+// stream with usage (sim/openai.go's newSSEEvents), each one chunk.
+var (
+	segToken = segChunk(`data: {"id":"cmpl-4242","object":"text_completion","created":1764662400,"model":"sim-llama-3-8b","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
+	segLast  = segChunk(`data: {"id":"cmpl-4242","object":"text_completion","created":1764662400,"model":"sim-llama-3-8b","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":"length"}],"usage":null}` + "\n\n")
+	segTail  = append(append(segChunk(`data: {"id":"cmpl-4242","object":"text_completion","created":1764662400,"model":"sim-llama-3-8b","choices":[],"usage":{"prompt_tokens":32,"completion_tokens":128,"total_tokens":160}}`+"\n\n"),
+		segChunk("data: [DONE]\n\n")...), "0\r\n\r\n"...)
+	segHead = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+)
+
+func segChunk(p string) []byte {
+	return []byte(strconv.FormatInt(int64(len(p)), 16) + "\r\n" + p + "\r\n")
+}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if step := os.Getenv(segmentServerEnv); step != "" {
+		os.Exit(segmentServerChild(step))
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"))
