@@ -47,6 +47,14 @@ type scanner struct {
 	// broken is set when a streamed literal turned out not to be null
 	// after bytes of it were consumed: the scan then fails (errScan).
 	broken bool
+	// texts counts the text values (textParts' and "text": strings or
+	// null) the scan assigned; textField is where the last one went,
+	// when a string, and textFrom, textTo its raw bytes' payload offsets
+	// (chunkMemo).
+	texts            int
+	lists            int // "choices" keys seen
+	textField        *textLen
+	textFrom, textTo int
 }
 
 // avail reports whether a byte is at s.i, pulling more of a streamed
@@ -221,16 +229,22 @@ func (s *scanner) nullRest() bool {
 	return true
 }
 
-// textLen reads a string or null as a textLen (raw length).
-func (s *scanner) textLen() (textLen, error) {
+// text reads a string or null into dst as a textLen (raw length),
+// noting where it went (scanner.texts, textField).
+func (s *scanner) text(dst *textLen) error {
+	s.texts++
+	s.textField = nil
 	if s.null() {
-		return 0, nil
+		*dst = 0
+		return nil
 	}
 	from, to, _, err := s.str()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return textLen(to - from), nil
+	*dst = textLen(to - from)
+	s.textField, s.textFrom, s.textTo = dst, from, to
+	return nil
 }
 
 // int reads a non-negative JSON integer (or null as 0).
@@ -416,6 +430,7 @@ func (s *scanner) peekStart() int {
 }
 
 func (s *scanner) choices(c *chunk) error {
+	s.lists++
 	if s.null() {
 		return nil
 	}
@@ -449,7 +464,7 @@ func (s *scanner) choiceField(ch *choice, key []byte) error {
 	var err error
 	switch string(key) {
 	case "text":
-		ch.Text, err = s.textLen()
+		err = s.text(&ch.Text)
 	case "delta":
 		err = s.parts(&ch.Delta)
 	case "message":
@@ -509,11 +524,11 @@ func (s *scanner) parts(p *textParts) error {
 		var err error
 		switch string(key) {
 		case "content":
-			p.Content, err = s.textLen()
+			err = s.text(&p.Content)
 		case "reasoning_content":
-			p.ReasoningContent, err = s.textLen()
+			err = s.text(&p.ReasoningContent)
 		case "reasoning":
-			p.Reasoning, err = s.textLen()
+			err = s.text(&p.Reasoning)
 		default:
 			err = s.skip()
 		}

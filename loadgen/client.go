@@ -265,8 +265,11 @@ type streamRead struct {
 	rec *Record
 	sse sseReader
 	ch  chunk
-	evs eventLog
-	u   usageField
+	// memo decodes data payloads into ch (ch is touched by nothing else
+	// while memo.field is set).
+	memo chunkMemo
+	evs  eventLog
+	u    usageField
 	// n is the number of the next SSE event (from 1), for error messages.
 	n int
 	// lastAt is when the last data event arrived.
@@ -397,10 +400,11 @@ func (st *streamRead) decode(ev *sseEvent) (*chunk, error) {
 		// payload, after its end (chunk_scan.go).
 		data := ev.long.bytes()
 		st.sse.work += int64(len(data))
+		st.memo.field = nil
 		return &st.ch, decodeChunkJSON(data, &st.ch)
 	}
 	st.sse.work += int64(len(ev.Data))
-	return &st.ch, decodeChunk(ev.Data, &st.ch)
+	return &st.ch, st.memo.decode(ev.Data, &st.ch)
 }
 
 // eof ends a stream whose body ended cleanly without [DONE]: ok after a
@@ -482,6 +486,7 @@ func (st *streamRead) whole(b []byte, at time.Duration, err error) {
 	}
 	rec.FirstMessageAt = at
 	ch := &st.ch
+	st.memo.field = nil
 	if err := decodeChunk(b, ch); err != nil {
 		st.fail(StateStreamError, "invalid JSON body: %v: %q", err, clip(b, 200))
 		return
