@@ -16,7 +16,8 @@
 // request target and response-head parser; net/http serves https://, other
 // systems and WithHTTPClient), eventlog.go (compact in-flight token events),
 // sse.go (SSE framing), chunk.go and chunk_scan.go (dialect-tolerant chunk
-// decoding), pacer_*.go, record.go, summary.go, histogram.go, jsonl.go,
+// decoding), chunk_memo.go (a stream's payloads that differ only in their
+// text, decoded without a scan), pacer_*.go, record.go, summary.go, histogram.go, jsonl.go,
 // sinks.go. loadgentest holds a fast fake server for tests and bench-client.
 //
 // It does not know which server it talks to (sim, vLLM, SGLang, TGI,

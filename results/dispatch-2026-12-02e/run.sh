@@ -1,7 +1,8 @@
 #!/bin/bash
 # dispatch5: the reactor's per-event read path against serve-sim, side by side in one call.
-# Each binary bin/dispatch5/tl-NAME.xz (NAMES, default "old new": main before and after the
-# read-path change, bin/dispatch5/commits.txt) runs one bench-client: the fake server at RATES
+# Each binary bin/dispatch5/tl-NAME.xz (NAMES, default "old new loops": main before and after the
+# read-path change, and after it with ../loops-2026-12-02/multi-loop.patch, one event loop per
+# GOMAXPROCS; bin/dispatch5/commits.txt) runs one bench-client, at most LIMIT s (default 70): the fake server at RATES
 # and serve-sim at SIM_RATES, DUR per load, with a client CPU profile, under the host settings
 # of ../dispatch-2026-12-02d/run2.sh and run3.sh (fd limit raised as far as the VM lets,
 # ephemeral ports 1024-65535, client on cores 2,3, server children on 4-15,
@@ -12,7 +13,7 @@ set -u
 H=results/dispatch-2026-12-02e
 OUT=${OUT:?}
 B=${B:-bin/dispatch5}
-NAMES=${NAMES:-old new}
+NAMES=${NAMES:-old new loops}
 CLIENT_CPUS=${CLIENT_CPUS:-2,3}
 SERVER_CPUS=${SERVER_CPUS:-4,5,6,7,8,9,10,11,12,13,14,15}
 RATES=${RATES:-15000,18000}
@@ -31,7 +32,7 @@ P=/tmp/prof; mkdir -p $P
 for b in $NAMES; do
   cat /proc/net/netstat /proc/net/snmp > $P/net-$b-before.txt
   t0=$(date +%s)
-  timeout -s TERM ${LIMIT:-100} taskset -c $CLIENT_CPUS /tmp/tl-$b bench-client --server-cpus $SERVER_CPUS --itl-rate 0 --clients reactor \
+  timeout -s TERM ${LIMIT:-70} taskset -c $CLIENT_CPUS /tmp/tl-$b bench-client --server-cpus $SERVER_CPUS --itl-rate 0 --clients reactor \
     --sim-config $CFG --sim-speedup 128 --stages streams,sim --rates $RATES --duration $DUR --sim-rates $SIM_RATES --sim-duration $DUR \
     --cpuprofile $P/client-$b.prof --json-out $OUT/$b.json > $OUT/$b.txt 2>> $OUT/bench.log
   echo "tl-$b rc=$? in $(( $(date +%s) - t0 )) s" >> $OUT/host.txt
