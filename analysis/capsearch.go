@@ -52,7 +52,7 @@ func (s Search) Method() string {
 	return fmt.Sprintf("per arm, from the sweep's cells: while no load missed the SLO, multiply the highest passing load by %g (at most max_rps); while none met it, divide the lowest missing one by %g (at least min_rps); then step inside [pass, fail] to where the binding target's attained share, interpolated in log load, crosses the quantile (kept ≥ 1/5 of the bracket's log width from its ends; the geometric midpoint while the pass end's share is 1) until fail/pass − 1 ≤ %g; then at most one load beyond each end the interval leaves open (fail × %g, pass ÷ %g). "+
 		"A load meets the SLO when, for every target, the share of its requests within the target is ≥ %g (the nearest-rank percentile ≤ the target; a failed request misses every target). "+
 		"Capacity = √(pass·fail). Its %g %% interval runs from the highest load ≤ pass whose every target's one-sided Clopper–Pearson lower bound on that share is ≥ %g, to the lowest load ≥ fail where some target's upper bound is < %g; "+
-		"each end at %g %% one-sided, Bonferroni-corrected over the loads on its side (and over the targets, for the upper end); it assumes the share falls as the load rises. Gain interval: [cand low/base high, cand high/base low], ≥ %g %% (Bonferroni over the two arms)",
+		"each end at %g %% one-sided, Bonferroni-corrected over the loads on its side (and over the targets, for the upper end); it assumes the share falls as the load rises. Gain interval: [cand low/base high, cand high/base low], ≥ %.4g %% (Bonferroni over the two arms)",
 		s.Growth, s.Growth, s.RelativePrecision, s.Growth, s.Growth, s.Quantile, 100*s.Level, s.Quantile, s.Quantile, 100*(1-(1-s.Level)/2), 100*(1-2*(1-s.Level)))
 }
 

@@ -283,3 +283,14 @@ func TestFillTime(t *testing.T) {
 		t.Errorf("FillTime with no met probe = %v at %v, want 0, 0", e, l)
 	}
 }
+
+// TestMethodPercentages: the method's percentages print as decimals a
+// reader can take in (the gain's 1 − 2 × 0.05 is 89.99999999999999 in
+// binary floating point).
+func TestMethodPercentages(t *testing.T) {
+	t.Parallel()
+	m := Search{RelativePrecision: 0.25, Quantile: 0.9}.Method()
+	if !strings.Contains(m, "≥ 90 % (Bonferroni over the two arms)") || strings.Contains(m, "99999") {
+		t.Errorf("method %q", m)
+	}
+}

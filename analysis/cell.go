@@ -286,6 +286,26 @@ func meetsSLO(m requestMetrics, slo report.SLO) bool {
 	return true
 }
 
+// RecordOver lists the metrics of slo's declared targets ("ttft", "tpot",
+// "e2e") that one ended request counts over, as Cell.SLOClaims counts it: a
+// sent request that failed is over every target; a cancelled or unsent one,
+// and a metric it does not define, count nowhere.
+func RecordOver(r *loadgen.Record, slo report.SLO) []string {
+	cc := newClaimCounter(slo)
+	if r.State != loadgen.StateOK {
+		cc.failed(r.State)
+	} else {
+		cc.add(measure(r))
+	}
+	var out []string
+	for i, t := range cc.targets {
+		if cc.over[i] > 0 {
+			out = append(out, t.metric)
+		}
+	}
+	return out
+}
+
 // claimCounter counts, per declared SLO target, the samples and those over target.
 type claimCounter struct {
 	quantile float64

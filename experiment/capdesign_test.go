@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 	"time"
 
@@ -108,7 +110,7 @@ func designCapacity(t *testing.T, r *runner, arm ArmConfig, probe func(rate floa
 //     searches.
 func TestProbeDesignsQuickstart(t *testing.T) {
 	t.Parallel()
-	r := quickstartRunner(t)
+	r := fullTraceRunner(t)
 	c := *r.cfg.Extra.CapacitySearch
 	for _, arm := range r.cfg.Arms[:3] {
 		tr, err := r.simCapacityTruth(arm, c)
@@ -263,4 +265,127 @@ func staircase(t *testing.T, r *runner, arm ArmConfig, step time.Duration, growt
 		pass = rate
 	}
 	return pass, 0
+}
+
+// probeWall is how long a probe of sched takes given each request's
+// timing truth: until its last token, or, once more measured requests
+// (scheduled at or after warm) ended over a target than 1 − percentile of
+// them, until that request ended (failFast stops it there).
+func probeWall(truth map[int]requestTruth, sched traces.Schedule, warm time.Duration, slo report.SLO) time.Duration {
+	type ended struct {
+		at   time.Duration
+		over []bool
+	}
+	var ends []ended
+	last, n := sched.Duration(), 0
+	for _, q := range sched.Requests {
+		x := truth[q.ID]
+		at := q.Offset + time.Duration(x.e2e*float64(time.Millisecond))
+		last = max(last, at)
+		if q.Offset < warm {
+			continue
+		}
+		n++
+		tpot, ok := x.metric("tpot")
+		ends = append(ends, ended{at, []bool{x.ttft > slo.TTFTMs, ok && tpot > slo.TPOTMs}})
+	}
+	slices.SortFunc(ends, func(a, b ended) int { return cmp.Compare(a.at, b.at) })
+	over := make([]int, 2)
+	for _, e := range ends {
+		for i, o := range e.over {
+			if o {
+				if over[i]++; float64(over[i]) > (1-slo.Percentile/100)*float64(n) {
+					return e.at
+				}
+			}
+		}
+	}
+	return last
+}
+
+// TestQuickstartSearchFindsTruth: the quickstart's capacity search as
+// configured (configs/quickstart.yaml: the trace's first 600 rows, each
+// probe the whole trace time-scaled to its load, analysis.Search's loads
+// from the sweep's 10 req/s cell, a probe stopped once it can no longer
+// meet the SLO, the arms searched at once), its probes replayed in virtual
+// time, brackets each arm's sustained capacity on the simulator (the same
+// schedules, simCapacityTruth) to relative_precision noiselessly, with each
+// arm's probes (arrivals and drains, or up to the fail-fast stop) within
+// the search's budget; and under the config's noise model (one server start
+// per arm's search: one F_run for its probes, 20 draws) the bracket holds
+// the noiseless truth in ≥ 18 of 20 searches and the 95 % interval in ≥ 19
+// (a load within the noise of the truth can fall either side).
+func TestQuickstartSearchFindsTruth(t *testing.T) {
+	t.Parallel()
+	r := quickstartRunner(t)
+	c := *r.cfg.Extra.CapacitySearch
+	if !c.WholeTrace || len(r.base.Requests) != 600 {
+		t.Fatalf("the quickstart's probes: whole trace %v over %d rows, want the whole 600-row trace", c.WholeTrace, len(r.base.Requests))
+	}
+	s := c.search(r.cfg.SLO)
+	rate := r.cfg.Load.RatesRPS[0]
+	for _, arm := range r.cfg.Arms[:3] {
+		tr, err := r.simCapacityTruth(arm, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := tr.RPS()
+		cell, err := cellSchedule(r.base, r.cfg.Load, rate, r.cfg.Seed, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sweep := report.CapacityProbe{LoadRPS: rate, Source: "sweep", Attainment: truthAttainment(t, r.simConfig(arm), cell, r.cfg.Load.Warmup, r.res.SLO)}
+		inside, inInterval := 0, 0
+		for seed := range 21 {
+			cfg := r.simConfig(arm)
+			probes := []report.CapacityProbe{sweep}
+			var wall time.Duration
+			stop := ""
+			for range 10 {
+				var load float64
+				if load, stop = s.Next(probes); stop != "" {
+					break
+				}
+				sched, warm, err := r.probe(c, load)
+				if err != nil {
+					t.Fatal(err)
+				}
+				replay := cfg.Replay
+				if seed > 0 {
+					// One server start per arm's search: one F_run for
+					// its probes (the same seed each probe).
+					cfg.Noise.Seed = uint64(seed) * 1000
+					replay = cfg.NoisyReplay
+				}
+				truth, err := replayWith(replay, sched)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wall += probeWall(truth, sched, warm, r.res.SLO)
+				probes = append(probes, report.CapacityProbe{LoadRPS: load, Source: "search", Attainment: attainment(truth, sched, warm, r.res.SLO)})
+			}
+			a := s.Capacity(arm.Name, probes, stop)
+			ok := a.Stopped == analysis.StopBracketed && a.PassRPS < truth && truth < a.FailRPS && a.FailRPS/a.PassRPS-1 <= c.RelativePrecision+1e-9
+			if seed == 0 {
+				t.Logf("%s: truth %.2f req/s; bracket [%.2f, %.2f], capacity %.2f, %d probes, %s of arrivals and drains", arm.Name, truth, a.PassRPS, a.FailRPS, a.CapacityRPS.Value, len(probes)-1, wall.Round(time.Second))
+				if !ok || !c.ConcurrentArms || wall > c.Budget {
+					t.Errorf("%s: noiseless search stopped %q with bracket [%.2f, %.2f] against the truth %.2f, %s of probes (the search's budget %s, arms at once %v)", arm.Name, a.Stopped, a.PassRPS, a.FailRPS, truth, wall, c.Budget, c.ConcurrentArms)
+				}
+				continue
+			}
+			e := a.CapacityRPS
+			if e.Interval && e.Low < truth && truth < e.High {
+				inInterval++
+			}
+			if ok {
+				inside++
+			} else {
+				t.Logf("%s, noise draw %d: bracket [%.2f, %.2f] (stopped %s), interval [%.2f, %.2f], against the truth %.2f", arm.Name, seed, a.PassRPS, a.FailRPS, a.Stopped, e.Low, e.High, truth)
+			}
+		}
+		t.Logf("%s: under the noise model the bracket holds the truth in %d of 20 searches, the 95 %% interval in %d", arm.Name, inside, inInterval)
+		if inside < 18 || inInterval < 19 {
+			t.Errorf("%s: under the noise model %d of 20 brackets and %d of 20 intervals hold the truth %.2f, want ≥ 18 and ≥ 19", arm.Name, inside, inInterval, truth)
+		}
+	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/transferlab/transferlab/analysis"
@@ -44,6 +46,40 @@ type CapacitySearchConfig struct {
 	// the probes before it) fits.
 	ArmBudget time.Duration `yaml:"arm_budget,omitempty"`
 	Budget    time.Duration `yaml:"budget,omitempty"`
+	// ConcurrentArms searches every arm at once, each on a server started
+	// for it (server.kind sim only: each simulated arm is its own simulated
+	// GPU, where servers of other kinds may share one), so each arm has the
+	// whole budget instead of its share.
+	ConcurrentArms bool `yaml:"concurrent_arms,omitempty"`
+	// WholeTrace (set by the defaults, not a key): in trace mode with
+	// neither probe_warmup nor probe_duration declared, a probe at load R
+	// replays the whole trace time-scaled to R, its first truthWarmupShare
+	// of the span unmeasured: the schedule the simulator's sustained
+	// capacity is judged on (simCapacityTruth), so the probe and the truth
+	// run one experiment, in real and in virtual time. Declaring either key
+	// asks for shorter probes: the trace's first rows over that span.
+	WholeTrace bool `yaml:"-"`
+	// wholeSpan is a whole-trace probe's scheduled span at the search's
+	// first load (growth × the highest swept load), for progress planning.
+	wholeSpan time.Duration
+}
+
+// probeSpan is a probe's scheduled span for planning: probe_warmup +
+// probe_duration, or a whole-trace probe's at the first load searched.
+func (c CapacitySearchConfig) probeSpan() time.Duration {
+	if c.WholeTrace {
+		return c.wholeSpan
+	}
+	return c.ProbeWarmup + c.ProbeDuration
+}
+
+// planWholeTrace sets c.wholeSpan for a trace of rows rows: rows − 1 gaps
+// at growth × the highest of rates (req/s).
+func (c *CapacitySearchConfig) planWholeTrace(rows int, rates []float64) {
+	if !c.WholeTrace || rows < 2 || len(rates) == 0 {
+		return
+	}
+	c.wholeSpan = time.Duration(float64(rows-1) / (c.Growth * slices.Max(rates)) * float64(time.Second))
 }
 
 // SafeProbeWarmup and SafeProbeDuration are the probes' default span
@@ -74,6 +110,12 @@ func (c CapacitySearchConfig) effective(l LoadConfig) CapacitySearchConfig {
 			c.MaxRPS = 4 * slices.Max(l.RatesRPS)
 		}
 	}
+	if (l.Mode == "" || l.Mode == LoadTrace) && c.ProbeDuration == 0 && c.ProbeWarmup == 0 {
+		c.WholeTrace = true
+	}
+	if c.WholeTrace {
+		return c
+	}
 	if c.ProbeDuration == 0 {
 		c.ProbeDuration = max(l.Duration, SafeProbeDuration)
 	}
@@ -92,7 +134,7 @@ func (c CapacitySearchConfig) search(slo SLOConfig) analysis.Search {
 // block). declared reports whether the file sets a key of the block: a key
 // set to 0 is refused, since leaving it out is what gives its default (0
 // would otherwise silently mean the default, or no budget).
-func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig, declared func(key string) bool) error {
+func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig, serverKind string, declared func(key string) bool) error {
 	var errs []error
 	bad := func(field, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("capacity_search.%s: %s", field, fmt.Sprintf(format, a...)))
@@ -113,6 +155,9 @@ func (c CapacitySearchConfig) validate(l LoadConfig, slo SLOConfig, declared fun
 		if z.zero && declared(z.key) {
 			bad(z.key, "set to 0: leave it out for %s", z.unset)
 		}
+	}
+	if c.ConcurrentArms && serverKind != servers.Sim {
+		bad("concurrent_arms", "only for server.kind sim (each simulated arm is its own simulated GPU); the arms of a server of kind %s may share one GPU, so they are probed one at a time: leave it out", serverKind)
 	}
 	if slo.TTFTMs <= 0 && slo.TPOTMs <= 0 && slo.E2EMs <= 0 {
 		errs = append(errs, errors.New("capacity_search: needs an SLO target to search for (slo.ttft_ms, slo.tpot_ms or slo.e2e_ms)"))
@@ -160,6 +205,31 @@ func (r *runner) probeSchedule(c CapacitySearchConfig, rate float64) (traces.Sch
 	l := r.cfg.Load
 	l.Duration, l.Warmup = c.ProbeDuration, c.ProbeWarmup
 	return cellSchedule(r.base, l, rate, r.cfg.Seed, int(math.Float64bits(rate)%(1<<31)))
+}
+
+// probe is one search probe's schedule at rate and its unmeasured lead-in
+// (from the schedule's start): with c.WholeTrace the truth's own schedule
+// (longSchedule) and warm-up share, else probeSchedule and probe_warmup.
+func (r *runner) probe(c CapacitySearchConfig, rate float64) (traces.Schedule, time.Duration, error) {
+	if !c.WholeTrace {
+		s, err := r.probeSchedule(c, rate)
+		return s, c.ProbeWarmup, err
+	}
+	s, err := r.longSchedule(rate)
+	if err != nil {
+		return traces.Schedule{}, 0, err
+	}
+	return s, truthWarmup(s), nil
+}
+
+// probeText describes the search's probes for results.json: the whole
+// trace's schedule, or "" for probes of probe_warmup + probe_duration
+// (their own fields say them).
+func (r *runner) probeText(c CapacitySearchConfig) string {
+	if !c.WholeTrace {
+		return ""
+	}
+	return fmt.Sprintf("the whole trace (%d requests) time-scaled to its load, its first %g %% unmeasured", len(r.base.Requests), 100*truthWarmupShare)
 }
 
 // searchArms are the arms searched: the baseline, then each candidate (not
@@ -221,7 +291,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	if c == nil {
 		return nil
 	}
-	if most, ok := traceRateLimit(r.cfg.Load, *c, len(r.base.Requests)); ok && most < c.MaxRPS {
+	if most, ok := traceRateLimit(r.cfg.Load, *c, len(r.base.Requests)); ok && !c.WholeTrace && most < c.MaxRPS {
 		if most <= c.MinRPS {
 			return fmt.Errorf("capacity_search: a probe of %s (probe_warmup + probe_duration) at min_rps %g req/s needs more rows than the trace's %d: shorten the probes or use a longer trace", c.ProbeWarmup+c.ProbeDuration, c.MinRPS, len(r.base.Requests))
 		}
@@ -232,7 +302,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		lowered.MaxRPS = most
 		c = &lowered
 	}
-	if w := maxRequestsWarning(r.cfg.Load, *c); w != "" {
+	if w := maxRequestsWarning(r.cfg.Load, *c); w != "" && !c.WholeTrace {
 		r.res.Warnings = append(r.res.Warnings, w)
 		fmt.Fprintf(r.warn, "warning: %s\n", w)
 	}
@@ -241,6 +311,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		Method: s.Method(), SLO: r.res.SLO, RelativePrecision: c.RelativePrecision, MinRPS: c.MinRPS, MaxRPS: c.MaxRPS,
 		ProbeDurationS: c.ProbeDuration.Seconds(), ProbeWarmupS: c.ProbeWarmup.Seconds(),
 		ArmBudgetS: c.ArmBudget.Seconds(), BudgetS: c.Budget.Seconds(), Level: s.WithDefaults().Level,
+		ProbeWindow: r.probeText(*c),
 	}
 	r.res.CapacitySearch = cs
 	if r.opt.Slice != nil {
@@ -251,64 +322,29 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		fmt.Fprintf(r.log, "capacity search: --resume keeps no search probe: the search runs again from the sweep's cells\n")
 	}
 	began := time.Now()
-	var tail time.Duration // the longest drain (probe wall − scheduled span) so far
-	for _, arm := range r.searchArms() {
-		probes := sweepProbes(r.res, arm.Name, r.cfg.Load.Warmup < c.ProbeWarmup || r.cfg.Load.Duration < c.ProbeDuration)
-		armBegan := time.Now()
-		stopped := ""
-		for {
-			load, stop := s.Next(probes)
-			if stop != "" {
-				stopped = stop
-				break
-			}
-			sched, err := r.probeSchedule(*c, load)
+	d := &drains{}
+	arms := r.searchArms()
+	cs.Arms = make([]report.CapacityArm, len(arms))
+	if c.ConcurrentArms {
+		cs.Concurrent = true
+		if err := r.searchConcurrently(ctx, *c, s, arms, began, d, cs.Arms); err != nil {
+			return err
+		}
+	} else {
+		for i, arm := range arms {
+			a, err := r.searchArm(ctx, *c, s, arm, func() (servers.Server, error) { return use(arm) }, began, d, r.log, r.warn)
+			cs.Arms[i] = a
 			if err != nil {
-				return fmt.Errorf("capacity_search at %g req/s (capacity_search.max_rps, probe_duration): %w", load, err)
-			}
-			// A budget is a cap: the longest drain seen (the sweep's cells' before the first probe).
-			est := sched.Duration() + max(tail, r.progress.maxTail(stepCell))
-			if c.ArmBudget > 0 && time.Since(armBegan)+est > c.ArmBudget {
-				stopped = fmt.Sprintf("budget: capacity_search.arm_budget = %s", c.ArmBudget)
-				break
-			}
-			if c.Budget > 0 && time.Since(began)+est > c.Budget {
-				stopped = fmt.Sprintf("budget: capacity_search.budget = %s", c.Budget)
-				break
-			}
-			srv, err := use(arm) // its error names the arm
-			if err != nil {
-				return err
-			}
-			r.progress.begin(stepProbe)
-			fmt.Fprintf(r.log, "capacity search, arm %s: probe at %.4g req/s: %d requests over %s; %s\n",
-				arm.Name, load, len(sched.Requests), sched.Duration().Round(time.Millisecond), r.progress.status())
-			p, err := r.runProbe(ctx, srv, arm.Name, load, sched, c.ProbeWarmup)
-			probes = append(probes, p)
-			tail = max(tail, time.Duration(p.DurationS*float64(time.Second))-sched.Duration())
-			if err != nil {
-				cs.Arms = append(cs.Arms, s.Capacity(arm.Name, probes, "stopped: "+err.Error()))
+				cs.Arms = cs.Arms[:i+1]
 				return err
 			}
 		}
-		a := s.Capacity(arm.Name, probes, stopped)
-		a.ElapsedS = time.Since(armBegan).Seconds()
-		a.Cost = r.costAtCapacity(a)
-		var err error
-		if a.SimTruth, err = r.simCapacityTruth(arm, *c); err != nil {
-			fmt.Fprintf(r.warn, "warning: no simulator truth for the capacity of %s: %v\n", arm.Name, err)
-		}
-		if a.SimTruth != nil {
-			a.SimTruth.Note = truthNote(*a.SimTruth, a, c.ProbeWarmup+c.ProbeDuration)
-		}
-		cs.Arms = append(cs.Arms, a)
-		fmt.Fprintf(r.log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))
 	}
 	var all []report.CapacityProbe
 	for _, a := range cs.Arms {
 		all = append(all, a.Probes...)
 	}
-	if w := shortProbeWarning(s, *c, all, len(r.base.Requests), r.cfg.Load.Mode == "" || r.cfg.Load.Mode == LoadTrace); w != "" {
+	if w := shortProbeWarning(s, *c, all, len(r.base.Requests), r.cfg.Load.Mode == "" || r.cfg.Load.Mode == LoadTrace); w != "" && !c.WholeTrace {
 		r.res.Warnings = append(r.res.Warnings, w)
 		fmt.Fprintf(r.warn, "warning: %s\n", w)
 	}
@@ -327,6 +363,125 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		cs.Gains = append(cs.Gains, g)
 	}
 	return nil
+}
+
+// drains is the longest drain seen (probe wall − scheduled span) over
+// the search's probes, shared by arms searched at once.
+type drains struct {
+	mu  sync.Mutex
+	max time.Duration
+}
+
+func (d *drains) see(v time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.max = max(d.max, v)
+}
+
+func (d *drains) longest() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.max
+}
+
+// searchConcurrently searches every arm at once, each on a server of its
+// own started for the search (capacity_search.concurrent_arms: each
+// simulated arm is its own simulated GPU), into out (in arms' order); the
+// servers are shut down after. The first error is returned.
+func (r *runner) searchConcurrently(ctx context.Context, c CapacitySearchConfig, s analysis.Search, arms []ArmConfig, began time.Time, d *drains, out []report.CapacityArm) error {
+	srvs := make([]servers.Server, len(arms))
+	defer func() {
+		for i, srv := range srvs {
+			if srv == nil {
+				continue
+			}
+			if err := srv.Close(context.WithoutCancel(ctx)); err != nil {
+				fmt.Fprintf(r.warn, "warning: arm %s: shutting its search server down: %v\n", arms[i].Name, err)
+			}
+		}
+	}()
+	for i, arm := range arms {
+		r.progress.begin(stepStart)
+		srv, err := r.startArm(ctx, arm)
+		if err != nil {
+			return fmt.Errorf("arm %s (capacity search): %w", arm.Name, err)
+		}
+		srvs[i] = srv
+		r.addServerInfo(ctx, arm.Name, srv)
+	}
+	fmt.Fprintf(r.log, "capacity search: %d arms at once, each on its own simulated server (capacity_search.concurrent_arms)\n", len(arms))
+	var mu sync.Mutex
+	log, warn := lockedWriter{&mu, r.log}, lockedWriter{&mu, r.warn}
+	errs := make([]error, len(arms))
+	var wg sync.WaitGroup
+	for i, arm := range arms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = r.searchArm(ctx, c, s, arm, func() (servers.Server, error) { return srvs[i], nil }, began, d, log, warn)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// searchArm searches one arm's capacity from its sweep cells: probes (on
+// the server srv returns) until analysis.Search stops or a budget would be
+// exceeded, then the capacity, its cost and the simulator's truth. Its
+// lines go to log and warn.
+func (r *runner) searchArm(ctx context.Context, c CapacitySearchConfig, s analysis.Search, arm ArmConfig, srv func() (servers.Server, error), began time.Time, d *drains, log, warn io.Writer) (report.CapacityArm, error) {
+	probes := sweepProbes(r.res, arm.Name, !c.WholeTrace && (r.cfg.Load.Warmup < c.ProbeWarmup || r.cfg.Load.Duration < c.ProbeDuration))
+	armBegan := time.Now()
+	stopped := ""
+	for {
+		load, stop := s.Next(probes)
+		if stop != "" {
+			stopped = stop
+			break
+		}
+		sched, warm, err := r.probe(c, load)
+		if err != nil {
+			return s.Capacity(arm.Name, probes, "stopped: "+err.Error()), fmt.Errorf("capacity_search at %g req/s (capacity_search.max_rps, probe_duration): %w", load, err)
+		}
+		// A budget is a cap: the longest drain seen (the sweep's cells' before the first probe).
+		est := sched.Duration() + max(d.longest(), r.progress.maxTail(stepCell))
+		if c.ArmBudget > 0 && time.Since(armBegan)+est > c.ArmBudget {
+			stopped = fmt.Sprintf("budget: capacity_search.arm_budget = %s", c.ArmBudget)
+			break
+		}
+		if c.Budget > 0 && time.Since(began)+est > c.Budget {
+			stopped = fmt.Sprintf("budget: capacity_search.budget = %s", c.Budget)
+			break
+		}
+		sv, err := srv() // its error names the arm
+		if err != nil {
+			return s.Capacity(arm.Name, probes, "stopped: "+err.Error()), err
+		}
+		r.progress.begin(stepProbe)
+		fmt.Fprintf(log, "capacity search, arm %s: probe at %.4g req/s: %d requests over %s; %s\n",
+			arm.Name, load, len(sched.Requests), sched.Duration().Round(time.Millisecond), r.progress.status())
+		p, err := r.runProbe(ctx, sv, arm.Name, load, sched, warm)
+		probes = append(probes, p)
+		d.see(time.Duration(p.DurationS*float64(time.Second)) - sched.Duration())
+		if err != nil {
+			return s.Capacity(arm.Name, probes, "stopped: "+err.Error()), err
+		}
+		if p.StoppedEarly != "" {
+			fmt.Fprintf(log, "capacity search, arm %s: probe at %.4g req/s stopped after %.1f s: %s\n", arm.Name, load, p.DurationS, p.StoppedEarly)
+		}
+	}
+	a := s.Capacity(arm.Name, probes, stopped)
+	a.ElapsedS = time.Since(armBegan).Seconds()
+	a.Cost = r.costAtCapacity(a, warn)
+	var err error
+	if a.SimTruth, err = r.simCapacityTruth(arm, c); err != nil {
+		fmt.Fprintf(warn, "warning: no simulator truth for the capacity of %s: %v\n", arm.Name, err)
+	}
+	if a.SimTruth != nil {
+		a.SimTruth.Note = truthNote(*a.SimTruth, a, c)
+	}
+	fmt.Fprintf(log, "capacity search, arm %s: %s\n", arm.Name, render.CapacityArmText(a))
+	return a, nil
 }
 
 // traceRateLimit is, in trace mode (ok), the highest load whose probe
@@ -397,11 +552,22 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 		sinks = append(sinks, cellRequests{r.progress})
 	}
 	opts := append(r.replayOptions(arm+" (capacity search)", rate, 0), loadgen.WithWarmup(warmup))
-	cctx, stop := servers.UntilDied(ctx, srv.Died())
+	uctx, stop := servers.UntilDied(ctx, srv.Died())
 	defer stop()
+	cctx, missed := context.WithCancelCause(uctx)
+	defer missed(nil)
+	ff := newFailFast(r.res.SLO, sched, warmup, missed)
+	sinks = append(sinks, ff)
 	began := time.Now()
 	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), loadgen.MultiSink(sinks...), opts...)
 	c := analysis.BuildCell(keep.Records, analysis.CellOptions{Arm: arm, OfferedLoadRPS: rate, SLO: r.res.SLO})
+	if why := ff.stopped(); why != "" && ctx.Err() == nil {
+		// Decided, not cut short: the probe missed the SLO.
+		p := probeOf(c, "search")
+		p.StoppedEarly = why
+		p.DurationS = time.Since(began).Seconds()
+		return p, nil
+	}
 	if !sum.Complete {
 		c.Incomplete = sum.IncompleteReason
 		if c.Incomplete == "" {
@@ -424,9 +590,61 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 	return p, nil
 }
 
+// failFast is a probe's sink that stops it once it can no longer meet the
+// SLO: when, for some declared target, more of its measured requests ended
+// over the target (analysis.RecordOver) than 1 − percentile/100 of all the
+// requests it schedules after its warm-up, no later request can bring the
+// share within the target back to the percentile, so the rest are cancelled
+// (stop) and the probe counts as missed.
+type failFast struct {
+	mu    sync.Mutex
+	slo   report.SLO
+	limit float64
+	over  map[string]int
+	stop  context.CancelCauseFunc
+	why   string
+}
+
+// newFailFast watches sched's requests scheduled at or after warmup.
+func newFailFast(slo report.SLO, sched traces.Schedule, warmup time.Duration, stop context.CancelCauseFunc) *failFast {
+	n := 0
+	for _, q := range sched.Requests {
+		if q.Offset >= warmup {
+			n++
+		}
+	}
+	return &failFast{slo: slo, limit: (1 - slo.Percentile/100) * float64(n), over: map[string]int{}, stop: stop}
+}
+
+// Add counts one ended request.
+func (f *failFast) Add(rec *loadgen.Record) error {
+	if rec.Warmup {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range analysis.RecordOver(rec, f.slo) {
+		if f.over[m]++; f.why == "" && float64(f.over[m]) > f.limit {
+			f.why = fmt.Sprintf("%d measured requests over the %s target, more than %g %% of the %.0f it schedules: the SLO can no longer be met, so the rest were cancelled", f.over[m], m, 100-f.slo.Percentile, f.limit/(1-f.slo.Percentile/100))
+			f.stop(errors.New("capacity search: " + f.why))
+		}
+	}
+	return nil
+}
+
+// Close implements loadgen.Sink.
+func (f *failFast) Close() error { return nil }
+
+// stopped is why the probe was stopped early, "" when it was not.
+func (f *failFast) stopped() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.why
+}
+
 // costAtCapacity prices arm's probes at its PassRPS (their windows and
 // tokens pooled) with the config's cost inputs; nil without them.
-func (r *runner) costAtCapacity(a report.CapacityArm) *report.CapacityCost {
+func (r *runner) costAtCapacity(a report.CapacityArm, warn io.Writer) *report.CapacityCost {
 	in := r.cfg.Extra.Cost
 	if in == nil || a.PassRPS == 0 {
 		return nil
@@ -445,7 +663,7 @@ func (r *runner) costAtCapacity(a report.CapacityArm) *report.CapacityCost {
 	}
 	res, err := cost.Compute(*in, time.Duration(window*float64(time.Second)), out, total, nil)
 	if err != nil || res.CostPer1MOutputTokens == nil {
-		fmt.Fprintf(r.warn, "warning: no cost at capacity for %s at %g req/s: %v %v\n", a.Arm, a.PassRPS, err, res.Notes)
+		fmt.Fprintf(warn, "warning: no cost at capacity for %s at %g req/s: %v %v\n", a.Arm, a.PassRPS, err, res.Notes)
 		return nil
 	}
 	return &report.CapacityCost{LoadRPS: a.PassRPS, Currency: in.Currency, CostPer1MOutputTokens: *res.CostPer1MOutputTokens}

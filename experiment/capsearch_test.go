@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/sim"
 	"github.com/transferlab/transferlab/traces"
@@ -74,16 +75,35 @@ func capSearchTrace(t *testing.T, dir string) string {
 // is priced.
 func TestCapacitySearchMatchesSimTruth(t *testing.T) {
 	t.Parallel()
+	searchMatchesSimTruth(t, "")
+}
+
+// TestConcurrentSearchMatchesSimTruth: with capacity_search.concurrent_arms
+// the arms are searched at once, each on a simulated server of its own, to
+// the same findings as TestCapacitySearchMatchesSimTruth's, and the run
+// says so.
+func TestConcurrentSearchMatchesSimTruth(t *testing.T) {
+	t.Parallel()
+	searchMatchesSimTruth(t, ", concurrent_arms: true")
+}
+
+// searchMatchesSimTruth runs capSearchConfig with probes of 6 s and the
+// capacity_search keys extra, and checks each arm's search against the
+// simulator's truth (TestCapacitySearchMatchesSimTruth).
+func searchMatchesSimTruth(t *testing.T, extra string) {
 	dir := t.TempDir()
 	trace := capSearchTrace(t, dir)
 	// Probes of 6 s (4 s warm-up): the engine's queue at a load 10 % past
 	// its capacity has grown by then; the sweep's 2.5 s cells that met the
 	// SLO are too short to count.
-	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 0.25, min_rps: 4, max_rps: 40, probe_warmup: 4s, probe_duration: 2s}", 1)
+	text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "{relative_precision: 0.25, max_rps: 40}", "{relative_precision: 0.25, min_rps: 4, max_rps: 40, probe_warmup: 4s, probe_duration: 2s"+extra+"}", 1)
 	cfg, res, _, log := runText(t, "capsearch.yaml", text)
 	cs := res.CapacitySearch
-	if cs == nil || len(cs.Arms) != 2 || len(cs.Gains) != 1 {
+	if cs == nil || len(cs.Arms) != 2 || len(cs.Gains) != 1 || cs.Concurrent != (extra != "") {
 		t.Fatalf("capacity_search: %+v\nlog:\n%s", cs, log)
+	}
+	if cs.Concurrent && !strings.Contains(log.String(), "capacity search: 2 arms at once, each on its own simulated server") {
+		t.Errorf("the log does not say the arms were searched at once:\n%s", log)
 	}
 	eff := cfg.Effective()
 	r := &runner{cfg: eff}
@@ -256,9 +276,11 @@ func TestResumeSearchesAgain(t *testing.T) {
 	}
 }
 
-// TestProbeDefaults: probes default to the load block's span, at least
-// SafeProbeWarmup + SafeProbeDuration (a short sweep cell does not make a
-// short probe); declared keys are kept.
+// TestProbeDefaults: in a synthetic mode probes default to the load
+// block's span, at least SafeProbeWarmup + SafeProbeDuration (a short sweep
+// cell does not make a short probe); declared keys are kept. In trace mode
+// a probe is the whole trace unless probe_warmup or probe_duration is
+// declared.
 func TestProbeDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -269,10 +291,18 @@ func TestProbeDefaults(t *testing.T) {
 		{CapacitySearchConfig{ProbeWarmup: 20 * time.Second, ProbeDuration: time.Minute}, CapacitySearchConfig{}, 20 * time.Second, time.Minute},
 		{CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}, CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}, time.Second, 4 * time.Second},
 	} {
-		l := LoadConfig{RatesRPS: []float64{10}, Warmup: tc.load.ProbeWarmup, Duration: tc.load.ProbeDuration}
-		if e := tc.declared.effective(l); e.ProbeWarmup != tc.warmup || e.ProbeDuration != tc.duration {
-			t.Errorf("load %s + %s, declared %s + %s: probes %s + %s, want %s + %s", l.Warmup, l.Duration, tc.declared.ProbeWarmup, tc.declared.ProbeDuration, e.ProbeWarmup, e.ProbeDuration, tc.warmup, tc.duration)
+		l := LoadConfig{Mode: "poisson", RatesRPS: []float64{10}, Warmup: tc.load.ProbeWarmup, Duration: tc.load.ProbeDuration}
+		if e := tc.declared.effective(l); e.ProbeWarmup != tc.warmup || e.ProbeDuration != tc.duration || e.WholeTrace {
+			t.Errorf("load %s + %s, declared %s + %s: probes %s + %s (whole trace %v), want %s + %s", l.Warmup, l.Duration, tc.declared.ProbeWarmup, tc.declared.ProbeDuration, e.ProbeWarmup, e.ProbeDuration, e.WholeTrace, tc.warmup, tc.duration)
 		}
+	}
+	// Trace mode: the whole trace unless a span is declared, then that span.
+	tr := LoadConfig{Mode: LoadTrace, RatesRPS: []float64{10}, Warmup: time.Second, Duration: 4 * time.Second}
+	if e := (CapacitySearchConfig{}).effective(tr); !e.WholeTrace || e.ProbeWarmup != 0 || e.ProbeDuration != 0 {
+		t.Errorf("trace mode, no span declared: %+v, want whole-trace probes", e)
+	}
+	if e := (CapacitySearchConfig{ProbeDuration: 4 * time.Second}).effective(tr); e.WholeTrace || e.ProbeWarmup != SafeProbeWarmup || e.ProbeDuration != 4*time.Second {
+		t.Errorf("trace mode, probe_duration declared: %+v, want its first rows over %s + 4s", e, SafeProbeWarmup)
 	}
 }
 
@@ -319,5 +349,35 @@ func TestMaxRequestsWarning(t *testing.T) {
 	}
 	if w := maxRequestsWarning(LoadConfig{}, safe); w != "" {
 		t.Errorf("no max_requests: %q", w)
+	}
+}
+
+// TestFailFast: a probe stops once more of its measured requests ended
+// over a target than 1 − percentile of those it schedules after its
+// warm-up (the SLO can no longer be met), not before, and warm-up requests
+// do not count.
+func TestFailFast(t *testing.T) {
+	t.Parallel()
+	var sched traces.Schedule
+	for i := range 20 {
+		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * time.Second})
+	}
+	var cause error
+	stops := 0
+	ff := newFailFast(report.SLO{TTFTMs: 500, Percentile: 90}, sched, 5*time.Second, func(err error) { cause = err; stops++ })
+	failed := func(warmup bool) *loadgen.Record {
+		return &loadgen.Record{State: loadgen.StateHTTPError, Warmup: warmup}
+	}
+	for range 3 {
+		_ = ff.Add(failed(true)) // warm-up: not counted
+	}
+	_ = ff.Add(failed(false))
+	if stops != 0 || ff.stopped() != "" {
+		t.Fatalf("stopped after 1 of 15 measured requests over (limit 1.5): %v", cause)
+	}
+	_ = ff.Add(failed(false))
+	_ = ff.Add(failed(false))
+	if stops != 1 || !strings.Contains(ff.stopped(), "2 measured requests over the ttft target, more than 10 % of the 15 it schedules") || cause == nil {
+		t.Errorf("after 2 of 15 over: %d stops, %q, cause %v", stops, ff.stopped(), cause)
 	}
 }

@@ -63,8 +63,7 @@ func (r *runner) simCapacityTruth(arm ArmConfig, c CapacitySearchConfig) (*repor
 		if err != nil {
 			return false, err
 		}
-		warm := time.Duration(truthWarmupShare * float64(s.Duration()))
-		att, err := simAttainment(cfg, s, s.Requests[0].Offset+warm, slo)
+		att, err := simAttainment(cfg, s, truthWarmup(s), slo)
 		if err != nil {
 			return false, fmt.Errorf("arm %s at %g req/s: %w", arm.Name, rate, err)
 		}
@@ -74,6 +73,12 @@ func (r *runner) simCapacityTruth(arm ArmConfig, c CapacitySearchConfig) (*repor
 	var err error
 	t.MetRPS, t.MissedRPS, err = bisectRate(met, c.MinRPS, c.MaxRPS, truthPrecision)
 	return t, err
+}
+
+// truthWarmup is where the measured requests of a long schedule s begin
+// (from its start): the first truthWarmupShare of its span is unmeasured.
+func truthWarmup(s traces.Schedule) time.Duration {
+	return s.Requests[0].Offset + time.Duration(truthWarmupShare*float64(s.Duration()))
 }
 
 // bisectRate finds a crossing of met in [lo, hi], bisecting in log rate
@@ -148,9 +153,12 @@ func attainment(truth map[int]requestTruth, sched traces.Schedule, from time.Dur
 // search: its interval, and the highest load its probes met (PassRPS, the
 // lower bound when no load missed): "" inside, else which side and why.
 // span is a probe's scheduled span (warm-up + duration).
-func truthNote(t report.CapacityTruth, a report.CapacityArm, span time.Duration) string {
+func truthNote(t report.CapacityTruth, a report.CapacityArm, c CapacitySearchConfig) string {
 	v, e := t.RPS(), a.CapacityRPS
-	why := fmt.Sprintf("probes of %s from an idle server met loads it does not sustain (its batch fills and its queue grows slower than a probe lasts, and in trace mode a probe replays only the trace's first rows: DESIGN.md \"Sustained\"); longer probes (capacity_search.probe_warmup, probe_duration) come closer", span)
+	why := fmt.Sprintf("probes of %s from an idle server met loads it does not sustain (its batch fills and its queue grows slower than a probe lasts, and in trace mode a probe replays only the trace's first rows: DESIGN.md \"Sustained\"); longer probes (capacity_search.probe_warmup, probe_duration) come closer", c.ProbeWarmup+c.ProbeDuration)
+	if c.WholeTrace {
+		why = "the probes replay the truth's own schedule, so what differs is the run: the server's run-to-run noise (server.sim.noise), a late client, or a load at the truth's edge"
+	}
 	switch {
 	case v == 0:
 		return ""

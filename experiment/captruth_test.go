@@ -23,7 +23,7 @@ import (
 // SLO: the bias the capacity line's note names.
 func TestSimCapacityTruthQuickstart(t *testing.T) {
 	t.Parallel()
-	r := quickstartRunner(t)
+	r := fullTraceRunner(t)
 	eff := r.cfg
 	sc := *eff.Extra.CapacitySearch
 	mix := make([]sim.Lengths, len(r.base.Requests))
@@ -74,6 +74,28 @@ func quickstartRunner(t *testing.T) *runner {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runnerOf(t, *cfg)
+}
+
+// fullTraceRunner is quickstartRunner over the whole 2000-row trace with
+// probes of 1 s + 4 s (its first rows): the quickstart before its trace
+// became the first 600 rows, whose capacity the tests below weigh.
+func fullTraceRunner(t *testing.T) *runner {
+	t.Helper()
+	cfg, _, err := Load("../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Trace.First = 0
+	cs := *cfg.Extra.CapacitySearch
+	cs.ProbeWarmup, cs.ProbeDuration = time.Second, 4*time.Second
+	cfg.Extra.CapacitySearch = &cs
+	return runnerOf(t, *cfg)
+}
+
+// runnerOf is a runner over cfg, defaults filled and its trace read.
+func runnerOf(t *testing.T, cfg Config) *runner {
+	t.Helper()
 	eff := cfg.Effective()
 	r := &runner{cfg: eff, res: &report.Results{SLO: report.SLO{TTFTMs: eff.SLO.TTFTMs, TPOTMs: eff.SLO.TPOTMs, Percentile: eff.SLO.Percentile}}}
 	r.base = mustBase(t, &eff)
@@ -88,7 +110,7 @@ func TestTruthNote(t *testing.T) {
 	t.Parallel()
 	bracketed := report.CapacityArm{PassRPS: 19.3, FailRPS: 24, CapacityRPS: report.Estimate{Value: 21.5, Low: 19.3, High: 36, Interval: true}}
 	open := report.CapacityArm{PassRPS: 25.6, CapacityRPS: report.Estimate{Value: 25.6, Low: 16}}
-	span := 5 * time.Second
+	span := CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second}
 	for _, tc := range []struct {
 		arm         report.CapacityArm
 		met, missed float64
@@ -106,6 +128,11 @@ func TestTruthNote(t *testing.T) {
 			t.Errorf("truth [%v, %v]: note %q, want %q", tc.met, tc.missed, got, tc.want)
 		}
 	}
+	// Whole-trace probes run the truth's schedule: a truth outside says so.
+	got := truthNote(report.CapacityTruth{MetRPS: 18, MissedRPS: 18.1}, bracketed, CapacitySearchConfig{WholeTrace: true})
+	if !strings.Contains(got, "below the searched interval's low end (19.30 req/s): the probes replay the truth's own schedule") || strings.Contains(got, "idle server") {
+		t.Errorf("whole-trace probes: note %q", got)
+	}
 }
 
 // TestProbeSpanQuickstart: on the quickstart's trace, in virtual time, what
@@ -121,7 +148,7 @@ func TestTruthNote(t *testing.T) {
 // start).
 func TestProbeSpanQuickstart(t *testing.T) {
 	t.Parallel()
-	r := quickstartRunner(t)
+	r := fullTraceRunner(t)
 	r.cfg.Load.MaxRequests = 0 // a 50 s probe near capacity replays ~1,000 rows
 	eff := r.cfg
 	q := eff.SLO.Percentile / 100
@@ -195,7 +222,7 @@ func TestProbeSpanQuickstart(t *testing.T) {
 // rows; the quickstart caps its cells at 600).
 func TestSafeProbesFindQuickstartTruth(t *testing.T) {
 	t.Parallel()
-	r := quickstartRunner(t)
+	r := fullTraceRunner(t)
 	r.cfg.Load.MaxRequests = 0
 	c := *r.cfg.Extra.CapacitySearch
 	c.ProbeWarmup, c.ProbeDuration = SafeProbeWarmup, SafeProbeDuration

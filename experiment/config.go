@@ -468,7 +468,7 @@ func (c *Config) Validate() error {
 			_, ok := c.lines.Line("capacity_search." + key)
 			return ok
 		}
-		if err := cs.validate(c.Load, c.SLO, declared); err != nil {
+		if err := cs.validate(c.Load, c.SLO, c.Server.Kind, declared); err != nil {
 			errs = append(errs, err)
 		}
 	}

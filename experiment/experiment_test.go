@@ -174,6 +174,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"repetitions (line 5): set to 0: leave it out for the default, 1"}},
 		{"misspelled op", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms:\n  - {name: baseline}\n  - name: c\n    sim_overrides: {gate_up_prj: 2}\n",
 			[]string{`arms[1].sim_overrides.gate_up_prj (line 7): unknown op "gate_up_prj" (known: `}},
+		{"concurrent arms off the simulator", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: endpoint, endpoint: {url: \"http://127.0.0.1:1\"}}\narms: [{name: baseline}]\nslo: {ttft_ms: 100}\ncapacity_search:\n  concurrent_arms: true\n",
+			[]string{"capacity_search.concurrent_arms (line 7): only for server.kind sim (each simulated arm is its own simulated GPU); the arms of a server of kind endpoint may share one GPU"}},
 		{"capacity search without an SLO", "trace: {path: t.csv}\nload: {rates_rps: [4], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\ncapacity_search: {relative_precision: -0.1}\n",
 			[]string{"capacity_search (line 5): needs an SLO target", "capacity_search.relative_precision"}},
 	}

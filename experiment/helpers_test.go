@@ -34,10 +34,7 @@ func mustBase(t *testing.T, cfg *Config) traces.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Trace.ClampContext > 0 {
-		s = traces.ClampContext(s, cfg.Trace.ClampContext)
-	}
-	return s
+	return traces.Trim(s, cfg.Trace.First, cfg.Trace.ClampContext)
 }
 
 // writeAzureTrace writes an Azure-format trace of n requests one second

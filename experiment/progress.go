@@ -81,7 +81,7 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 		n := cs.search(cfg.SLO).PlannedProbes()
 		// The budgets cap the count: a probe costs at least its schedule
 		// (its drain comes on top), so no more than budget / schedule run.
-		per := cs.ProbeWarmup + cs.ProbeDuration
+		per := cs.probeSpan()
 		left := -1 // probes the whole search's budget admits; -1: no budget
 		if cs.Budget > 0 && per > 0 {
 			left = int(cs.Budget / per)

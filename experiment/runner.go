@@ -219,6 +219,9 @@ func Run(ctx context.Context, cfg *Config, opt Options) (*report.Results, error)
 	r := &runner{cfg: eff, opt: opt, log: log, warn: warn, base: base, scheds: scheds, res: res, jsonl: jsonl,
 		live: lv, endpoints: endpoints, model: eff.Request.Model, kept: prior, cellsOut: cellsOut,
 		launcher: &servers.Launcher{Device: eff.Energy.Device, Log: log, Warn: warn, Headers: lv.headers, Scrub: lv.scrub}}
+	if cs := eff.Extra.CapacitySearch; cs != nil {
+		cs.planWholeTrace(len(base.Requests), eff.Load.RatesRPS)
+	}
 	r.startExport(ctx)
 	runErr := r.runAll(ctx)
 	r.stopExport(ctx)

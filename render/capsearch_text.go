@@ -164,10 +164,17 @@ func probeSpanText(cs report.CapacitySearch) string {
 	if searchHow(cs) != "found by search" {
 		return ""
 	}
+	at := ""
+	if cs.Concurrent {
+		at = "; arms searched at once, each on a server of its own"
+	}
+	if cs.ProbeWindow != "" {
+		return "; each probe " + cs.ProbeWindow + at
+	}
 	d := func(s float64) string {
 		return time.Duration(s * float64(time.Second)).Round(time.Millisecond).String()
 	}
-	return "; probes of " + d(cs.ProbeWarmupS) + " + " + d(cs.ProbeDurationS) + " from an idle server"
+	return "; probes of " + d(cs.ProbeWarmupS) + " + " + d(cs.ProbeDurationS) + " from an idle server" + at
 }
 
 // searchProbes counts a's probes the search ran (not the sweep's cells).

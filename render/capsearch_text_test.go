@@ -49,6 +49,12 @@ func TestCapacitySearchLine(t *testing.T) {
 	if strings.Contains(line, "not separable") {
 		t.Errorf("separable gain said not separable: %q", line)
 	}
+	// Whole-trace probes, arms searched at once: said instead of a span.
+	w := searchedResults(true)
+	w.CapacitySearch.ProbeWindow, w.CapacitySearch.Concurrent = "the whole trace (600 requests) time-scaled to its load, its first 10 % unmeasured", true
+	if l := CapacitySearchLine(w, "fast"); !strings.Contains(l, "found by search; each probe the whole trace (600 requests) time-scaled to its load, its first 10 % unmeasured; arms searched at once, each on a server of its own)") || strings.Contains(l, "idle server") {
+		t.Errorf("whole-trace, concurrent: %q", l)
+	}
 	if l := CapacitySearchLine(searchedResults(false), "fast"); !strings.Contains(l, "not separable") {
 		t.Errorf("overlapping intervals: %q", l)
 	}

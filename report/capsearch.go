@@ -21,6 +21,12 @@ type CapacitySearch struct {
 	// and its unmeasured warm-up span of arrivals (s).
 	ProbeDurationS float64 `json:"probe_duration_s"`
 	ProbeWarmupS   float64 `json:"probe_warmup_s"`
+	// ProbeWindow, when set, is what each probe replays instead of a span
+	// of ProbeWarmupS + ProbeDurationS (trace mode: the whole trace).
+	ProbeWindow string `json:"probe_window,omitempty"`
+	// Concurrent: the arms were searched at once, each on a server of its
+	// own (capacity_search.concurrent_arms).
+	Concurrent bool `json:"concurrent,omitempty"`
 	// ArmBudgetS and BudgetS are the wall-time budgets per arm and for the
 	// whole search (s; 0: none).
 	ArmBudgetS float64 `json:"arm_budget_s,omitempty"`
@@ -96,6 +102,11 @@ type CapacityProbe struct {
 	DurationS float64 `json:"duration_s,omitempty"`
 	// Incomplete says why a probe did not run to its end ("" when it did).
 	Incomplete string `json:"incomplete,omitempty"`
+	// StoppedEarly, when set, says why a probe was stopped once it could
+	// no longer meet the SLO (its outcome decided: missed); the requests
+	// still in flight were cancelled and count nowhere, the unsent ones
+	// were not sent.
+	StoppedEarly string `json:"stopped_early,omitempty"`
 }
 
 // SLOAttainment is one SLO target's request counts in one probe.
