@@ -81,9 +81,10 @@ func TestCapacitySearchMatchesSimTruth(t *testing.T) {
 // TestConcurrentSearchMatchesSimTruth: with capacity_search.concurrent_arms
 // the arms are searched at once, each on a simulated server of its own, to
 // the same findings as TestCapacitySearchMatchesSimTruth's, and the run
-// says so.
+// says so. Not parallel: its simulated servers run in this process, and
+// starved of CPU by the package's parallel tests on a 2-core box they step
+// slower than their cost model, which no check of the client can see.
 func TestConcurrentSearchMatchesSimTruth(t *testing.T) {
-	t.Parallel()
 	searchMatchesSimTruth(t, ", concurrent_arms: true")
 }
 
