@@ -161,7 +161,7 @@ func BenchmarkStreamRequest(b *testing.B) {
 			cfg := defaultConfig()
 			cl.opt(&cfg)
 			start := time.Now()
-			c, err := newClient(context.Background(), &cfg, srv.BaseURL(), func() time.Duration { return time.Since(start) })
+			c, err := newClient(context.Background(), &cfg, srv.BaseURL(), start)
 			if err != nil {
 				b.Fatal(err)
 			}

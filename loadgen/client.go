@@ -36,8 +36,9 @@ type client struct {
 	cfg   *config
 	tr    transport // the reactor or net/http
 	url   string
-	since func() time.Duration
-	heads sync.Pool // *headReader for the reactor's head parser (push.go)
+	epoch time.Time            // the run's clock: offsets count from here (monotonic)
+	since func() time.Duration // time.Since(epoch)
+	heads sync.Pool            // *headReader for the reactor's head parser (push.go)
 }
 
 // transport is how requests reach the server: the reactor (reactor_linux.go,
@@ -81,10 +82,11 @@ func (t *httpTransport) close() {
 	}
 }
 
-// newClient returns the client for cfg's transport. The reactor's event
-// loop lives until close; runCtx's end cancels its in-flight requests.
-func newClient(runCtx context.Context, cfg *config, baseURL string, since func() time.Duration) (*client, error) {
-	c := &client{cfg: cfg, url: baseURL + cfg.endpoint.Path(), since: since}
+// newClient returns the client for cfg's transport, its records' offsets
+// counted from start. The reactor's event loop lives until close; runCtx's
+// end cancels its in-flight requests.
+func newClient(runCtx context.Context, cfg *config, baseURL string, start time.Time) (*client, error) {
+	c := &client{cfg: cfg, url: baseURL + cfg.endpoint.Path(), epoch: start, since: func() time.Duration { return time.Since(start) }}
 	var lt *target
 	if cfg.client == nil && strings.HasPrefix(baseURL, "http://") {
 		lt, _ = newTarget(c.url, cfg.headers) // nil when unparsable: net/http reports it per request

@@ -194,7 +194,7 @@ func BenchmarkReactorSegmentPerEvent(b *testing.B) {
 	cfg := defaultConfig()
 	WithTransport(TransportReactor)(&cfg)
 	start := time.Now()
-	c, err := newClient(context.Background(), &cfg, strings.TrimSpace(line), func() time.Duration { return time.Since(start) })
+	c, err := newClient(context.Background(), &cfg, strings.TrimSpace(line), start)
 	if err != nil {
 		b.Fatal(err)
 	}

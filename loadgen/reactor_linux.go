@@ -762,7 +762,11 @@ func (r *reactor) handle(cn *rconn, events uint32, buf []byte) {
 // a read without that time, is stamped when the read returns.
 func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
 	n, oobn, err := r.recvmsg(cn.fd, buf)
-	at := r.c.since()
+	// One clock reading gives both the run offset and the wall time that the
+	// receive time is subtracted from: two readings would put any wait
+	// between them (a preemption on a busy host) into the stamp, early.
+	now := time.Now()
+	at := now.Sub(r.c.epoch)
 	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 		return
 	}
@@ -773,7 +777,7 @@ func (r *reactor) read(cn *rconn, x *rexchange, buf []byte) {
 	switch {
 	case n > 0:
 		if rx, ok := rxStamp(r.oob[:oobn]); ok {
-			at = arrivedAt(at, time.Duration(time.Now().UnixNano()-rx), max(x.readAt, x.rec.SentAt))
+			at = arrivedAt(at, time.Duration(now.UnixNano()-rx), max(x.readAt, x.rec.SentAt))
 		}
 		x.readAt = at
 		x.resp.feed(buf[:n], at)

@@ -102,7 +102,7 @@ func reactorClient(t *testing.T, url string, timeout time.Duration) *client {
 	WithTransport(TransportReactor)(&cfg)
 	WithTimeout(timeout)(&cfg)
 	start := time.Now()
-	c, err := newClient(context.Background(), &cfg, url, func() time.Duration { return time.Since(start) })
+	c, err := newClient(context.Background(), &cfg, url, start)
 	if err != nil {
 		t.Fatal(err)
 	}
