@@ -224,8 +224,8 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	out := report.Results{
 		SchemaVersion: report.SchemaVersion,
 		Inputs: []report.Input{
-			{Label: "A", Path: opts.PathA, CreatedAt: a.CreatedAt, Arm: opts.ArmA, Name: opts.NameA, Complete: a.Complete},
-			{Label: "B", Path: opts.PathB, CreatedAt: b.CreatedAt, Arm: opts.ArmB, Name: opts.NameB, Complete: b.Complete},
+			{Label: "A", Path: opts.PathA, CreatedAt: a.CreatedAt, RunID: a.RunID, Arm: opts.ArmA, Name: opts.NameA, Complete: a.Complete},
+			{Label: "B", Path: opts.PathB, CreatedAt: b.CreatedAt, RunID: b.RunID, Arm: opts.ArmB, Name: opts.NameB, Complete: b.Complete},
 		},
 		Simulated: a.Simulated || b.Simulated,
 		Complete:  a.Complete && b.Complete,

@@ -462,7 +462,8 @@ svg.chart { width: 499px; height: 288px; display: block; }
 <tr><th>trace rows</th><td>{{.Results.Trace.RowsText}}; clamped {{.Results.Trace.Clamped}}</td></tr>
 <tr><th>config</th><td>{{.Results.Manifest.ConfigPath}} (sha256 {{.Results.Manifest.ConfigSHA256}})</td></tr>
 <tr><th>seed</th><td>{{.Results.Manifest.Seed}}</td></tr>
-<tr><th>SLO</th><td>{{.SLO}}</td></tr>
+{{with .Results.RunID}}<tr><th>run_id</th><td>{{.}}</td></tr>
+{{end}}<tr><th>SLO</th><td>{{.SLO}}</td></tr>
 {{if .Inputs}}{{with .Results.CreatedAt}}{{if not .IsZero}}<tr><th>comparison created</th><td>{{.UTC.Format "2006-01-02T15:04:05Z"}}</td></tr>{{end}}{{end}}{{end}}
 {{range .Inputs}}<tr><th>input</th><td>{{.}}</td></tr>
 {{end}}</table>

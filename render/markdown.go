@@ -99,6 +99,9 @@ func (m mdWriter) header(r report.Results) {
 		}
 		m.p("| %s | %s |\n", label, r.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	}
+	if r.RunID != "" {
+		m.p("| run_id | %s |\n", r.RunID)
+	}
 	for _, in := range r.Inputs {
 		m.p("| %s | %s |\n", mdCell(in.Label), mdCell(in.Text()))
 	}

@@ -379,3 +379,20 @@ func TestCompareNamesItsInputs(t *testing.T) {
 		t.Error("report.md prints an unlabelled created time")
 	}
 }
+
+// TestRunIDShown: a run's report names its run_id (what compare tells runs
+// apart by), and a comparison names each input's, so a reader sees why two
+// files are, or are not, one run.
+func TestRunIDShown(t *testing.T) {
+	t.Parallel()
+	r := analysistest.FixtureResults(t)
+	r.RunID = "RUNIDAAAAAAAAAAAAAAAAAAAAA"
+	md, html := renderBoth(t, r)
+	if !strings.Contains(md, "| run_id | RUNIDAAAAAAAAAAAAAAAAAAAAA |") || !strings.Contains(html, "<tr><th>run_id</th><td>RUNIDAAAAAAAAAAAAAAAAAAAAA</td></tr>") {
+		t.Error("the report does not name the run's run_id")
+	}
+	in := report.Input{Label: "A", Path: "a/results.json", CreatedAt: r.CreatedAt, RunID: r.RunID, Arm: "baseline", Name: "A:baseline", Complete: true}
+	if got := in.Text(); got != "a/results.json, created 2026-11-29T08:00:00Z, run_id RUNIDAAAAAAAAAAAAAAAAAAAAA, arm baseline as A:baseline" {
+		t.Errorf("input text %q", got)
+	}
+}

@@ -112,9 +112,11 @@ type Input struct {
 	Path  string `json:"path"`
 	// CreatedAt is the file's own created_at (when that run was made).
 	CreatedAt time.Time `json:"created_at"`
-	Arm       string    `json:"arm"`
-	Name      string    `json:"name"`
-	Complete  bool      `json:"complete"`
+	// RunID is the file's own run_id ("" in files written before it).
+	RunID    string `json:"run_id,omitempty"`
+	Arm      string `json:"arm"`
+	Name     string `json:"name"`
+	Complete bool   `json:"complete"`
 }
 
 // text is the input as the report header prints it.
@@ -122,6 +124,9 @@ func (in Input) Text() string {
 	s := OrText(in.Path, "(path not given)")
 	if !in.CreatedAt.IsZero() {
 		s += ", created " + in.CreatedAt.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	if in.RunID != "" {
+		s += ", run_id " + in.RunID
 	}
 	s += ", arm " + in.Arm + " as " + in.Name
 	if !in.Complete {
