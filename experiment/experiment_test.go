@@ -25,17 +25,23 @@ import (
 // from the repository root as the README runs them, and finds every file
 // each names (CheckFiles).
 func TestConfigsLoad(t *testing.T) {
+	forShippedConfigs(t, func(t *testing.T, f string) {
+		if _, _, err := Load(f, CheckFiles()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// forShippedConfigs runs check on every configs/*.yaml, one subtest each,
+// from the repository root as the README runs them.
+func forShippedConfigs(t *testing.T, check func(t *testing.T, file string)) {
 	t.Chdir("..")
 	files, err := filepath.Glob("configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs found: %v", err)
 	}
 	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			if _, _, err := Load(f, CheckFiles()); err != nil {
-				t.Fatal(err)
-			}
-		})
+		t.Run(filepath.Base(f), func(t *testing.T) { check(t, f) })
 	}
 }
 
@@ -43,32 +49,27 @@ func TestConfigsLoad(t *testing.T) {
 // schedules, from the repository root as the README runs them, and fails
 // when a cell schedules fewer measured requests than the config's SLO
 // percentile needs for a claim (sloSupport: the rule the run warns with
-// before it starts, and the report refuses claims by).
+// before it starts, and the report refuses claims by), or a load gives
+// fewer paired requests than its decision rule's statistic needs
+// (decisionSupport).
 func TestConfigsSupportSLOPercentile(t *testing.T) {
-	t.Chdir("..")
-	files, err := filepath.Glob("configs/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no configs found: %v", err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			cfg, _, err := Load(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			eff := cfg.Effective()
-			_, scheds, err := eff.schedules()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := sloSupport(eff, scheds); err != nil {
-				t.Error(err)
-			}
-			if err := decisionSupport(eff, scheds); err != nil {
-				t.Error(err)
-			}
-		})
-	}
+	forShippedConfigs(t, func(t *testing.T, f string) {
+		cfg, _, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eff := cfg.Effective()
+		_, scheds, err := eff.schedules()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sloSupport(eff, scheds); err != nil {
+			t.Error(err)
+		}
+		if err := decisionSupport(eff, scheds); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // TestSLOSupport: a p99 SLO over cells of 47 measured requests is named with
