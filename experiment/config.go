@@ -312,78 +312,119 @@ func dedupe(errs []error) []error {
 // leading dot or dash, and ASCII only.
 var armNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// Validate reports every problem at once (errors.Join), each naming its field.
+// Validate reports every problem at once (errors.Join), each naming its
+// field, block by block in the file's order: trace, load and repetitions,
+// request, arms, server, SLO and energy, amdahl, extra blocks.
 func (c *Config) Validate() error {
-	var errs []error
-	bad := func(field, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, a...)))
+	var p problems
+	c.validateTrace(&p)
+	c.validateLoad(&p)
+	c.validateRequest(&p)
+	c.validateArms(&p)
+	c.validateServer(&p)
+	c.validateTargets(&p)
+	c.validateAmdahl(&p)
+	c.validateExtra(&p)
+	return errors.Join(p...)
+}
+
+// problems collects a config's problems, each naming its field.
+type problems []error
+
+// bad adds "field: message".
+func (p *problems) bad(field, format string, a ...any) {
+	*p = append(*p, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, a...)))
+}
+
+// add adds errs that are not nil, as they are (each already names its field).
+func (p *problems) add(errs ...error) {
+	for _, err := range errs {
+		if err != nil {
+			*p = append(*p, err)
+		}
 	}
+}
+
+func (c *Config) validateTrace(p *problems) {
 	if c.Trace.Path == "" {
-		bad("trace.path", "required")
+		p.bad("trace.path", "required")
 	}
 	if c.Trace.First < 0 {
-		bad("trace.first", "must be ≥ 0, got %d", c.Trace.First)
+		p.bad("trace.first", "must be ≥ 0, got %d", c.Trace.First)
 	}
 	if c.Trace.ClampContext < 0 {
-		bad("trace.clamp_context", "must be ≥ 0, got %d", c.Trace.ClampContext)
+		p.bad("trace.clamp_context", "must be ≥ 0, got %d", c.Trace.ClampContext)
 	}
+}
+
+// validateLoad checks the load block and the repetitions: the cells.
+func (c *Config) validateLoad(p *problems) {
 	switch c.Load.Mode {
 	case "", LoadTrace, LoadPoisson, LoadConstant:
 	case LoadGamma:
 		if c.Load.CV <= 0 {
-			bad("load.cv", "mode gamma needs cv > 0, got %g", c.Load.CV)
+			p.bad("load.cv", "mode gamma needs cv > 0, got %g", c.Load.CV)
 		}
 	default:
-		bad("load.mode", "unknown mode %q (want trace, poisson, gamma or constant)", c.Load.Mode)
+		p.bad("load.mode", "unknown mode %q (want trace, poisson, gamma or constant)", c.Load.Mode)
 	}
 	if len(c.Load.RatesRPS) == 0 {
-		bad("load.rates_rps", "at least one offered load is required")
+		p.bad("load.rates_rps", "at least one offered load is required")
 	}
 	rates := map[float64]bool{}
 	for i, r := range c.Load.RatesRPS {
 		if !(r > 0) || math.IsInf(r, 1) {
-			bad(fmt.Sprintf("load.rates_rps[%d]", i), "must be a finite number > 0 req/s, got %g", r)
+			p.bad(fmt.Sprintf("load.rates_rps[%d]", i), "must be a finite number > 0 req/s, got %g", r)
 		}
 		if rates[r] {
-			bad(fmt.Sprintf("load.rates_rps[%d]", i), "duplicate offered load %g req/s (use repetitions to repeat a load)", r)
+			p.bad(fmt.Sprintf("load.rates_rps[%d]", i), "duplicate offered load %g req/s (use repetitions to repeat a load)", r)
 		}
 		rates[r] = true
 	}
 	if c.Load.Duration <= 0 {
-		bad("load.duration", "must be > 0, got %s", c.Load.Duration)
+		p.bad("load.duration", "must be > 0, got %s", c.Load.Duration)
 	}
 	if c.Load.Warmup < 0 {
-		bad("load.warmup", "must be ≥ 0, got %s", c.Load.Warmup)
+		p.bad("load.warmup", "must be ≥ 0, got %s", c.Load.Warmup)
 	}
 	if c.Load.MaxRequests < 0 {
-		bad("load.max_requests", "must be ≥ 0, got %d", c.Load.MaxRequests)
+		p.bad("load.max_requests", "must be ≥ 0, got %d", c.Load.MaxRequests)
 	}
 	if c.Load.MaxInFlight < 0 {
-		bad("load.max_in_flight", "must be ≥ 0, got %d", c.Load.MaxInFlight)
+		p.bad("load.max_in_flight", "must be ≥ 0, got %d", c.Load.MaxInFlight)
 	}
 	if c.Repetitions < 0 {
-		bad("repetitions", "must be ≥ 0, got %d", c.Repetitions)
+		p.bad("repetitions", "must be ≥ 0, got %d", c.Repetitions)
 	}
 	if c.Repetitions == 0 && c.lines != nil {
 		// Leaving the key out gives 1; an explicit 0 would silently mean it.
 		if _, ok := c.lines.Line("repetitions"); ok {
-			bad("repetitions", "set to 0: leave it out for the default, 1 (or set the number of blocks, ≥ 1)")
+			p.bad("repetitions", "set to 0: leave it out for the default, 1 (or set the number of blocks, ≥ 1)")
 		}
 	}
+}
+
+func (c *Config) validateRequest(p *problems) {
 	switch c.Request.Endpoint {
 	case "", "completions", "chat":
 	default:
-		bad("request.endpoint", "unknown endpoint %q (want completions or chat)", c.Request.Endpoint)
+		p.bad("request.endpoint", "unknown endpoint %q (want completions or chat)", c.Request.Endpoint)
 	}
 	if c.Request.Timeout < 0 {
-		bad("request.timeout", "must be ≥ 0, got %s", c.Request.Timeout)
+		p.bad("request.timeout", "must be ≥ 0, got %s", c.Request.Timeout)
 	}
-	errs = append(errs, c.Request.validateHeaders()...)
+	p.add(c.Request.validateHeaders()...)
 	if t := c.Request.TLS; t != nil && t.CAFile != "" && t.InsecureSkipVerify {
-		bad("request.tls.insecure_skip_verify", "true contradicts ca_file (verification would be off, the CA unused)")
+		p.bad("request.tls.insecure_skip_verify", "true contradicts ca_file (verification would be off, the CA unused)")
 	}
+}
+
+// validateArms checks each arm (its name, its own block against the server
+// and the Amdahl target) and the arms together: one baseline first, without
+// an override or a role, names unique ignoring case, one ceiling at most.
+func (c *Config) validateArms(p *problems) {
 	if len(c.Arms) == 0 {
-		bad("arms", "at least one arm (baseline) is required")
+		p.bad("arms", "at least one arm (baseline) is required")
 	}
 	// Arm names fold case when compared: each names per-arm files and
 	// folders (servers/<arm>/), which would collide on a case-insensitive
@@ -392,34 +433,37 @@ func (c *Config) Validate() error {
 	for i, a := range c.Arms {
 		f := fmt.Sprintf("arms[%d]", i)
 		if a.Name == "" {
-			bad(f+".name", "required")
+			p.bad(f+".name", "required")
 		} else if !armNameRE.MatchString(a.Name) {
-			bad(f+".name", "%q: an arm name names a folder under servers/ in the output folder, so it is 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit (no separators, no spaces)", a.Name)
+			p.bad(f+".name", "%q: an arm name names a folder under servers/ in the output folder, so it is 1 to 64 of A-Z a-z 0-9 . _ - starting with a letter or digit (no separators, no spaces)", a.Name)
 		}
 		if j, ok := seen[strings.ToLower(a.Name)]; ok && a.Name != "" {
 			if c.Arms[j].Name == a.Name {
-				bad(f+".name", "duplicate arm name %q", a.Name)
+				p.bad(f+".name", "duplicate arm name %q", a.Name)
 			} else {
-				bad(f+".name", "%q differs from arms[%d].name %q only by case: their per-arm files (servers/<arm>/) would collide on a case-insensitive file system (macOS, Windows); rename one", a.Name, j, c.Arms[j].Name)
+				p.bad(f+".name", "%q differs from arms[%d].name %q only by case: their per-arm files (servers/<arm>/) would collide on a case-insensitive file system (macOS, Windows); rename one", a.Name, j, c.Arms[j].Name)
 			}
 		} else {
 			seen[strings.ToLower(a.Name)] = i
 		}
 		if err := a.validate(c.Server, c.Amdahl.TargetOp); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", f, err))
+			p.add(fmt.Errorf("%s: %w", f, err))
 		}
 		if a.IsCeiling() && i > 0 && slices.ContainsFunc(c.Arms[:i], ArmConfig.IsCeiling) {
-			bad(f+".role", "a second ceiling arm: one ceiling per experiment (it is the same ablation)")
+			p.bad(f+".role", "a second ceiling arm: one ceiling per experiment (it is the same ablation)")
 		}
 	}
 	if len(c.Arms) > 0 && c.Arms[0].isCandidate() {
-		bad("arms[0]", "the first arm is the baseline and must not carry an override")
+		p.bad("arms[0]", "the first arm is the baseline and must not carry an override")
 	}
 	if len(c.Arms) > 0 && c.Arms[0].Role != "" {
-		bad("arms[0].role", "the first arm is the baseline; it takes no role")
+		p.bad("arms[0].role", "the first arm is the baseline; it takes no role")
 	}
+}
+
+func (c *Config) validateServer(p *problems) {
 	for _, b := range c.Server.extraBlocks() {
-		bad("server."+b, "set, but server.kind is %q: remove the block or change the kind", c.Server.Kind)
+		p.bad("server."+b, "set, but server.kind is %q: remove the block or change the kind", c.Server.Kind)
 	}
 	if err := c.Server.validate(); err != nil {
 		// The sim's own checks name its keys (model.layers); they sit under
@@ -428,38 +472,48 @@ func (c *Config) Validate() error {
 		if c.Server.Kind == servers.Sim {
 			prefix = "server.sim"
 		}
-		errs = append(errs, fmt.Errorf("%s: %w", prefix, err))
+		p.add(fmt.Errorf("%s: %w", prefix, err))
 	}
+}
+
+// validateTargets checks the SLO targets and the energy sampling.
+func (c *Config) validateTargets(p *problems) {
 	for _, v := range []struct {
 		f string
 		x float64
 	}{{"slo.ttft_ms", c.SLO.TTFTMs}, {"slo.tpot_ms", c.SLO.TPOTMs}, {"slo.e2e_ms", c.SLO.E2EMs}} {
 		if v.x < 0 {
-			bad(v.f, "must be ≥ 0 ms, got %g", v.x)
+			p.bad(v.f, "must be ≥ 0 ms, got %g", v.x)
 		}
 	}
-	if p := c.SLO.Percentile; p != 0 && analysis.CheckPercentile(p) != nil {
-		bad("slo.percentile", "%v", analysis.CheckPercentile(p))
+	if q := c.SLO.Percentile; q != 0 && analysis.CheckPercentile(q) != nil {
+		p.bad("slo.percentile", "%v", analysis.CheckPercentile(q))
 	}
 	if c.Energy.Period < 0 {
-		bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)
+		p.bad("energy.period", "must be ≥ 0, got %s", c.Energy.Period)
 	}
 	if c.Energy.Idle < 0 || c.Energy.Idle > time.Minute {
-		bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
+		p.bad("energy.idle", "must be in [0, 1m], got %s", c.Energy.Idle)
 	}
+}
+
+func (c *Config) validateAmdahl(p *problems) {
 	if c.Server.Kind == servers.Sim && c.Amdahl.TargetOp != "" {
 		if err := checkSimOp(c.Amdahl.TargetOp); err != nil {
-			errs = append(errs, fmt.Errorf("amdahl.target_op: %w", err))
+			p.add(fmt.Errorf("amdahl.target_op: %w", err))
 		}
 	}
 	if c.Amdahl.Profile != nil && c.Server.Kind != servers.Reference {
-		bad("amdahl.profile", "profiling passes need the reference server (server.kind: reference), which serves the profiler's endpoints; the simulator's profile is exact")
+		p.bad("amdahl.profile", "profiling passes need the reference server (server.kind: reference), which serves the profiler's endpoints; the simulator's profile is exact")
 	}
 	if c.Amdahl.Profile != nil {
-		if err := c.Amdahl.Profile.Validate(); err != nil {
-			errs = append(errs, err) // each names amdahl.profile.<key>
-		}
+		p.add(c.Amdahl.Profile.Validate()) // each names amdahl.profile.<key>
 	}
+}
+
+// validateExtra checks the blocks outside the core schema (capacity_search
+// against the load and the SLO it searches over, then the rest).
+func (c *Config) validateExtra(p *problems) {
 	if cs := c.Extra.CapacitySearch; cs != nil {
 		declared := func(key string) bool {
 			if c.lines == nil {
@@ -468,14 +522,9 @@ func (c *Config) Validate() error {
 			_, ok := c.lines.Line("capacity_search." + key)
 			return ok
 		}
-		if err := cs.validate(c.Load, c.SLO, c.Server.Kind, declared); err != nil {
-			errs = append(errs, err)
-		}
+		p.add(cs.validate(c.Load, c.SLO, c.Server.Kind, declared))
 	}
-	if err := c.Extra.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	p.add(c.Extra.validate())
 }
 
 // Effective returns a copy with every default filled in, as the run uses it.

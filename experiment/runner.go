@@ -441,80 +441,20 @@ type runner struct {
 // stretch), and shut down, with the GPU checked back to idle, before another
 // arm's server starts.
 func (r *runner) runAll(ctx context.Context) error {
-	names := make([]string, len(r.cfg.Arms))
-	arms := map[string]ArmConfig{}
-	for i, a := range r.cfg.Arms {
-		names[i] = a.Name
-		arms[a.Name] = a
-	}
-	if r.cfg.Extra.Resolution.aa() {
-		// The baseline's A/A replicate: the same server configuration under
-		// another arm name, interleaved like the arms (report.AAArm).
-		aa := r.cfg.Arms[0]
-		aa.Name = report.AAArm(aa.Name)
-		names = append(names, aa.Name)
-		arms[aa.Name] = aa
-	}
+	names, arms := r.runArms()
 	order, err := report.RunOrder(names, r.cfg.Load.RatesRPS, r.cfg.Repetitions)
 	if err != nil {
 		return err
 	}
 	r.res.RunOrder = order
-	toRun := order
-	if r.kept != nil {
-		toRun = nil
-		for _, k := range order {
-			if _, ok := r.kept.cells[cellKey{arm: k.Arm, load: loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS), rep: k.Repetition}]; !ok {
-				toRun = append(toRun, k)
-			}
-		}
-		r.res.ResumedFrom.RerunCells = len(toRun)
-	}
-	stopProgress := r.startProgress(toRun)
+	stopProgress := r.startProgress(r.toRun(order))
 	defer stopProgress()
-	var (
-		srv    servers.Server
-		srvArm string
-		// replayed holds the loads whose schedule this server has replayed
-		// unmeasured (load.warmup_replay).
-		replayed map[int]bool
-	)
-	closeSrv := func() error {
-		if srv == nil {
-			return nil
-		}
-		r.addHook(srv.Hook(context.WithoutCancel(ctx)))
-		err := srv.Close(context.WithoutCancel(ctx))
-		srv = nil
-		if err != nil {
-			return fmt.Errorf("arm %s: shutting the server down: %w", srvArm, err)
-		}
-		return nil
-	}
-	defer closeSrv()
-	// use returns arm's server: the one up when it is arm's, else a fresh
-	// start after the other arm's server is shut down.
-	use := func(arm ArmConfig) (servers.Server, error) {
-		if srv != nil && srvArm == arm.Name {
-			return srv, nil
-		}
-		if err := closeSrv(); err != nil {
-			return nil, err
-		}
-		r.progress.begin(stepStart)
-		s, err := r.startArm(ctx, arm)
-		if err != nil {
-			return nil, fmt.Errorf("arm %s: %w", arm.Name, err)
-		}
-		srv, srvArm = s, arm.Name
-		replayed = map[int]bool{}
-		r.addServerInfo(ctx, arm.Name, srv)
-		return srv, nil
-	}
+	up := &armServer{r: r}
+	defer up.close(ctx)
 	for i, k := range order {
-		li := loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)
+		key := cellKey{arm: k.Arm, load: loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS), rep: k.Repetition}
 		if r.kept != nil {
-			if kc, ok := r.kept.cells[cellKey{arm: k.Arm, load: li, rep: k.Repetition}]; ok {
+			if kc, ok := r.kept.cells[key]; ok {
 				if err := r.keepCell(kc); err != nil {
 					return err
 				}
@@ -524,36 +464,125 @@ func (r *runner) runAll(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("run stopped before cell %d/%d: %w", i+1, len(order), context.Cause(ctx))
 		}
-		if _, err := use(arms[k.Arm]); err != nil {
-			return err
-		}
-		if r.cfg.Load.WarmupReplay && !replayed[li] {
-			r.progress.begin(stepWarmup)
-			if err := r.warmupReplay(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
-				return err
-			}
-			replayed[li] = true
-		}
-		r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
-		r.progress.begin(stepCell)
-		fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s; %s\n",
-			i+1, len(order), k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[li].Requests), r.scheds[li].Duration().Round(time.Millisecond), r.progress.status())
-		if r.opt.BeforeCell != nil {
-			if err := r.opt.BeforeCell(ctx, i, k); err != nil {
-				return err
-			}
-		}
-		if err := r.runCell(ctx, srv, cellKey{arm: k.Arm, load: li, rep: k.Repetition}); err != nil {
+		if err := r.runOrdered(ctx, up, arms[k.Arm], i, len(order), k, key); err != nil {
 			return err
 		}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("run stopped before the capacity search: %w", context.Cause(ctx))
 	}
-	if err := r.searchCapacity(ctx, use); err != nil {
+	if err := r.searchCapacity(ctx, func(arm ArmConfig) (servers.Server, error) { return up.use(ctx, arm) }); err != nil {
 		return err
 	}
-	return closeSrv()
+	return up.close(ctx)
+}
+
+// runArms are the arms runAll interleaves, by name: the configured ones in
+// their order, then the baseline's A/A replicate when resolution asks for it
+// (the same server configuration under another arm name, report.AAArm).
+func (r *runner) runArms() ([]string, map[string]ArmConfig) {
+	names := make([]string, len(r.cfg.Arms))
+	arms := map[string]ArmConfig{}
+	for i, a := range r.cfg.Arms {
+		names[i] = a.Name
+		arms[a.Name] = a
+	}
+	if r.cfg.Extra.Resolution.aa() {
+		aa := r.cfg.Arms[0]
+		aa.Name = report.AAArm(aa.Name)
+		names = append(names, aa.Name)
+		arms[aa.Name] = aa
+	}
+	return names, arms
+}
+
+// toRun is order less the cells a resumed run keeps (all of order without
+// Options.Resume); it counts them in the results' ResumedFrom.RerunCells.
+func (r *runner) toRun(order []report.CellKey) []report.CellKey {
+	if r.kept == nil {
+		return order
+	}
+	var out []report.CellKey
+	for _, k := range order {
+		if _, ok := r.kept.cells[cellKey{arm: k.Arm, load: loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS), rep: k.Repetition}]; !ok {
+			out = append(out, k)
+		}
+	}
+	r.res.ResumedFrom.RerunCells = len(out)
+	return out
+}
+
+// runOrdered runs cell i of n (k, key) on arm's server: started if it is not
+// the one up, the load's schedule replayed unmeasured first when
+// load.warmup_replay asks and this server has not replayed it yet.
+func (r *runner) runOrdered(ctx context.Context, up *armServer, arm ArmConfig, i, n int, k report.CellKey, key cellKey) error {
+	srv, err := up.use(ctx, arm)
+	if err != nil {
+		return err
+	}
+	if r.cfg.Load.WarmupReplay && !up.replayed[key.load] {
+		r.progress.begin(stepWarmup)
+		if err := r.warmupReplay(ctx, srv, key); err != nil {
+			return err
+		}
+		up.replayed[key.load] = true
+	}
+	r.res.Manifest.ArmOrder = append(r.res.Manifest.ArmOrder, k.Arm)
+	r.progress.begin(stepCell)
+	fmt.Fprintf(r.log, "[%d/%d] arm %s, offered load %g req/s, repetition %d: %d requests over %s; %s\n",
+		i+1, n, k.Arm, k.OfferedLoadRPS, k.Repetition, len(r.scheds[key.load].Requests), r.scheds[key.load].Duration().Round(time.Millisecond), r.progress.status())
+	if r.opt.BeforeCell != nil {
+		if err := r.opt.BeforeCell(ctx, i, k); err != nil {
+			return err
+		}
+	}
+	return r.runCell(ctx, srv, key)
+}
+
+// armServer is the server up during runAll: reused while consecutive cells
+// belong to its arm, shut down (its hook counters folded into the results
+// first) before another arm's starts.
+type armServer struct {
+	r   *runner
+	srv servers.Server
+	arm string
+	// replayed holds the loads whose schedule this server has replayed
+	// unmeasured (load.warmup_replay).
+	replayed map[int]bool
+}
+
+// close shuts the server down, if one is up, even after ctx ended.
+func (s *armServer) close(ctx context.Context) error {
+	if s.srv == nil {
+		return nil
+	}
+	s.r.addHook(s.srv.Hook(context.WithoutCancel(ctx)))
+	err := s.srv.Close(context.WithoutCancel(ctx))
+	s.srv = nil
+	if err != nil {
+		return fmt.Errorf("arm %s: shutting the server down: %w", s.arm, err)
+	}
+	return nil
+}
+
+// use returns arm's server: the one up when it is arm's, else a fresh
+// start after the other arm's server is shut down.
+func (s *armServer) use(ctx context.Context, arm ArmConfig) (servers.Server, error) {
+	if s.srv != nil && s.arm == arm.Name {
+		return s.srv, nil
+	}
+	if err := s.close(ctx); err != nil {
+		return nil, err
+	}
+	s.r.progress.begin(stepStart)
+	srv, err := s.r.startArm(ctx, arm)
+	if err != nil {
+		return nil, fmt.Errorf("arm %s: %w", arm.Name, err)
+	}
+	s.srv, s.arm = srv, arm.Name
+	s.replayed = map[int]bool{}
+	s.r.addServerInfo(ctx, arm.Name, srv)
+	return srv, nil
 }
 
 // loadIndex finds rate's index in rates (RunOrder echoes the configured values).
