@@ -1467,6 +1467,30 @@ func printIncomplete(out io.Writer, r *benchReport) {
 }
 
 func printBenchTable(out io.Writer, r *benchReport) {
+	printBenchHeader(out, r)
+	fmt.Fprintln(out)
+	printStreamTable(out, r)
+	fmt.Fprintln(out)
+	printSideBySide(out, r)
+	printVegetaAndTargets(out, r)
+	if r.ITL != nil {
+		printITLTable(out, r.ITL)
+	}
+	if r.Sim != nil {
+		printSimTable(out, r)
+	}
+	if r.HOL != nil {
+		printHOLTable(out, r.HOL)
+	}
+	if !r.Complete {
+		fmt.Fprintln(out)
+		printIncomplete(out, r)
+	}
+}
+
+// printBenchHeader prints the run's conditions (server, Go, CPUs, request
+// shape, writes per event) and, for an incomplete run, which stages ran.
+func printBenchHeader(out io.Writer, r *benchReport) {
 	perWrite := "one write (one TCP segment) per token event"
 	if r.EventsPerWrite > 1 {
 		perWrite = fmt.Sprintf("server writes %d token events per write after the first (fewer TCP segments; the client still parses every event)", r.EventsPerWrite)
@@ -1474,113 +1498,164 @@ func printBenchTable(out io.Writer, r *benchReport) {
 	fmt.Fprintf(out, "transferlab bench-client — %s; server: %s; %s, %d CPUs, GOMAXPROCS %d; %d-token prompts, %d-token streams, server ITL %.3g ms, %s; %.3g s runs\n",
 		r.Note, r.Server, r.GoVersion, r.NumCPU, r.GOMAXPROCS, simInputTokens, r.Tokens, float64(r.ITLMs), perWrite, float64(r.DurationS))
 	printIncomplete(out, r)
-	fmt.Fprintln(out)
+}
+
+// printStreamTable prints the streaming sweep against the fake server, one
+// row per client and offered load.
+func printStreamTable(out io.Writer, r *benchReport) {
 	if len(r.Stream) == 0 {
 		fmt.Fprintf(out, "streaming sweep: %s\n", notMeasuredText)
-	} else {
-		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tserver cores\tlag ≤ 1 ms & all ok\t")
-		for _, s := range r.Stream {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\t%t\t%s\t%s\t%s\t%t\t\n", s.Client, s.OfferedRPS, fmtFloat("%.1f", s.AchievedSendRPS), fmtFloat("%.0f", s.EventsPerS),
-				s.OK, s.Scheduled, fmtFloat("%.3f", s.LagP99Ms), fmtFloat("%.3f", s.DispatchLagP99Ms), s.ClientBound, fmtFloat("%.2f", s.CPUMsPer1kEvents),
-				fmtFloat("%.2f", s.CPUUtilCores), fmtFloat("%.2f", s.ServerCores), s.Sustained)
-		}
-		_ = tw.Flush()
+		return
 	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "client\toffered req/s\tsent req/s\tevents/s\tok\tlag p99 ms\tdispatch lag p99 ms\tclient-bound\tCPU ms/1k events\tcores used\tserver cores\tlag ≤ 1 ms & all ok\t")
+	for _, s := range r.Stream {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d/%d\t%s\t%s\t%t\t%s\t%s\t%s\t%t\t\n", s.Client, s.OfferedRPS, fmtFloat("%.1f", s.AchievedSendRPS), fmtFloat("%.0f", s.EventsPerS),
+			s.OK, s.Scheduled, fmtFloat("%.3f", s.LagP99Ms), fmtFloat("%.3f", s.DispatchLagP99Ms), s.ClientBound, fmtFloat("%.2f", s.CPUMsPer1kEvents),
+			fmtFloat("%.2f", s.CPUUtilCores), fmtFloat("%.2f", s.ServerCores), s.Sustained)
+	}
+	_ = tw.Flush()
+}
 
-	fmt.Fprintln(out)
+// sideBySide is the side-by-side table: one column per client, one row per
+// figure.
+type sideBySide struct {
+	tw *tabwriter.Writer
+	r  *benchReport
+}
+
+// row prints label and f of each client.
+func (t sideBySide) row(label string, f func(c *clientSummary) string) {
+	fmt.Fprintf(t.tw, "%s\t", label)
+	for i := range t.r.Clients {
+		fmt.Fprintf(t.tw, "%s\t", f(&t.r.Clients[i]))
+	}
+	fmt.Fprintln(t.tw)
+}
+
+// streamed reports whether c ran in the streaming sweep.
+func (t sideBySide) streamed(c *clientSummary) bool {
+	return slices.ContainsFunc(t.r.Stream, func(s streamRow) bool { return s.Client == c.Client })
+}
+
+// sweepInt is a rate the sweep found: not measured without a sweep, "none
+// of the rates tried" when no rate qualified.
+func (t sideBySide) sweepInt(c *clientSummary, v *int) string {
+	switch {
+	case !t.streamed(c):
+		return notMeasuredText
+	case v == nil:
+		return "none of the rates tried"
+	}
+	return fmt.Sprint(*v)
+}
+
+// sweepNum is a figure at the sweep's highest sustained rate, as sweepInt.
+func (t sideBySide) sweepNum(c *clientSummary, format string, v *reportFloat) string {
+	switch {
+	case !t.streamed(c):
+		return notMeasuredText
+	case v == nil:
+		return "– (no rate qualified)"
+	}
+	return fmtFloat(format, *v)
+}
+
+// pacing is f of c's non-streaming pacing run, or not measured.
+func pacing(f func(p *pacingRow) string) func(c *clientSummary) string {
+	return func(c *clientSummary) string {
+		if c.Pacing == nil {
+			return notMeasuredText
+		}
+		return f(c.Pacing)
+	}
+}
+
+// printSideBySide prints the clients side by side: the sweep's sustained
+// rates, memory per in-flight stream, pacing and latency against vegeta, and
+// the long replay.
+func printSideBySide(out io.Writer, r *benchReport) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "side by side\t")
 	for _, c := range r.Clients {
 		fmt.Fprintf(tw, "%s\t", c.Client)
 	}
 	fmt.Fprintln(tw)
-	row := func(label string, f func(c *clientSummary) string) {
-		fmt.Fprintf(tw, "%s\t", label)
-		for i := range r.Clients {
-			fmt.Fprintf(tw, "%s\t", f(&r.Clients[i]))
-		}
-		fmt.Fprintln(tw)
-	}
-	streamed := func(c *clientSummary) bool {
-		return slices.ContainsFunc(r.Stream, func(s streamRow) bool { return s.Client == c.Client })
-	}
-	optInt := func(c *clientSummary, v *int) string {
-		switch {
-		case !streamed(c):
-			return notMeasuredText
-		case v == nil:
-			return "none of the rates tried"
-		}
-		return fmt.Sprint(*v)
-	}
-	optNum := func(c *clientSummary, format string, v *reportFloat) string {
-		switch {
-		case !streamed(c):
-			return notMeasuredText
-		case v == nil:
-			return "– (no rate qualified)"
-		}
-		return fmtFloat(format, *v)
-	}
-	pacing := func(f func(p *pacingRow) string) func(c *clientSummary) string {
-		return func(c *clientSummary) string {
-			if c.Pacing == nil {
-				return notMeasuredText
-			}
-			return f(c.Pacing)
-		}
-	}
-	row("highest req/s, schedule-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c, c.SustainedRPS) })
-	row("highest req/s, dispatch-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return optInt(c, c.DispatchSustainedRPS) })
-	row("events/s at the highest req/s", func(c *clientSummary) string { return optNum(c, "%.0f", c.SustainedEventsPerS) })
-	row("CPU ms per 1,000 events there", func(c *clientSummary) string { return optNum(c, "%.2f", c.SustainedCPUMsPer1kEvents) })
-	row(fmt.Sprintf("goroutines per in-flight stream (%d open)", r.InFlight), func(c *clientSummary) string { return fmtFloat("%.2f", c.GoroutinesPerInFlight) })
-	row("streams seen open", func(c *clientSummary) string {
+	t := sideBySide{tw: tw, r: r}
+	t.sweepRows()
+	t.memoryRows()
+	t.pacingRows()
+	t.replayRows()
+	_ = tw.Flush()
+}
+
+func (t sideBySide) sweepRows() {
+	t.row("highest req/s, schedule-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return t.sweepInt(c, c.SustainedRPS) })
+	t.row("highest req/s, dispatch-lag p99 ≤ 1 ms, all ok", func(c *clientSummary) string { return t.sweepInt(c, c.DispatchSustainedRPS) })
+	t.row("events/s at the highest req/s", func(c *clientSummary) string { return t.sweepNum(c, "%.0f", c.SustainedEventsPerS) })
+	t.row("CPU ms per 1,000 events there", func(c *clientSummary) string { return t.sweepNum(c, "%.2f", c.SustainedCPUMsPer1kEvents) })
+}
+
+func (t sideBySide) memoryRows() {
+	t.row(fmt.Sprintf("goroutines per in-flight stream (%d open)", t.r.InFlight), func(c *clientSummary) string { return fmtFloat("%.2f", c.GoroutinesPerInFlight) })
+	t.row("streams seen open", func(c *clientSummary) string {
 		if !c.HeapStackPerInFlight.measured() {
 			return notMeasuredText
 		}
 		return fmt.Sprint(c.OpenStreams)
 	})
-	row("heap B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapPerInFlight) })
-	row("stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.StackPerInFlight) })
-	row("heap+stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapStackPerInFlight) })
-	row("RSS B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.RSSPerInFlight) })
+	t.row("heap B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapPerInFlight) })
+	t.row("stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.StackPerInFlight) })
+	t.row("heap+stack B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.HeapStackPerInFlight) })
+	t.row("RSS B per in-flight stream", func(c *clientSummary) string { return fmtFloat("%.0f", c.RSSPerInFlight) })
+}
+
+// pacingRows are the non-streaming run's pacing and latency, beside vegeta's.
+func (t sideBySide) pacingRows() {
 	vegetaRate := "--vegeta-rate"
-	if r.Vegeta != nil {
-		vegetaRate = fmt.Sprintf("%d req/s", r.Vegeta.RateRPS)
+	if t.r.Vegeta != nil {
+		vegetaRate = fmt.Sprintf("%d req/s", t.r.Vegeta.RateRPS)
 	}
-	row(fmt.Sprintf("pacing at %s: sent req/s (error %%)", vegetaRate), pacing(func(p *pacingRow) string {
+	t.row(fmt.Sprintf("pacing at %s: sent req/s (error %%)", vegetaRate), pacing(func(p *pacingRow) string {
 		return fmt.Sprintf("%s (%s %%)", fmtFloat("%.1f", p.AchievedSendRPS), fmtFloat("%+.2f", p.RateErrorPct))
 	}))
-	row("sends per 10 ms bin min/max/first", pacing(func(p *pacingRow) string { return fmt.Sprintf("%d/%d/%d", p.MinPerBin, p.MaxPerBin, p.FirstBin) }))
-	row("non-streaming lag p99 ms (dispatch)", pacing(func(p *pacingRow) string {
+	t.row("sends per 10 ms bin min/max/first", pacing(func(p *pacingRow) string { return fmt.Sprintf("%d/%d/%d", p.MinPerBin, p.MaxPerBin, p.FirstBin) }))
+	t.row("non-streaming lag p99 ms (dispatch)", pacing(func(p *pacingRow) string {
 		return fmt.Sprintf("%s (%s)", fmtFloat("%.3f", p.LagP99Ms), fmtFloat("%.3f", p.DispatchLagP99Ms))
 	}))
-	row("send rate / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.RateRatio) })
-	row("mean latency / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.MeanLatencyRatio) })
-	row("latency mean / p99 ms", func(c *clientSummary) string {
+	t.row("send rate / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.RateRatio) })
+	t.row("mean latency / vegeta's", func(c *clientSummary) string { return fmtFloat("%.3f", c.MeanLatencyRatio) })
+	t.row("latency mean / p99 ms", func(c *clientSummary) string {
 		if !c.OursMeanMs.measured() {
 			return notMeasuredText
 		}
 		return fmt.Sprintf("%.3f / %s", float64(c.OursMeanMs), fmtFloat("%.3f", c.OursP99Ms))
 	})
-	row("success", func(c *clientSummary) string { return fmtFloat("%.3f", c.OursSuccess) })
-	if r.ReplayRequests > 0 {
-		row(fmt.Sprintf("%d-request replay peak RSS MB", r.ReplayRequests), func(c *clientSummary) string {
-			if c.ReplayStates == nil {
-				return notMeasuredText
-			}
-			return fmtFloat("%.0f", c.ReplayPeakRSSMB)
-		})
-		row("replay requests ok", func(c *clientSummary) string {
-			if c.ReplayStates == nil {
-				return notMeasuredText
-			}
-			return fmt.Sprint(c.ReplayStates[string(loadgen.StateOK)])
-		})
+	t.row("success", func(c *clientSummary) string { return fmtFloat("%.3f", c.OursSuccess) })
+}
+
+// replayRows are the long replay's, when one was asked for.
+func (t sideBySide) replayRows() {
+	if t.r.ReplayRequests <= 0 {
+		return
 	}
-	_ = tw.Flush()
+	t.row(fmt.Sprintf("%d-request replay peak RSS MB", t.r.ReplayRequests), func(c *clientSummary) string {
+		if c.ReplayStates == nil {
+			return notMeasuredText
+		}
+		return fmtFloat("%.0f", c.ReplayPeakRSSMB)
+	})
+	t.row("replay requests ok", func(c *clientSummary) string {
+		if c.ReplayStates == nil {
+			return notMeasuredText
+		}
+		return fmt.Sprint(c.ReplayStates[string(loadgen.StateOK)])
+	})
+}
+
+// printVegetaAndTargets prints vegeta's own figures and each client's
+// verdict on the targets.
+func printVegetaAndTargets(out io.Writer, r *benchReport) {
 	if v := r.Vegeta; v != nil {
 		fmt.Fprintf(out, "\nvegeta at %d req/s, same non-streaming endpoint: sent %s req/s, latency mean %s ms, p99 %s ms, success %s\n",
 			v.RateRPS, fmtFloat("%.1f", v.VegetaSendRPS), fmtFloat("%.3f", v.VegetaMeanMs), fmtFloat("%.3f", v.VegetaP99Ms), fmtFloat("%.3f", v.VegetaSuccess))
@@ -1595,18 +1670,5 @@ func printBenchTable(out io.Writer, r *benchReport) {
 			fmt.Fprintf(out, "; 1,000,000-request replay under 500 MB RSS: %s", replayVerdict(r, c))
 		}
 		fmt.Fprintln(out)
-	}
-	if r.ITL != nil {
-		printITLTable(out, r.ITL)
-	}
-	if r.Sim != nil {
-		printSimTable(out, r)
-	}
-	if r.HOL != nil {
-		printHOLTable(out, r.HOL)
-	}
-	if !r.Complete {
-		fmt.Fprintln(out)
-		printIncomplete(out, r)
 	}
 }
