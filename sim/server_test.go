@@ -572,3 +572,11 @@ func TestCeilingTrueFraction(t *testing.T) {
 		t.Error("TrueFraction of an unknown op: ok")
 	}
 }
+
+// len is how many truth records the store holds (the tests' view of its
+// capacity).
+func (s *truthStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID)
+}

@@ -173,9 +173,3 @@ func (s *truthStore) clear() {
 	clear(s.ring)
 	s.head = 0
 }
-
-func (s *truthStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID)
-}
