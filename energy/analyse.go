@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/transferlab/transferlab/stats"
 )
 
 // Clocks-event (throttle) reason bits, from nvml.h (nvmlClocksEventReason*).
@@ -312,7 +314,7 @@ type memFigures struct{ peak, steady *uint64 }
 
 func pickMem(samples []Sample, f field, steadyFrom time.Duration, get func(Sample) uint64) memFigures {
 	var out memFigures
-	var steady []uint64
+	var steady []float64 // bytes (exact in a float64 below 2^53 B)
 	for _, s := range samples {
 		if !s.ok(f) {
 			continue
@@ -322,12 +324,12 @@ func pickMem(samples []Sample, f field, steadyFrom time.Duration, get func(Sampl
 			out.peak = ptr(v)
 		}
 		if s.At >= steadyFrom {
-			steady = append(steady, v)
+			steady = append(steady, float64(v))
 		}
 	}
 	if len(steady) > 0 {
 		slices.Sort(steady)
-		out.steady = ptr(steady[len(steady)/2])
+		out.steady = ptr(uint64(stats.NearestRank(steady, 0.5)))
 	}
 	return out
 }

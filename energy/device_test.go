@@ -475,3 +475,19 @@ func TestTrim(t *testing.T) {
 		})
 	}
 }
+
+// TestSteadyVRAMIsNearestRankMedian: steady VRAM is the nearest-rank median
+// (stats.NearestRank, DESIGN.md's one percentile) of the samples from
+// steadyFrom on: of 1, 4, 3, 2 GiB the 2nd smallest, 2 GiB, not the upper
+// middle; earlier samples count for the peak only.
+func TestSteadyVRAMIsNearestRankMedian(t *testing.T) {
+	t.Parallel()
+	var samples []Sample
+	for i, gib := range []uint64{9, 1, 4, 3, 2} {
+		samples = append(samples, Sample{At: time.Duration(i) * time.Second, DeviceUsedBytes: gib << 30, has: fieldMemory})
+	}
+	m := pickMem(samples, fieldMemory, time.Second, func(s Sample) uint64 { return s.DeviceUsedBytes })
+	if m.peak == nil || *m.peak != 9<<30 || m.steady == nil || *m.steady != 2<<30 {
+		t.Errorf("peak %v steady %v, want 9 GiB and 2 GiB", deref(m.peak), deref(m.steady))
+	}
+}

@@ -143,7 +143,8 @@ type Window struct {
 
 	// VRAMPeakBytes is the highest device memory used (GetMemoryInfo_v2.Used).
 	VRAMPeakBytes *uint64 `json:"vram_peak_bytes"`
-	// VRAMSteadyBytes is the median device memory used over the second half of the window.
+	// VRAMSteadyBytes is the median (nearest rank, stats.NearestRank) device
+	// memory used over the second half of the window.
 	VRAMSteadyBytes *uint64 `json:"vram_steady_bytes"`
 	// ProcessVRAMPeakBytes / ProcessVRAMSteadyBytes: the same for the sum over
 	// the server's PIDs (WithPIDs); null when not asked for or never seen.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/transferlab/transferlab/stats"
 )
 
 // Known failure classes of other serving benchmarks, each
@@ -148,13 +150,13 @@ func TestInFlightCapQueuesAndShowsInIntendedTTFT(t *testing.T) {
 	// TTFT from send stays flat: the median of the last 10 requests is
 	// within tolDelivery of the first 10's (medians shrug off scheduler stalls).
 	ttftQ := func(rs []Record) time.Duration {
-		var d []time.Duration
+		var d []float64
 		for _, r := range rs {
 			v, _ := r.TTFT()
-			d = append(d, v)
+			d = append(d, float64(v))
 		}
 		slices.Sort(d)
-		return d[len(d)/2]
+		return time.Duration(stats.NearestRank(d, 0.5))
 	}
 	early, late := ttftQ(byID[:10]), ttftQ(byID[n-10:])
 	within(t, "median TTFT from send, last 10 vs first 10", late, early, tolDelivery)
