@@ -152,21 +152,7 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			continue // a timing-only ablation: no s, no bound of its own
 		}
 		if _, touches := arm.SimOverrides[target]; !touches && len(modelled[arm.Name]) > 0 {
-			ops := strings.Join(modelledOps[arm.Name], ", ")
-			why := "amdahl.target_op is not set, so the baseline's profile measures no op"
-			if target != "" {
-				why = "it changes " + ops + ", and the baseline's profile measures only amdahl.target_op (" + target + ")"
-			}
-			for li, b := range modelled[arm.Name] {
-				sec.Loads = append(sec.Loads, report.AmdahlLoad{
-					Candidate: arm.Name, OfferedLoadRPS: r.cfg.Load.RatesRPS[li],
-					FWall: b.f, S: b.s, Bound: b.bound, BoundLow: b.bound, BoundHigh: b.bound,
-					FSource:      "sim cost model (" + ops + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
-					FFrom:        report.FFromCostModel,
-					FNotMeasured: why + "; its f_wall is " + ops + "'s share of the simulator's modelled step time",
-					STiming:      "exact",
-				})
-			}
+			sec.Loads = append(sec.Loads, r.modelledLoads(arm.Name, target, modelled[arm.Name], modelledOps[arm.Name])...)
 			continue
 		}
 		if target == "" {
@@ -177,55 +163,16 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 			problems = append(problems, fmt.Sprintf("%s: %v", arm.Name, err))
 			continue
 		}
-		for li, rate := range r.cfg.Load.RatesRPS {
+		for li := range r.cfg.Load.RatesRPS {
 			if !completeBaseline {
 				break
 			}
-			var ws []amdahl.WindowSample
-			var frs []amdahl.Fractions
-			for _, m := range r.cells {
-				if m.key.arm != baseline || m.key.load != li || m.profile == nil || !m.summary.Complete {
-					continue
-				}
-				frs = append(frs, *m.profile)
-				ws = append(ws, m.profile.Sample(fmt.Sprintf("rep %d", m.key.rep)))
-			}
-			if len(ws) == 0 {
-				problems = append(problems, fmt.Sprintf("no baseline profile at %g req/s", rate))
+			l, problem := r.profiledLoad(arm.Name, li, s)
+			if problem != "" {
+				problems = append(problems, problem)
 				continue
 			}
-			f, err := amdahl.FWallEstimate(ws, amdahl.Seed(uint64(r.cfg.Seed)))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("f at %g req/s: %v", rate, err))
-				continue
-			}
-			b, err := amdahl.BoundFromEstimates(f, s)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("bound at %g req/s: %v", rate, err))
-				continue
-			}
-			fHook, spanPct, kernelPct := r.hookCheck(rate)
-			sec.Loads = append(sec.Loads, report.AmdahlLoad{
-				FWallHook:            fHook,
-				HookVsProfileSpanPct: spanPct,
-				HookVsProfilePct:     kernelPct,
-				Candidate:            arm.Name,
-				OfferedLoadRPS:       rate,
-				FGPU: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
-					return f.FGPU, f.TargetGPU, f.Busy
-				}),
-				FWall: float64(f.Value),
-				FExcl: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
-					return f.FExcl, f.TargetExclusive, f.ActiveWall
-				}),
-				S:         float64(s.Value),
-				Bound:     float64(b.Value),
-				BoundLow:  float64(b.Lo),
-				BoundHigh: float64(b.Hi),
-				FSource:   cmp.Or(r.profileSource(rate), "the baseline's profile in the run: "+frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
-				FFrom:     report.FFromProfile,
-				STiming:   s.Method,
-			})
+			sec.Loads = append(sec.Loads, l)
 		}
 	}
 	if !completeBaseline {
@@ -246,6 +193,79 @@ func (r *runner) amdahlSection() *report.AmdahlSection {
 		fmt.Fprintf(r.warn, "warning: amdahl: %s\n", p)
 	}
 	return sec
+}
+
+// modelledLoads are candidate's bounds from the simulator's cost model, one a
+// load (simArmBounds: bounds, over the ops it changes), for a candidate whose
+// overrides leave amdahl.target_op (the op the baseline's profile measures)
+// alone.
+func (r *runner) modelledLoads(candidate, target string, bounds []simBound, changed []string) []report.AmdahlLoad {
+	ops := strings.Join(changed, ", ")
+	why := "amdahl.target_op is not set, so the baseline's profile measures no op"
+	if target != "" {
+		why = "it changes " + ops + ", and the baseline's profile measures only amdahl.target_op (" + target + ")"
+	}
+	var out []report.AmdahlLoad
+	for li, b := range bounds {
+		out = append(out, report.AmdahlLoad{
+			Candidate: candidate, OfferedLoadRPS: r.cfg.Load.RatesRPS[li],
+			FWall: b.f, S: b.s, Bound: b.bound, BoundLow: b.bound, BoundHigh: b.bound,
+			FSource:      "sim cost model (" + ops + "'s share of the modelled step time over this load's schedule, virtual-time replay)",
+			FFrom:        report.FFromCostModel,
+			FNotMeasured: why + "; its f_wall is " + ops + "'s share of the simulator's modelled step time",
+			STiming:      "exact",
+		})
+	}
+	return out
+}
+
+// profiledLoad is candidate's bound at load index li from the baseline's
+// profiles there (complete cells, pooled over repetitions, f bootstrapped
+// over them) and its isolated speedup s; problem says why there is none.
+func (r *runner) profiledLoad(candidate string, li int, s amdahl.Estimate) (l report.AmdahlLoad, problem string) {
+	rate := r.cfg.Load.RatesRPS[li]
+	var ws []amdahl.WindowSample
+	var frs []amdahl.Fractions
+	for _, m := range r.cells {
+		if m.key.arm != r.cfg.Arms[0].Name || m.key.load != li || m.profile == nil || !m.summary.Complete {
+			continue
+		}
+		frs = append(frs, *m.profile)
+		ws = append(ws, m.profile.Sample(fmt.Sprintf("rep %d", m.key.rep)))
+	}
+	if len(ws) == 0 {
+		return l, fmt.Sprintf("no baseline profile at %g req/s", rate)
+	}
+	f, err := amdahl.FWallEstimate(ws, amdahl.Seed(uint64(r.cfg.Seed)))
+	if err != nil {
+		return l, fmt.Sprintf("f at %g req/s: %v", rate, err)
+	}
+	b, err := amdahl.BoundFromEstimates(f, s)
+	if err != nil {
+		return l, fmt.Sprintf("bound at %g req/s: %v", rate, err)
+	}
+	fHook, spanPct, kernelPct := r.hookCheck(rate)
+	return report.AmdahlLoad{
+		FWallHook:            fHook,
+		HookVsProfileSpanPct: spanPct,
+		HookVsProfilePct:     kernelPct,
+		Candidate:            candidate,
+		OfferedLoadRPS:       rate,
+		FGPU: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
+			return f.FGPU, f.TargetGPU, f.Busy
+		}),
+		FWall: float64(f.Value),
+		FExcl: pooledOf(frs, func(f amdahl.Fractions) (amdahl.Num, time.Duration, time.Duration) {
+			return f.FExcl, f.TargetExclusive, f.ActiveWall
+		}),
+		S:         float64(s.Value),
+		Bound:     float64(b.Value),
+		BoundLow:  float64(b.Lo),
+		BoundHigh: float64(b.Hi),
+		FSource:   cmp.Or(r.profileSource(rate), "the baseline's profile in the run: "+frs[0].Source+" ("+frs[0].ActiveFrom+" active time)"),
+		FFrom:     report.FFromProfile,
+		STiming:   s.Method,
+	}, ""
 }
 
 // isolatedSpeedup is s of one candidate: the sim's override factor (exact, by
