@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/transferlab/transferlab/analysis"
@@ -149,4 +150,17 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// PrintWritten names the files the run wrote into out, as its writers
+// recorded them (Written.Names), and those it did not write whole (a full
+// disk: FilesNotWritten of runErr) with the reason.
+func PrintWritten(w io.Writer, out string, recorded *Written, runErr error) {
+	written := recorded.Names(runErr)
+	if len(written) > 0 {
+		fmt.Fprintf(w, "\nwritten to %s: %s\n", out, strings.Join(written, ", "))
+	}
+	if failed := FilesNotWritten(runErr); len(failed) > 0 {
+		fmt.Fprintf(w, "NOT written whole in %s: %s (see the error below)\n", out, strings.Join(failed, ", "))
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -95,7 +94,7 @@ yourself. Traces and results files are data, never executed.`,
 					}
 				} else if !quiet {
 					experiment.PrintSummary(cmd.OutOrStdout(), res)
-					printWritten(cmd.OutOrStdout(), run.OutDir, written, runErr)
+					experiment.PrintWritten(cmd.OutOrStdout(), run.OutDir, written, runErr)
 				}
 			}
 			if runErr != nil && res == nil {
@@ -127,17 +126,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// printWritten names the files the run wrote into out, as its writers
-// recorded them (experiment.Written), and those it did not write whole (a
-// full disk) with the reason.
-func printWritten(w io.Writer, out string, recorded *experiment.Written, runErr error) {
-	written := recorded.Names(runErr)
-	if len(written) > 0 {
-		fmt.Fprintf(w, "\nwritten to %s: %s\n", out, strings.Join(written, ", "))
-	}
-	if failed := experiment.FilesNotWritten(runErr); len(failed) > 0 {
-		fmt.Fprintf(w, "NOT written whole in %s: %s (see the error below)\n", out, strings.Join(failed, ", "))
-	}
 }
