@@ -332,7 +332,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		}
 	} else {
 		for i, arm := range arms {
-			a, err := r.searchArm(ctx, *c, s, arm, func() (servers.Server, error) { return use(arm) }, began, d, r.log, r.warn)
+			a, err := r.searchArm(ctx, *c, s, arm, func() (servers.Server, error) { return use(arm) }, began, d, nil, r.log, r.warn)
 			cs.Arms[i] = a
 			if err != nil {
 				cs.Arms = cs.Arms[:i+1]
@@ -384,6 +384,29 @@ func (d *drains) longest() time.Duration {
 	return d.max
 }
 
+// probeRounds tells the run's progress when a round of the probes of arms
+// searched at once begins (runPlan plans such rounds, not probes): when the
+// first arm starts its k-th probe. A nil probeRounds (arms one at a time)
+// begins a progress step at every probe.
+type probeRounds struct {
+	mu    sync.Mutex
+	begun int // the highest round begun
+}
+
+// begin is called as an arm starts its k-th probe (k ≥ 1).
+func (b *probeRounds) begin(p *runProgress, k int) {
+	if b == nil {
+		p.begin(stepProbe)
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if k > b.begun {
+		b.begun = k
+		p.begin(stepProbe)
+	}
+}
+
 // searchConcurrently searches every arm at once, each on a server of its
 // own started for the search (capacity_search.concurrent_arms: each
 // simulated arm is its own simulated GPU), into out (in arms' order); the
@@ -412,13 +435,14 @@ func (r *runner) searchConcurrently(ctx context.Context, c CapacitySearchConfig,
 	fmt.Fprintf(r.log, "capacity search: %d arms at once, each on its own simulated server (capacity_search.concurrent_arms)\n", len(arms))
 	var mu sync.Mutex
 	log, warn := lockedWriter{&mu, r.log}, lockedWriter{&mu, r.warn}
+	rounds := &probeRounds{}
 	errs := make([]error, len(arms))
 	var wg sync.WaitGroup
 	for i, arm := range arms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = r.searchArm(ctx, c, s, arm, func() (servers.Server, error) { return srvs[i], nil }, began, d, log, warn)
+			out[i], errs[i] = r.searchArm(ctx, c, s, arm, func() (servers.Server, error) { return srvs[i], nil }, began, d, rounds, log, warn)
 		}()
 	}
 	wg.Wait()
@@ -429,8 +453,9 @@ func (r *runner) searchConcurrently(ctx context.Context, c CapacitySearchConfig,
 // the server srv returns) until analysis.Search stops or a budget would be
 // exceeded, then the capacity, its cost and the simulator's truth. Its
 // lines go to log and warn.
-func (r *runner) searchArm(ctx context.Context, c CapacitySearchConfig, s analysis.Search, arm ArmConfig, srv func() (servers.Server, error), began time.Time, d *drains, log, warn io.Writer) (report.CapacityArm, error) {
+func (r *runner) searchArm(ctx context.Context, c CapacitySearchConfig, s analysis.Search, arm ArmConfig, srv func() (servers.Server, error), began time.Time, d *drains, rounds *probeRounds, log, warn io.Writer) (report.CapacityArm, error) {
 	probes := sweepProbes(r.res, arm.Name, !c.WholeTrace && (r.cfg.Load.Warmup < c.ProbeWarmup || r.cfg.Load.Duration < c.ProbeDuration))
+	swept := len(probes)
 	armBegan := time.Now()
 	stopped := ""
 	for {
@@ -457,7 +482,7 @@ func (r *runner) searchArm(ctx context.Context, c CapacitySearchConfig, s analys
 		if err != nil {
 			return s.Capacity(arm.Name, probes, "stopped: "+err.Error()), err
 		}
-		r.progress.begin(stepProbe)
+		rounds.begin(r.progress, len(probes)-swept+1)
 		fmt.Fprintf(log, "capacity search, arm %s: probe at %.4g req/s: %d requests over %s; %s\n",
 			arm.Name, load, len(sched.Requests), sched.Duration().Round(time.Millisecond), r.progress.status())
 		p, err := r.runProbe(ctx, sv, arm.Name, load, sched, warm)

@@ -232,6 +232,87 @@ func TestProgressPlansSearchProbes(t *testing.T) {
 	}
 }
 
+// TestProgressPlansConcurrentRounds: with capacity_search.concurrent_arms
+// the arms' probes run side by side, so the plan lists rounds (the longest
+// arm's probes, the whole-search budget spent once by all arms, not split),
+// and the progress begins a round when the first arm starts its k-th probe:
+// while rounds remain the run is not shown done (it showed 100 % with the
+// arms' probes summed as if one after another and every arm's probe
+// advancing the plan), and the share never goes back.
+func TestProgressPlansConcurrentRounds(t *testing.T) {
+	t.Parallel()
+	cfg := Config{
+		Load: LoadConfig{RatesRPS: []float64{2}, Duration: 2 * time.Second, Warmup: time.Second},
+		Arms: []ArmConfig{{Name: "b"}, {Name: "c"}, {Name: "d"}},
+		SLO:  SLOConfig{TTFTMs: 100, Percentile: 90},
+	}
+	cs := CapacitySearchConfig{ProbeWarmup: time.Second, ProbeDuration: 2 * time.Second, ConcurrentArms: true, Budget: 10 * time.Second}.effective(cfg.Load)
+	cfg.Extra.CapacitySearch = &cs
+	var order []report.CellKey
+	for _, a := range cfg.Arms {
+		order = append(order, report.CellKey{Arm: a.Name, OfferedLoadRPS: 2})
+	}
+	sched := traces.Schedule{Requests: []traces.Request{{ID: 0}, {ID: 1, Offset: 3 * time.Second}}}
+	n := min(cs.search(cfg.SLO).PlannedProbes(), 3) // the 10 s budget admits 3 probes of 3 s, in wall time
+	if n < 2 {
+		t.Fatalf("%d probes planned per arm: the test needs two rounds or more", n)
+	}
+	var want []stepKind
+	for range cfg.Arms {
+		want = append(want, stepStart, stepCell)
+	}
+	for range cfg.Arms {
+		want = append(want, stepStart)
+	}
+	for range n {
+		want = append(want, stepProbe)
+	}
+	steps := runPlan(cfg, order, []traces.Schedule{sched})
+	var got []stepKind
+	for _, s := range steps {
+		got = append(got, s.kind)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan %v, want %v (a round of probes per step, not one probe per arm)", got, want)
+	}
+
+	c := &fakeClock{t: time.Unix(0, 0)}
+	p := newRunProgress(steps, 0, c.now)
+	p.search = &searchBudget{total: cs.Budget, growth: cs.Growth, concurrent: true}
+	for range cfg.Arms { // cells of 3 s scheduled, 1 s of drain
+		p.begin(stepStart)
+		p.begin(stepCell)
+		c.advance(4 * time.Second)
+	}
+	for range cfg.Arms {
+		p.begin(stepStart)
+	}
+	rounds := &probeRounds{}
+	shown := 0.0
+	for k := 1; k <= n; k++ {
+		for range cfg.Arms { // every arm starts its k-th probe
+			rounds.begin(p, k)
+		}
+		st := p.status()
+		if st.Fraction() < shown {
+			t.Errorf("round %d: %.1f %% shown after %.1f %%", k, 100*st.Fraction(), 100*shown)
+		}
+		shown = max(shown, st.Fraction())
+		if left := n - k; left > 0 {
+			if st.Remaining <= 0 || st.Fraction() >= 1 {
+				t.Errorf("round %d of %d: %q, want time left for %d more rounds", k, n, st.String(), left)
+			}
+			if !strings.Contains(st.String(), " of search probes (the arms probed at once)") {
+				t.Errorf("round %d of %d: %q does not label the rounds left as rounds", k, n, st.String())
+			}
+		}
+		c.advance(3 * time.Second)
+	}
+	if p.cur != len(steps)-1 {
+		t.Errorf("after %d rounds of %d arms the progress is at step %d, want the plan's last (%d)", n, len(cfg.Arms), p.cur, len(steps)-1)
+	}
+}
+
 // TestResumeSearchesAgain: a run stopped after its last sweep cell, before
 // its capacity search, keeps every cell on --resume and runs the search
 // (its probes are not in cells.jsonl), saying so.

@@ -56,7 +56,12 @@ const DefaultServerStartGuess = 60 * time.Second
 // a profiling pass (amdahl.profile on the reference server); then, with a
 // capacity_search block, per searched arm a server start and the search
 // probes analysis.Search.PlannedProbes estimates (a count that is a guess:
-// the search stops when its bracket is narrow enough).
+// the search stops when its bracket is narrow enough). With
+// capacity_search.concurrent_arms the arms' servers start one after the
+// other and their probes run side by side: the plan then lists rounds, one
+// step per round of the arms' probes at once, as many as the longest arm's
+// probes (the budgets cap each arm; the whole-search budget is wall time,
+// spent once by all of them).
 func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []planStep {
 	var steps []planStep
 	prev := ""
@@ -86,22 +91,34 @@ func runPlan(cfg Config, order []report.CellKey, scheds []traces.Schedule) []pla
 		if cs.Budget > 0 && per > 0 {
 			left = int(cs.Budget / per)
 		}
+		if cs.ArmBudget > 0 && per > 0 {
+			n = min(n, int(cs.ArmBudget/per))
+		}
+		rounds := 0 // concurrent_arms: the longest arm's probes
 		for _, a := range cfg.Arms {
 			if a.IsCeiling() {
 				continue
 			}
 			steps = append(steps, planStep{kind: stepStart})
 			na := n
-			if cs.ArmBudget > 0 && per > 0 {
-				na = min(na, int(cs.ArmBudget/per))
-			}
 			if left >= 0 {
 				na = min(na, left)
+			}
+			if cs.ConcurrentArms {
+				// The arms' probes run side by side, so the budget's
+				// wall time is spent once by all of them.
+				rounds = max(rounds, na)
+				continue
+			}
+			if left >= 0 {
 				left -= na
 			}
 			for range na {
 				steps = append(steps, planStep{kind: stepProbe, sched: per})
 			}
+		}
+		for range rounds {
+			steps = append(steps, planStep{kind: stepProbe, sched: per})
 		}
 	}
 	return steps
@@ -149,6 +166,9 @@ type searchBudget struct {
 	// growth is capacity_search.growth (the factor past the highest passing
 	// load; default 2).
 	growth float64
+	// concurrent is capacity_search.concurrent_arms: a planned probe step
+	// is a round of the arms' probes at once (runPlan).
+	concurrent bool
 }
 
 func newRunProgress(steps []planStep, startGuess time.Duration, now func() time.Time) *runProgress {
@@ -378,6 +398,12 @@ func (p *runProgress) status() progressStatus {
 		case stepCell:
 			what = fmt.Sprintf("%d %s: scheduled %s, tail not yet observed", guessN[k], name, roundDur(guessD[k]))
 		case stepProbe:
+			if p.search != nil && p.search.concurrent {
+				name = "rounds of search probes (the arms probed at once)"
+				if guessN[k] == 1 {
+					name = "round of search probes (the arms probed at once)"
+				}
+			}
 			what = fmt.Sprintf("%d %s (a planned count: the search stops once bracketed or out of budget) ≈ %s", guessN[k], name, roundDur(guessD[k]))
 		}
 		st.Estimated = append(st.Estimated, what)
@@ -503,7 +529,7 @@ func (r *runner) startProgress(order []report.CellKey) (stop func()) {
 	}
 	r.progress = newRunProgress(runPlan(cfg, order, r.scheds), guess, time.Now)
 	if cs := cfg.Extra.CapacitySearch; cs != nil {
-		r.progress.search = &searchBudget{arm: cs.ArmBudget, total: cs.Budget, growth: cs.Growth}
+		r.progress.search = &searchBudget{arm: cs.ArmBudget, total: cs.Budget, growth: cs.Growth, concurrent: cs.ConcurrentArms}
 	}
 	if r.opt.Progress == nil && r.log == io.Discard {
 		return r.progress.finish
