@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -359,13 +360,13 @@ func TestCompareDefaultsAndInputs(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %v", code, err)
 		}
-		for _, want := range []string{
-			"| A | " + a + ", created 2026-01-02T03:04:05Z, arm baseline as A:baseline |",
-			"| B | " + b + ", created 2026-02-03T04:05:06Z, arm baseline as B:baseline |",
-			"| comparison created | ",
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(`\| A \| ` + regexp.QuoteMeta(a) + `, created 2026-01-02T03:04:05Z, run_id [A-Z2-7]{26}, arm baseline as A:baseline \|`),
+			regexp.MustCompile(`\| B \| ` + regexp.QuoteMeta(b) + `, created 2026-02-03T04:05:06Z, run_id [A-Z2-7]{26}, arm baseline as B:baseline \|`),
+			regexp.MustCompile(`\| comparison created \| `),
 		} {
-			if !strings.Contains(out, want) {
-				t.Errorf("report.md lacks %q:\n%.1200s", want, out)
+			if !want.MatchString(out) {
+				t.Errorf("report.md lacks %s:\n%s", want, out)
 			}
 		}
 		if strings.Contains(out, "| created | ") {
