@@ -130,7 +130,16 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 			t.Errorf("%s: the interval's low end %v req/s misses the SLO in the simulator's truth", a.Arm, e.Low)
 		}
 		if e.High > 0 && met(arm, e.High) {
-			t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
+			// A host that delays the simulator's steps can only make a real
+			// probe miss more than the truth does, so on an oversubscribed
+			// host a miss within 10 % below the truth's own edge is the
+			// host's share; anywhere else, or on a host with cores to
+			// spare, it is the search's fault.
+			if busy := hostOversubscribed(); busy != "" && !met(arm, 1.1*e.High) {
+				t.Logf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth, within 10 %% of its edge %s", a.Arm, e.High, busy)
+			} else {
+				t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
+			}
 		}
 		// A client-bound probe decides nothing (it is no end of the
 		// interval), so on a loaded host an end can be missing; only
