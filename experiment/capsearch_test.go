@@ -129,6 +129,7 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 		if e.Low > 0 && !met(arm, e.Low) {
 			t.Errorf("%s: the interval's low end %v req/s misses the SLO in the simulator's truth", a.Arm, e.Low)
 		}
+		hostShare := false
 		if e.High > 0 && met(arm, e.High) {
 			// A host that delays the simulator's steps can only make a real
 			// probe miss more than the truth does, so on an oversubscribed
@@ -136,6 +137,7 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 			// host's share; anywhere else, or on a host with cores to
 			// spare, it is the search's fault.
 			if busy := hostOversubscribed(); busy != "" && !met(arm, 1.1*e.High) {
+				hostShare = true
 				t.Logf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth, within 10 %% of its edge %s", a.Arm, e.High, busy)
 			} else {
 				t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
@@ -158,7 +160,7 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 		// it, and it is below the interval's high end when it has one (a miss is sound).
 		// A 10-s-like probe at the sweep's span (0.5 s + 2 s) found 10.4
 		// and 14.7 req/s here, 42 % and 33 % above the truth.
-		if tr := a.SimTruth; tr == nil || tr.RPS() == 0 || math.Abs(e.Value/tr.RPS()-1) > sc.RelativePrecision || (e.High > 0 && tr.RPS() > e.High) {
+		if tr := a.SimTruth; tr == nil || tr.RPS() == 0 || math.Abs(e.Value/tr.RPS()-1) > sc.RelativePrecision || (e.High > 0 && tr.RPS() > e.High && !hostShare) {
 			t.Errorf("%s: capacity %v [%v, %v] req/s against the simulator's sustained capacity %+v", a.Arm, e.Value, e.Low, e.High, tr)
 		}
 		if a.Cost == nil || a.Cost.LoadRPS != a.PassRPS || !(a.Cost.CostPer1MOutputTokens > 0) || a.Cost.Currency != "USD" {
