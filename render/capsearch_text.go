@@ -114,7 +114,7 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	}
 	switch {
 	case c.Cost != nil && b.Cost != nil && g.CostChangePct != nil:
-		s += fmt.Sprintf("; %s at capacity: %s → %s %s (%+.1f %%)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), report.Num(c.Cost.CostPer1MOutputTokens), c.Cost.Currency, *g.CostChangePct)
+		s += fmt.Sprintf("; %s at each arm's highest load that met the SLO: %s %s at %s req/s → %s at %s req/s (%+.1f %%)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS), *g.CostChangePct)
 	case c.Cost != nil && b.Cost != nil:
 		s += fmt.Sprintf("; %s at the highest load a probe met the SLO at: %s %s at %s req/s → %s at %s req/s (no change computed: an arm's capacity is not bracketed%s)",
 			costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS),
