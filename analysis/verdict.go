@@ -253,7 +253,11 @@ func clauseB(r report.Results, rule report.DecisionRule, cand string) report.Cla
 		case loadPass:
 			passes = append(passes, desc)
 		default:
-			incs = append(incs, desc+" straddles "+report.Num(l.limit))
+			lim := "straddles " + report.Num(l.limit)
+			if l.limit > thr {
+				lim += " (the limit is 1 + this run's resolution where that exceeds 1 + margin: a regression must lie beyond both)"
+			}
+			incs = append(incs, desc+" "+lim)
 		}
 	}
 	for _, n := range notes {
