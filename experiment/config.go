@@ -64,7 +64,8 @@ type TraceConfig struct {
 	Format string `yaml:"format,omitempty"`
 	// Lenient skips bad rows (counted in the report) instead of failing.
 	Lenient bool `yaml:"lenient,omitempty"`
-	// First keeps only the first N rows (0 keeps all).
+	// First keeps only the first N rows (0 or absent keeps all; more rows
+	// than the trace has is refused when the trace is read).
 	First int `yaml:"first,omitempty"`
 	// ClampContext limits prompt + output tokens to this many, as a server's
 	// context length counts them (0: no clamp); clamped rows are counted.

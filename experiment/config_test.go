@@ -386,3 +386,35 @@ func checkReplaced(t *testing.T, from, to string, want, notWant []string) {
 	}
 	checkMessages(t, err, want, notWant)
 }
+
+// TestTraceFirstBeyondRows: trace.first asking for more rows than the
+// trace has is refused when the trace is read, naming the field, its line
+// and the row count; at most the row count is kept as asked.
+func TestTraceFirstBeyondRows(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	trace := capSearchTrace(t, dir) // 400 rows
+	for _, tc := range []struct {
+		first int
+		want  string // "" : accepted
+	}{{400, ""}, {401, "trace.first (line 4): 401 rows asked, but the trace has 400"}} {
+		text := strings.Replace(fmt.Sprintf(capSearchConfig, trace), "trace: {path: "+trace+"}", fmt.Sprintf("trace: {path: %s, first: %d}", trace, tc.first), 1)
+		path := filepath.Join(dir, fmt.Sprintf("first%d.yaml", tc.first))
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, _, err := cfg.Effective().schedules()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("first %d: %v", tc.first, err)
+		case tc.want == "" && len(base.Requests) != tc.first:
+			t.Errorf("first %d kept %d rows", tc.first, len(base.Requests))
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("first %d: error %v, want one containing %q", tc.first, err, tc.want)
+		}
+	}
+}
