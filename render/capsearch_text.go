@@ -61,15 +61,24 @@ func truthText(a report.CapacityArm) string {
 	return "; the simulator's sustained capacity: " + v
 }
 
-// probesText counts a's probes by source.
+// probesText counts a's probes by source, and says how many were
+// client-bound (their loads steer the search; they end no interval).
 func probesText(a report.CapacityArm) string {
 	sweep := map[float64]bool{}
+	bound := 0
 	for _, p := range a.Probes {
 		if p.Source != "search" {
 			sweep[p.LoadRPS] = true
 		}
+		if p.ClientBound {
+			bound++
+		}
 	}
-	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"))
+	cb := ""
+	if bound > 0 {
+		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket but end no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
+	}
+	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s%s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"), cb)
 }
 
 // CapacitySearchLine is cand's capacity at SLO against the baseline's, as
