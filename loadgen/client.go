@@ -240,6 +240,7 @@ func (c *client) read(rs *reqState, resp response, rec *Record) {
 		httpError(resp.status, b, rec)
 		return
 	}
+	c.cfg.observeHead(rec)
 	st := &streamRead{c: c, rs: rs, rec: rec}
 	if c.cfg.stream {
 		st.stream(resp)
@@ -378,7 +379,7 @@ func (st *streamRead) event(ev sseEvent) bool {
 			tokens = max(1, u.CompletionTokens-st.counted)
 		}
 		st.counted += tokens
-		st.evs.add(TokenEvent{At: ev.At, Tokens: tokens, Reasoning: reasoning})
+		st.token(TokenEvent{At: ev.At, Tokens: tokens, Reasoning: reasoning})
 	}
 	if rec.FinishReason != "" {
 		st.ended = true
@@ -501,7 +502,7 @@ func (st *streamRead) whole(b []byte, at time.Duration, err error) {
 		if ch.Usage.Set && ch.Usage.CompletionTokens > 0 {
 			tokens = ch.Usage.CompletionTokens
 		}
-		st.evs.add(TokenEvent{At: at, Tokens: tokens, Reasoning: reasoning})
+		st.token(TokenEvent{At: at, Tokens: tokens, Reasoning: reasoning})
 	}
 	rec.EndAt = at
 	rec.State = StateOK

@@ -69,6 +69,8 @@ type config struct {
 	// blockTokens is the schedule's tokens per prefix block
 	// (traces.Schedule.PrefixBlockTokens; 0: none), set by Replay.
 	blockTokens int
+	// observer is told of heads and first tokens as they arrive (WithObserver).
+	observer Observer
 }
 
 func defaultConfig() config {

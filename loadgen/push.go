@@ -218,6 +218,7 @@ func (r *pushResponse) startBody(at time.Duration) {
 		r.kind = bodySSE
 	}
 	if h.status == http.StatusOK {
+		r.c.cfg.observeHead(r.rec)
 		r.st = &streamRead{c: r.c, rs: r.rs, rec: r.rec}
 		r.st.sse.since, r.st.sse.buf = r.c.since, r.st.buf[:]
 	}

@@ -75,6 +75,9 @@ func Replay(ctx context.Context, srv Server, s traces.Schedule, p Pacer, out Sin
 	_ = growFDTable(2*maxConns(&cfg, len(s.Requests)) + fdSpare)
 	r.start = time.Now()
 	r.sum.s.Start = r.start
+	if cfg.observer != nil {
+		cfg.observer.Began(r.start)
+	}
 	cl, err := newClient(runCtx, &cfg, srv.BaseURL(), r.start)
 	if err != nil {
 		return Summary{}, err
