@@ -583,12 +583,21 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 	defer missed(nil)
 	ff := newFailFast(r.res.SLO, sched, warmup, missed)
 	sinks = append(sinks, ff)
+	opts = append(opts, loadgen.WithObserver(ff))
 	began := time.Now()
 	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), loadgen.MultiSink(sinks...), opts...)
 	c := analysis.BuildCell(keep.Records, analysis.CellOptions{Arm: arm, OfferedLoadRPS: rate, SLO: r.res.SLO})
 	if why := ff.stopped(); why != "" && ctx.Err() == nil {
-		// Decided, not cut short: the probe missed the SLO.
+		// Decided, not cut short: the probe met or missed the SLO.
 		p := probeOf(c, "search")
+		if k := lateCancelled(keep.Records, r.res.SLO); k > 0 {
+			for i := range p.Attainment {
+				if p.Attainment[i].Metric == "ttft" {
+					p.Attainment[i].N += k
+					p.Attainment[i].Over += k
+				}
+			}
+		}
 		p.StoppedEarly = why
 		p.DurationS = time.Since(began).Seconds()
 		return p, nil
@@ -615,30 +624,52 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 	return p, nil
 }
 
-// failFast is a probe's sink that stops it once it can no longer meet the
-// SLO: when, for some declared target, more of its measured requests ended
-// over the target (analysis.RecordOver) than 1 − percentile/100 of all the
-// requests it schedules after its warm-up, no later request can bring the
-// share within the target back to the percentile, so the rest are cancelled
-// (stop) and the probe counts as missed.
+// failFast is a probe's sink (and loadgen.Observer) that stops it once
+// its outcome is decided. Missed: when, for some declared target, more of
+// its measured requests are over the target (analysis.RecordOver, as they
+// end; and for TTFT, as soon as one sent longer ago than the target has no
+// token yet: over it whatever comes next) than 1 − percentile/100 of all
+// the requests it schedules after its warm-up, no later request can bring
+// the share within the target back to the percentile. Met: when, for every
+// target, those over it plus the measured requests yet to end are within
+// that limit, the share is at the percentile whatever they do. Either way
+// the rest are cancelled (stop).
 type failFast struct {
 	mu    sync.Mutex
 	slo   report.SLO
+	n     int // measured requests scheduled
 	limit float64
 	over  map[string]int
-	stop  context.CancelCauseFunc
-	why   string
+	ended int
+	// measured: the IDs scheduled at or after the warm-up; late: measured
+	// requests over the TTFT target with no token yet (counted in over).
+	measured map[int]bool
+	late     map[int]bool
+	start    time.Time
+	timers   []*time.Timer
+	stop     context.CancelCauseFunc
+	why      string
+	met      bool
 }
 
 // newFailFast watches sched's requests scheduled at or after warmup.
 func newFailFast(slo report.SLO, sched traces.Schedule, warmup time.Duration, stop context.CancelCauseFunc) *failFast {
-	n := 0
+	f := &failFast{slo: slo, over: map[string]int{}, measured: map[int]bool{}, late: map[int]bool{}, stop: stop}
 	for _, q := range sched.Requests {
 		if q.Offset >= warmup {
-			n++
+			f.measured[q.ID] = true
 		}
 	}
-	return &failFast{slo: slo, limit: (1 - slo.Percentile/100) * float64(n), over: map[string]int{}, stop: stop}
+	f.n = len(f.measured)
+	f.limit = overLimit(slo, f.n)
+	return f
+}
+
+// overLimit is the most of n requests that can be over a target with the
+// share within it still at the SLO percentile: ⌊(1 − percentile/100)·n⌋,
+// rounding error aside (1 − 0.9 is 0.0999…98 in floating point).
+func overLimit(slo report.SLO, n int) float64 {
+	return math.Floor((1-slo.Percentile/100)*float64(n) + 1e-9)
 }
 
 // Add counts one ended request.
@@ -648,23 +679,129 @@ func (f *failFast) Add(rec *loadgen.Record) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.ended++
 	for _, m := range analysis.RecordOver(rec, f.slo) {
-		if f.over[m]++; f.why == "" && float64(f.over[m]) > f.limit {
-			f.why = fmt.Sprintf("%d measured requests over the %s target, more than %g %% of the %.0f it schedules: the SLO can no longer be met, so the rest were cancelled", f.over[m], m, 100-f.slo.Percentile, f.limit/(1-f.slo.Percentile/100))
-			f.stop(errors.New("capacity search: " + f.why))
+		if m == "ttft" && f.late[rec.RequestID] {
+			continue // counted when it was late
 		}
+		f.over[m]++
 	}
+	delete(f.late, rec.RequestID)
+	f.decide()
 	return nil
 }
 
-// Close implements loadgen.Sink.
-func (f *failFast) Close() error { return nil }
+// Began implements loadgen.Observer.
+func (f *failFast) Began(start time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.start = start
+}
+
+// Head implements loadgen.Observer: a measured request sent at sentAt with
+// no token by sentAt + the TTFT target is over it.
+func (f *failFast) Head(id int, sentAt time.Duration) {
+	if f.slo.TTFTMs <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.measured[id] || f.why != "" || f.start.IsZero() {
+		return
+	}
+	f.late[id] = false // sent, no token yet
+	due := sentAt + time.Duration(f.slo.TTFTMs*float64(time.Millisecond))
+	f.timers = append(f.timers, time.AfterFunc(due-time.Since(f.start)+time.Millisecond, func() { f.lateBy(id, due) }))
+}
+
+// lateBy counts id over the TTFT target if it has no token at due.
+func (f *failFast) lateBy(id int, due time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if late, waiting := f.late[id]; !waiting || late || f.why != "" || time.Since(f.start) <= due {
+		return
+	}
+	f.late[id] = true
+	f.over["ttft"]++
+	f.decide()
+}
+
+// FirstToken implements loadgen.Observer.
+func (f *failFast) FirstToken(id int, _ time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.late[id] {
+		delete(f.late, id)
+	}
+}
+
+// decide stops the probe once its outcome is decided (f.mu held).
+func (f *failFast) decide() {
+	if f.why != "" {
+		return
+	}
+	pct := 100 - f.slo.Percentile
+	for _, m := range []string{"ttft", "tpot", "e2e"} {
+		if float64(f.over[m]) > f.limit {
+			f.why = fmt.Sprintf("%d measured requests over the %s target, more than %g %% of the %d it schedules: the SLO can no longer be met, so the rest were cancelled", f.over[m], m, pct, f.n)
+			f.stop(errors.New("capacity search: " + f.why))
+			return
+		}
+	}
+	left, most := f.n-f.ended, 0
+	for m, ms := range map[string]float64{"ttft": f.slo.TTFTMs, "tpot": f.slo.TPOTMs, "e2e": f.slo.E2EMs} {
+		if ms > 0 {
+			most = max(most, f.over[m])
+		}
+	}
+	if left > 0 && float64(most+left) <= f.limit {
+		f.met = true
+		f.why = fmt.Sprintf("met: at most %d measured requests over a target and %d yet to end, within %g %% of the %d it schedules: the SLO is met whatever they do, so they were cancelled", most, left, pct, f.n)
+		f.stop(errors.New("capacity search: " + f.why))
+	}
+}
+
+// Close stops the TTFT timers (implements loadgen.Sink).
+func (f *failFast) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, t := range f.timers {
+		t.Stop()
+	}
+	return nil
+}
 
 // stopped is why the probe was stopped early, "" when it was not.
 func (f *failFast) stopped() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.why
+}
+
+// lateCancelled counts the measured requests of a stopped probe that were
+// cancelled over the TTFT target: sent, their first token more than the
+// target after their send, or none by then (over it whatever would have
+// come). The probe's TTFT attainment counts them, as failFast did
+// (analysis.BuildCell counts a cancelled request nowhere).
+func lateCancelled(recs []loadgen.Record, slo report.SLO) int {
+	if slo.TTFTMs <= 0 {
+		return 0
+	}
+	k := 0
+	for i := range recs {
+		r := &recs[i]
+		if r.Warmup || r.State != loadgen.StateCancelled || r.SentAt <= 0 {
+			continue
+		}
+		by := r.FinalAt
+		if len(r.Events) > 0 {
+			by = r.Events[0].At
+		}
+		if float64(by-r.SentAt)/float64(time.Millisecond) > slo.TTFTMs {
+			k++
+		}
+	}
+	return k
 }
 
 // costAtCapacity prices arm's probes at its PassRPS (their windows and

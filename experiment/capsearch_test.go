@@ -474,3 +474,71 @@ func TestFailFast(t *testing.T) {
 		t.Errorf("after 2 of 15 over: %d stops, %q, cause %v", stops, ff.stopped(), cause)
 	}
 }
+
+// TestFailFastMet: a probe stops as met once, for every target, the
+// measured requests over it plus those yet to end are within 1 − percentile
+// of those it schedules, not before.
+func TestFailFastMet(t *testing.T) {
+	t.Parallel()
+	var sched traces.Schedule
+	for i := range 30 {
+		sched.Requests = append(sched.Requests, traces.Request{ID: i, Offset: time.Duration(i) * time.Second})
+	}
+	stops := 0
+	ff := newFailFast(report.SLO{TTFTMs: 500, Percentile: 90}, sched, 10*time.Second, func(error) { stops++ })
+	ok := &loadgen.Record{State: loadgen.StateOK, SentAt: time.Second, Events: []loadgen.TokenEvent{{At: time.Second + time.Millisecond, Tokens: 1}}, EndAt: 2 * time.Second}
+	for range 17 { // 20 measured: limit 2; 3 left over 17 ended
+		_ = ff.Add(ok)
+	}
+	if stops != 0 {
+		t.Fatalf("stopped with 3 of 20 measured requests yet to end (limit 2): %q", ff.stopped())
+	}
+	_ = ff.Add(ok)
+	if stops != 1 || !ff.met || !strings.Contains(ff.stopped(), "met: at most 0 measured requests over a target and 2 yet to end, within 10 % of the 20 it schedules") {
+		t.Errorf("after 18 of 20 ended within: %d stops, %q", stops, ff.stopped())
+	}
+}
+
+// TestFailFastLate: a measured request sent longer ago than the TTFT
+// target with no token yet counts over it at once (and once, when it
+// ends), a first token in time clears it, and lateCancelled counts the
+// cancelled ones the run's attainment adds.
+func TestFailFastLate(t *testing.T) {
+	t.Parallel()
+	var sched traces.Schedule
+	for i := range 20 {
+		sched.Requests = append(sched.Requests, traces.Request{ID: i})
+	}
+	stopped := make(chan struct{})
+	ff := newFailFast(report.SLO{TTFTMs: 20, Percentile: 90}, sched, 0, func(error) { close(stopped) })
+	defer ff.Close()
+	ff.Began(time.Now())
+	ff.Head(0, 0)
+	ff.FirstToken(0, time.Millisecond) // in time: not late
+	ff.Head(1, 0)
+	ff.Head(2, 0)
+	ff.Head(3, 0)
+	select {
+	case <-stopped:
+		t.Log(ff.stopped())
+	case <-time.After(10 * time.Second):
+		t.Fatal("3 of 20 requests late (limit 2): not stopped")
+	}
+	if w := ff.stopped(); !strings.Contains(w, "3 measured requests over the ttft target, more than 10 % of the 20 it schedules") {
+		t.Errorf("stopped: %q", w)
+	}
+	late := loadgen.Record{RequestID: 1, State: loadgen.StateCancelled, SentAt: time.Millisecond, FinalAt: 30 * time.Millisecond}
+	_ = ff.Add(&late)
+	if ff.over["ttft"] != 3 {
+		t.Errorf("a late request counted again as it ended: %d over ttft", ff.over["ttft"])
+	}
+	recs := []loadgen.Record{late,
+		{State: loadgen.StateCancelled, SentAt: time.Millisecond, FinalAt: 15 * time.Millisecond},                                                            // not yet over
+		{State: loadgen.StateCancelled, SentAt: time.Millisecond, FinalAt: 30 * time.Millisecond, Events: []loadgen.TokenEvent{{At: 2 * time.Millisecond}}},  // its token in time
+		{State: loadgen.StateCancelled, SentAt: time.Millisecond, FinalAt: 40 * time.Millisecond, Events: []loadgen.TokenEvent{{At: 25 * time.Millisecond}}}, // late, then its token
+		{State: loadgen.StateCancelled, SentAt: time.Millisecond, FinalAt: 30 * time.Millisecond, Warmup: true},                                              // unmeasured
+	}
+	if k := lateCancelled(recs, ff.slo); k != 2 {
+		t.Errorf("lateCancelled = %d, want 2", k)
+	}
+}

@@ -79,7 +79,7 @@ func quickstartRunner(t *testing.T) *runner {
 
 // fullTraceRunner is quickstartRunner over the whole 2000-row trace with
 // probes of 1 s + 4 s (its first rows): the quickstart before its trace
-// became the first 600 rows, whose capacity the tests below weigh.
+// became its first rows (600, now 550), whose capacity the tests below weigh.
 func fullTraceRunner(t *testing.T) *runner {
 	t.Helper()
 	cfg, _, err := Load("../configs/quickstart.yaml")

@@ -102,10 +102,12 @@ type CapacityProbe struct {
 	DurationS float64 `json:"duration_s,omitempty"`
 	// Incomplete says why a probe did not run to its end ("" when it did).
 	Incomplete string `json:"incomplete,omitempty"`
-	// StoppedEarly, when set, says why a probe was stopped once it could
-	// no longer meet the SLO (its outcome decided: missed); the requests
-	// still in flight were cancelled and count nowhere, the unsent ones
-	// were not sent.
+	// StoppedEarly, when set, says why a probe was stopped once its
+	// outcome was decided: missed, once it could no longer meet the SLO,
+	// or met ("met: …"), once its requests yet to end could not undo it;
+	// the requests still in flight were cancelled (those over the TTFT
+	// target count over it in Attainment, the others nowhere), the unsent
+	// ones were not sent.
 	StoppedEarly string `json:"stopped_early,omitempty"`
 }
 
