@@ -1,6 +1,7 @@
 package analysis_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ func TestVerdicts(t *testing.T) {
 	}{
 		{name: "clear win", r: analysistest.TwoArms(base, win), outcome: "pass", clause: "b", detail: "beyond the resolution and below 1"},
 		{name: "clear loss", r: analysistest.TwoArms(base, []float64{26, 26.5, 25.8, 26.2}), outcome: "fail", clause: "b", detail: "regressed beyond the margin"},
-		{name: "inconclusive: interval straddles 1", r: analysistest.TwoArms(base, []float64{17, 23, 20.5, 19}), outcome: "inconclusive", clause: "b", detail: "straddles 1"},
+		{name: "interval contains 1 and reaches past the limit: no difference, a regression not ruled out", r: analysistest.TwoArms(base, []float64{17, 23, 20.5, 19}), outcome: "no difference", clause: "b", detail: "(its high end 1.22 reaches past the limit 1.00: a regression up to 22.5 % is not ruled out at this run's resolution)"},
 		{name: "small slowdown within a 2% margin passes", r: analysistest.TwoArms(base, []float64{20.2, 20.6, 20.0, 20.3}), rule: report.DecisionRule{RegressionMargin: 0.02}, outcome: "pass", clause: "b"},
 		{name: "the same slowdown with no margin fails", r: analysistest.TwoArms(base, []float64{20.2, 20.6, 20.0, 20.3}), outcome: "fail", clause: "b"},
 		{name: "one repetition: no interval", r: analysistest.TwoArms(base[:1], win[:1]), outcome: "inconclusive", clause: "b", detail: "needs ≥ 2"},
@@ -339,5 +340,86 @@ func TestVerdictWithoutAA(t *testing.T) {
 	}
 	if v := run(1, true); v.Outcome == report.VerdictInconclusive || strings.Contains(v.Summary, "decides nothing") {
 		t.Errorf("1 block with the A/A replicate: %s", analysis.VerdictLine(v))
+	}
+}
+
+// TestClauseBClasses: clause b's rule at one load, resolution ±5.4 % and a
+// 2 % margin (L = 1.054): an interval containing 1, or a ratio within the
+// resolution, is no difference unless the whole interval lies above L; one
+// reaching past L says which regression it leaves open, and carries it
+// (Verdict.RegressionNotRuledOut) for a canary gate. A slowdown beyond the
+// resolution whose interval excludes 1 and reaches below L straddles.
+func TestClauseBClasses(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Baseline: "baseline", Metric: "e2e", UseMean: true, RegressionMargin: 0.02}.WithDefaults()
+	res := 0.054
+	at := func(load, v, lo, hi float64) report.Ratio {
+		return report.Ratio{OfferedLoadRPS: load, Resolution: &res, Value: report.Estimate{Value: v, Low: lo, High: hi, Reps: 3, Requests: 51, Interval: true}}
+	}
+	for _, tc := range []struct {
+		name    string
+		ratios  []report.Ratio
+		outcome string
+		open    float64 // RegressionNotRuledOut, 0 for nil
+		summary string  // substring of the summary
+	}{
+		{"contains 1, high end past L (the quickstart's rmsnorm-2.5x, results/quickstart-2026-12-02f)", []report.Ratio{at(10, 1.02, 0.971, 1.06)}, report.VerdictNoDifference, 0.06,
+			"NO DIFFERENCE: no change in mean E2E this run can detect: 2.0 % higher at 10.00 req/s (ratio 1.02, 95 % interval [0.971, 1.06], resolution ±5.4 %), but a regression up to 6.0 % is not ruled out at this run's resolution (its high end lies past the limit 1.05)"},
+		{"contains 1, inside L", []report.Ratio{at(10, 0.99, 0.95, 1.03)}, report.VerdictNoDifference, 0, "1.0 % lower at 10.00 req/s"},
+		{"excludes 1, within the resolution", []report.Ratio{at(10, 0.97, 0.95, 0.99)}, report.VerdictNoDifference, 0, "3.0 % lower"},
+		{"excludes 1 above, within the resolution, past L", []report.Ratio{at(10, 1.04, 1.01, 1.07)}, report.VerdictNoDifference, 0.07, "but a regression up to 7.0 % is not ruled out"},
+		{"a gain beyond the resolution", []report.Ratio{at(10, 0.93, 0.88, 0.976)}, report.VerdictPass, 0, "PASS: mean E2E vs the baseline: 7.0 % lower"},
+		{"a slowdown beyond the resolution, low end below L", []report.Ratio{at(10, 1.07, 1.03, 1.11)}, report.VerdictInconclusive, 0, "straddles the limit 1.05"},
+		{"the whole interval above L", []report.Ratio{at(10, 1.10, 1.06, 1.14)}, report.VerdictFail, 0, "FAIL"},
+		{"a pass at one load, an open no-difference at another", []report.Ratio{at(3, 1.02, 0.971, 1.06), at(10, 0.85, 0.80, 0.90)}, report.VerdictPass, 0.06,
+			"; at 3.00 req/s no difference detectable (ratio 1.02 [0.971, 1.06]), but a regression up to 6.0 % is not ruled out at this run's resolution (its high end lies past the limit 1.05)"},
+	} {
+		v := analysis.Decide(ratioResults(tc.ratios...), rule, "candidate")
+		if v.Outcome != tc.outcome || !strings.Contains(v.Summary, tc.summary) {
+			t.Errorf("%s: %s, want %s with %q", tc.name, analysis.VerdictLine(v), tc.outcome, tc.summary)
+		}
+		got := 0.0
+		if v.RegressionNotRuledOut != nil {
+			got = *v.RegressionNotRuledOut
+		}
+		if math.Abs(got-tc.open) > 1e-12 {
+			t.Errorf("%s: regression not ruled out %v, want %v", tc.name, got, tc.open)
+		}
+		if tc.open > 0 && !strings.Contains(v.Clauses[1].Detail, "is not ruled out at this run's resolution") {
+			t.Errorf("%s: clause b detail does not say so: %q", tc.name, v.Clauses[1].Detail)
+		}
+	}
+}
+
+// TestUnresolvedSaysTheRunStopped: a run stopped after its first block,
+// before the A/A replicate's cell and the other blocks ran, says that
+// happened, not "run ≥ 2 repetitions or keep resolution.aa_replicate on"
+// (both were asked for); a run planned with 1 repetition and no A/A
+// replicate still says to ask for them.
+func TestUnresolvedSaysTheRunStopped(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	r := analysistest.BlocksRun(rand.New(rand.NewPCG(9, 10)), 1, 300, 0.8, 0.01)
+	r.Cells = slices.DeleteFunc(r.Cells, func(c report.Cell) bool { return report.IsAAArm(c.Arm) })
+	var err error
+	if r.RunOrder, err = report.RunOrder([]string{"baseline", "cand", report.AAArm("baseline")}, []float64{4}, 3); err != nil {
+		t.Fatal(err)
+	}
+	r.Complete, r.IncompleteReason = false, "interrupted by SIGINT"
+	if err := analysis.Analyze(&r, rule); err != nil {
+		t.Fatal(err)
+	}
+	v := r.Verdicts[0]
+	want := "decides nothing: the run stopped early (interrupted by SIGINT) before the A/A replicate (resolution.aa_replicate is on) and blocks (repetitions) 2–3 of 3 at this load ran"
+	if v.Outcome != report.VerdictInconclusive || !strings.Contains(v.Summary, want) || !strings.Contains(v.Clauses[1].Detail, want) || strings.Contains(v.Summary, "run ≥ 2 repetitions") {
+		t.Errorf("interrupted run: %s\nclause b: %s\nwant %q", analysis.VerdictLine(v), v.Clauses[1].Detail, want)
+	}
+	// Planned so: 1 repetition, no A/A replicate.
+	r.RunOrder, _ = report.RunOrder([]string{"baseline", "cand"}, []float64{4}, 1)
+	if err := analysis.Analyze(&r, rule); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Verdicts[0]; !strings.Contains(v.Summary, "run ≥ 2 repetitions or keep resolution.aa_replicate on") {
+		t.Errorf("a run planned with 1 repetition and no A/A: %s", analysis.VerdictLine(v))
 	}
 }

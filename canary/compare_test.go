@@ -29,13 +29,16 @@ func TestCompare(t *testing.T) {
 			t.Errorf("compare must resample independently: %s", c.Results.Stats.Method)
 		}
 	})
-	t.Run("identical runs are inconclusive", func(t *testing.T) {
+	t.Run("identical runs: no difference by construction, no gate", func(t *testing.T) {
 		c, err := Compare(a, b, CompareOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := c.Results.Verdicts[0]; v.Outcome != "inconclusive" || v.DecidingClause != "b" {
-			t.Errorf("verdict %s by %s: %s", v.Outcome, v.DecidingClause, v.Reason)
+		if v := c.Results.Verdicts[0]; v.Outcome != "no difference" || v.DecidingClause != "b" || !strings.HasPrefix(v.Summary, "NO DIFFERENCE by construction, not measured") {
+			t.Errorf("verdict %s by %s: %s", v.Outcome, v.DecidingClause, v.Summary)
+		}
+		if g, _ := c.Gate(); g != GateSameRun {
+			t.Errorf("gate %q, want %q", g, GateSameRun)
 		}
 	})
 	t.Run("different traces are refused, listing the differences", func(t *testing.T) {

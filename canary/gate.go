@@ -20,16 +20,29 @@ const (
 	// GateFail: a verdict is fail (a regression beyond the margin and
 	// beyond A's resolution).
 	GateFail Gate = "fail"
-	// GateInconclusive: a verdict is inconclusive.
+	// GateInconclusive: a verdict is inconclusive, or passes or finds no
+	// difference while leaving a regression open (RegressionNotRuledOut).
 	GateInconclusive Gate = "inconclusive"
 	// GatePass: every verdict passes, or finds no difference detectable at
-	// A's resolution.
+	// A's resolution, with no regression beyond L = max(1 + margin, 1 +
+	// resolution) left open.
 	GatePass Gate = "pass"
 )
 
 // Gate decides c as a canary gate: GateSameRun first, then GateIncomplete,
-// then the first verdict that is fail or inconclusive, else GatePass. The
-// error says why the gate did not pass (nil for GatePass).
+// then the first verdict that is fail or inconclusive, or that passes or
+// finds no difference with a regression not ruled out
+// (report.Verdict.RegressionNotRuledOut: a no-difference interval whose
+// high end reaches past L), else GatePass. The error says why the gate did
+// not pass (nil for GatePass).
+//
+// The gate is kept conservative: a report is read by a person, who reads
+// "a regression up to 6.0 % is not ruled out" beside the NO DIFFERENCE; a
+// gate's exit status is read by a script, which promotes the canary on 0.
+// So the gate passes only what the rule passed before a no-difference
+// interval could reach past L: a regression beyond the margin and the
+// resolution ruled out at every load. One that is not ruled out is
+// GateInconclusive (more repetitions narrow the interval).
 func (c Comparison) Gate() (Gate, error) {
 	if c.SameRun != "" {
 		return GateSameRun, fmt.Errorf("compare: A and B are the same run (%s): the gate tested nothing; give it the production run as A and the canary's own run as B", c.SameRun)
@@ -43,6 +56,9 @@ func (c Comparison) Gate() (Gate, error) {
 			return GateFail, fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))
 		case "inconclusive":
 			return GateInconclusive, fmt.Errorf("compare: verdict %s", analysis.VerdictLine(v))
+		}
+		if r := v.RegressionNotRuledOut; r != nil {
+			return GateInconclusive, fmt.Errorf("compare: a regression up to %.1f %% is not ruled out at A's resolution, so the gate does not pass (run more repetitions to narrow the interval): verdict %s", 100**r, analysis.VerdictLine(v))
 		}
 	}
 	return GatePass, nil

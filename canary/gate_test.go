@@ -9,7 +9,8 @@ import (
 
 // TestGate: one run as A and B decides nothing before anything else, an
 // incomplete input next, then the first verdict that fails or is
-// inconclusive; passing verdicts pass.
+// inconclusive, or that leaves a regression open (a no-difference interval
+// reaching past L); passing verdicts pass.
 func TestGate(t *testing.T) {
 	t.Parallel()
 	verdicts := func(outcomes ...string) []report.Verdict {
@@ -19,6 +20,7 @@ func TestGate(t *testing.T) {
 		}
 		return vs
 	}
+	open := 0.06
 	for _, tc := range []struct {
 		name string
 		c    Comparison
@@ -29,6 +31,11 @@ func TestGate(t *testing.T) {
 		{"fail after pass", Comparison{Results: report.Results{Complete: true, Verdicts: verdicts("pass", "fail")}}, GateFail, "compare: verdict"},
 		{"inconclusive first", Comparison{Results: report.Results{Complete: true, Verdicts: verdicts("inconclusive", "fail")}}, GateInconclusive, "compare: verdict"},
 		{"incomplete beats fail", Comparison{Results: report.Results{IncompleteReason: "deadline", Verdicts: verdicts("fail")}}, GateIncomplete, "incomplete run cannot pass or fail a gate (deadline)"},
+		{"no difference, nothing open", Comparison{Results: report.Results{Complete: true, Verdicts: verdicts("no difference", "pass")}}, GatePass, ""},
+		{"no difference, a regression open", Comparison{Results: report.Results{Complete: true, Verdicts: []report.Verdict{
+			{Outcome: "pass", Candidate: "B:c", Baseline: "A:b"},
+			{Outcome: "no difference", Candidate: "B:c", Baseline: "A:b", RegressionNotRuledOut: &open},
+		}}}, GateInconclusive, "a regression up to 6.0 % is not ruled out at A's resolution, so the gate does not pass"},
 		{"same run beats all", Comparison{SameRun: "both created T", Results: report.Results{Verdicts: verdicts("fail")}}, GateSameRun, "A and B are the same run (both created T)"},
 	} {
 		g, err := tc.c.Gate()

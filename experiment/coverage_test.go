@@ -433,7 +433,9 @@ func TestDesignEfficiency(t *testing.T) {
 // schedule replayed with the noise model on; the measured requests' TTFT,
 // TPOT and E2E kept as a run keeps them, each cell's F_run in the manifest's
 // true_fractions as a run keeps it; then the simulator's noiseless truth
-// (simTruth) and the statistics (analysis.Analyze), as Run computes them. No
+// (simTruth), the Amdahl bounds of the cost model (amdahlSection, without
+// profiles) and the statistics and verdicts (analysis.Analyze), as Run
+// computes them. No
 // host and no real time: it is the run the real-time one would be on a
 // perfect host (TestVirtualReplayMatchesRun checks that it draws the same
 // run factors and measures the same requests), and what it checks is the
@@ -445,7 +447,7 @@ func virtualRun(t testing.TB, eff Config) *report.Results {
 		t.Fatal(err)
 	}
 	res := &report.Results{Complete: true}
-	r := &runner{cfg: eff, scheds: scheds, res: res}
+	r := &runner{cfg: eff, scheds: scheds, res: res, warn: io.Discard}
 	names, arms := []string{}, map[string]ArmConfig{}
 	for _, a := range eff.Arms {
 		names, arms[a.Name] = append(names, a.Name), a
@@ -497,6 +499,10 @@ func virtualRun(t testing.TB, eff Config) *report.Results {
 	if res.SimTruth, err = r.simTruth(); err != nil {
 		t.Fatal(err)
 	}
+	// The Amdahl bounds a run knows without profiles: the cost model's
+	// (a candidate that changes amdahl.target_op gets none here, as no
+	// cell carries a profile).
+	res.Amdahl = r.amdahlSection()
 	if err := analysis.Analyze(res, eff.Extra.Decision.rule(eff.Arms[0].Name, eff.Seed)); err != nil {
 		t.Fatal(err)
 	}

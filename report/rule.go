@@ -80,8 +80,9 @@ type Verdict struct {
 	Baseline  string `json:"baseline"`
 	// Outcome is "pass", "fail", "inconclusive" or "no difference" (no
 	// difference detectable at the run's resolution: the ratio lies within
-	// the A/A noise floor or its interval contains 1, and no regression
-	// beyond the margin is possible).
+	// the A/A noise floor or its interval contains 1, and the whole interval
+	// is not above the limit; RegressionNotRuledOut says when its high end
+	// reaches past the limit).
 	Outcome string `json:"outcome"`
 	// DecidingClause is "a", "b", "c" or "d" (DESIGN.md's clauses); Reason says why.
 	DecidingClause string `json:"deciding_clause"`
@@ -95,6 +96,12 @@ type Verdict struct {
 	// when any cell of the run is flagged Cell.ClientBound (ClientBoundNote);
 	// "" when none is. VerdictLine and both reports print it with the verdict.
 	ClientBound string `json:"client_bound,omitempty"`
+	// RegressionNotRuledOut, on a pass or no-difference verdict, is the
+	// largest regression (interval high end − 1, a fraction) a load read as
+	// no difference leaves open because its interval's high end reaches the
+	// limit L = max(1 + margin, 1 + resolution) or past it; the summary says
+	// so. Nil when none does. A canary gate does not pass such a verdict.
+	RegressionNotRuledOut *float64 `json:"regression_not_ruled_out,omitempty"`
 }
 
 // ClauseResult is one clause's outcome; Outcome is "not declared" when the config left it out.

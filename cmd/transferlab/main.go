@@ -27,7 +27,8 @@ const (
 	// exitFail: a check failed (compare --exit-code: verdict fail; validate:
 	// a candidate or control not judged as expected).
 	exitFail = 3
-	// exitInconclusive: compare --exit-code, verdict inconclusive.
+	// exitInconclusive: compare --exit-code, verdict inconclusive, or a
+	// pass or no difference with a regression not ruled out (canary.Gate).
 	exitInconclusive = 4
 	// exitSameRun: compare --exit-code given one run as both A and B
 	// (canary.SameRun): nothing was tested, so the gate neither passes nor fails.
@@ -40,11 +41,11 @@ const (
 
 // exitStatusHelp is the scheme as the root help and README print it.
 const exitStatusHelp = `Exit status (every sub-command):
-  0        done (compare --exit-code: verdict pass, or no difference detectable at A's resolution)
+  0        done (compare --exit-code: verdict pass, or no difference detectable at A's resolution, no regression beyond L left open)
   1        error: bad input, missing software; nothing was measured
   2        incomplete: --deadline, a server that died, a failed stage; what was measured is kept
   3        a check failed: compare --exit-code verdict fail; validate verdicts not as expected
-  4        compare --exit-code: verdict inconclusive
+  4        compare --exit-code: verdict inconclusive, or a regression beyond L not ruled out (the reason on stderr)
   5        compare --exit-code: A and B are the same run, so the canary was not tested (the reason on stderr)
   6        compare --exit-code: A or B is an incomplete run (stopped early), so the gate decides nothing (the reason on stderr)
   130, 143 interrupted by SIGINT, SIGTERM; what was measured is kept (a second interrupt exits at once)`
