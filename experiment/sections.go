@@ -58,6 +58,7 @@ func (r *runner) addSections() {
 				if e := amdahl.TransferEfficiency(m.Value.Value, l.Bound); !math.IsNaN(e) && !math.IsInf(e, 0) {
 					l.TransferEfficiency = e
 					l.TransferMetric = "e2e mean"
+					efficiencyInterval(l, m.Value)
 				}
 				l.Verdict, l.Note = boundVerdict(m.Value, *l, r.cfg.Load.RatesRPS)
 				if gap := ablationGap(r.res.Amdahl, l.Candidate, l.OfferedLoadRPS); gap != "" && l.Verdict == string(amdahl.VerdictAbove) {
@@ -65,6 +66,31 @@ func (r *runner) addSections() {
 				}
 			}
 		}
+	}
+}
+
+// efficiencyInterval gives l's transfer efficiency its interval from the
+// measured speedup m's and the bound's (amdahl.Compare: the corners; an
+// exact bound when none is recorded), and, when m's interval contains 1,
+// the note that the efficiency is not separable from 0: any share of the
+// bound's gain, or none, or a loss, fits a gain the run did not resolve.
+func efficiencyInterval(l *report.AmdahlLoad, m report.Estimate) {
+	l.TransferEfficiencyLow, l.TransferEfficiencyHigh, l.TransferEfficiencyNote = nil, nil, ""
+	if !m.Interval {
+		return
+	}
+	blo, bhi := l.BoundLow, l.BoundHigh
+	if blo == 0 && bhi == 0 {
+		blo, bhi = l.Bound, l.Bound
+	}
+	c := amdahl.Compare(amdahl.Estimate{Value: amdahl.Num(m.Value), Lo: amdahl.Num(m.Low), Hi: amdahl.Num(m.High)},
+		amdahl.Estimate{Value: amdahl.Num(l.Bound), Lo: amdahl.Num(blo), Hi: amdahl.Num(bhi)})
+	if c.Efficiency.Lo.Defined() && c.Efficiency.Hi.Defined() {
+		lo, hi := float64(c.Efficiency.Lo), float64(c.Efficiency.Hi)
+		l.TransferEfficiencyLow, l.TransferEfficiencyHigh = &lo, &hi
+	}
+	if m.Low <= 1 && 1 <= m.High {
+		l.TransferEfficiencyNote = fmt.Sprintf("not separable from 0: the measured %s speedup's interval [%s, %s] contains 1 (no change)", l.TransferMetric, report.Num(m.Low), report.Num(m.High))
 	}
 }
 
@@ -481,7 +507,7 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		}
 		eff := "-"
 		if l.TransferMetric != "" {
-			eff = fmt.Sprintf("%.2f", l.TransferEfficiency)
+			eff = report.TransferEfficiencyText(l)
 			if render.ExceedsBound(l) {
 				eff, above = eff+"*", true
 			}
@@ -506,6 +532,11 @@ func printAmdahl(w io.Writer, res *report.Results) {
 		}
 	}
 	printAblation(w, a)
+	for _, l := range a.Loads {
+		if l.TransferEfficiencyNote != "" {
+			fmt.Fprintf(w, "  - %s at %g req/s: transfer efficiency %s: any share of the bound's gain, or none, fits it\n", l.Candidate, l.OfferedLoadRPS, l.TransferEfficiencyNote)
+		}
+	}
 	// Why the mean speedups and the efficiency of a row are "-" (a p99
 	// refused for its sample size is the table's usual "-": not repeated).
 	for _, l := range a.Loads {

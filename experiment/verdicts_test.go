@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
 )
@@ -131,5 +132,46 @@ func TestQuickstartVerdicts(t *testing.T) {
 	}
 	if float64(below) < 0.90*float64(runs) {
 		t.Errorf("rmsnorm-2.5x read NO DIFFERENCE below resolution in %d of %d runs, want ≥ 90 %%", below, runs)
+	}
+}
+
+// TestTransferEfficiencyInterval: a candidate's transfer efficiency carries
+// the interval of its measured speedup (against an exact bound: the cost
+// model's), and when that speedup's interval contains 1 it is said to be
+// not separable from 0 instead of a point like −1.38 that reads as
+// measured: the console and report.md print the interval and the reason.
+func TestTransferEfficiencyInterval(t *testing.T) {
+	t.Parallel()
+	sp := func(v, lo, hi float64) report.Estimate {
+		return report.Estimate{Value: v, Low: lo, High: hi, Reps: 3, Interval: true}
+	}
+	for _, tc := range []struct {
+		name     string
+		bound    float64
+		m        report.Estimate
+		text     string
+		separate bool
+	}{
+		{"rmsnorm-2.5x: a gain not resolved", 1.016, sp(0.978, 0.93, 1.03), "not separable from 0 [-4.37, 1.88]", false},
+		{"gate-up-2x: a gain resolved", 1.1577, sp(1.19, 1.14, 1.24), "1.20 [0.888, 1.52]", true},
+		{"one repetition: no interval", 1.1577, report.Estimate{Value: 1.19, Reps: 1}, "1.20", true},
+	} {
+		l := report.AmdahlLoad{Candidate: "c", OfferedLoadRPS: 10, Bound: tc.bound, BoundLow: tc.bound, BoundHigh: tc.bound,
+			TransferEfficiency: amdahl.TransferEfficiency(tc.m.Value, tc.bound), TransferMetric: "e2e mean"}
+		efficiencyInterval(&l, tc.m)
+		if got := report.TransferEfficiencyText(l); got != tc.text {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.text)
+		}
+		if (l.TransferEfficiencyNote == "") != tc.separate {
+			t.Errorf("%s: note %q", tc.name, l.TransferEfficiencyNote)
+		}
+		if !tc.separate {
+			var b strings.Builder
+			printAmdahl(&b, &report.Results{Amdahl: &report.AmdahlSection{Loads: []report.AmdahlLoad{l}}})
+			if !strings.Contains(b.String(), "not separable from 0 [-4.37, 1.88]") ||
+				!strings.Contains(b.String(), "c at 10 req/s: transfer efficiency not separable from 0: the measured e2e mean speedup's interval [0.930, 1.03] contains 1 (no change)") {
+				t.Errorf("%s: console table\n%s", tc.name, b.String())
+			}
+		}
 	}
 }

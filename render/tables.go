@@ -267,7 +267,10 @@ func amdahlTables(s *report.AmdahlSection, u units) tableSection {
 		}
 		te := "not computed"
 		if l.TransferMetric != "" {
-			te = report.Num(l.TransferEfficiency) + " (" + l.TransferMetric + ")"
+			te = report.TransferEfficiencyText(l) + " (" + l.TransferMetric + ")"
+			if l.TransferEfficiencyNote != "" {
+				notes.add(l.Candidate + " at " + report.Num(l.OfferedLoadRPS) + " req/s: transfer efficiency " + l.TransferEfficiencyNote + ": any share of the bound's gain, or none, fits it")
+			}
 			if ExceedsBound(l) {
 				te, above = te+" *", true
 			}

@@ -55,6 +55,17 @@ type AmdahlLoad struct {
 	// (the amdahl package's definition): the share of the possible gain that arrived.
 	TransferEfficiency float64 `json:"transfer_efficiency"`
 	TransferMetric     string  `json:"transfer_metric,omitempty"`
+	// TransferEfficiencyLow and TransferEfficiencyHigh are its interval:
+	// (measured − 1) / (bound − 1) at the corners of the measured speedup's
+	// interval and the bound's (amdahl.Compare); nil when the measured
+	// speedup has no interval (one repetition) or the bound's interval
+	// reaches 1.
+	TransferEfficiencyLow  *float64 `json:"transfer_efficiency_low,omitempty"`
+	TransferEfficiencyHigh *float64 `json:"transfer_efficiency_high,omitempty"`
+	// TransferEfficiencyNote is why the efficiency's point is no figure to
+	// read: "not separable from 0: the measured e2e mean speedup's interval
+	// [0.968, 1.03] contains 1 (no change)". "" when the gain is resolved.
+	TransferEfficiencyNote string `json:"transfer_efficiency_note,omitempty"`
 	// FNotMeasured says why FGPU and FExcl are nil when f did not come
 	// from a profile of the op the candidate changes (a simulated candidate
 	// changing another op than amdahl.target_op: its FWall is that op's
@@ -273,4 +284,24 @@ type AblationMetric struct {
 	CandidateSpeedup   Estimate `json:"candidate_speedup"`
 	TransferEfficiency Estimate `json:"transfer_efficiency_vs_ceiling"`
 	ProfileGap         string   `json:"profile_gap,omitempty"`
+}
+
+// TransferEfficiencyText is l's transfer efficiency as the reports print
+// it: "0.85 [0.62, 1.08]", or "0.85" without an interval, or, when the
+// measured gain's interval contains no change (TransferEfficiencyNote),
+// "not separable from 0 [−3.90, 1.21]": its point (e.g. −1.38 for a
+// speedup of 0.978 against a bound of 1.016) would read as a figure the run
+// measured. "" when it was not computed (TransferMetric empty).
+func TransferEfficiencyText(l AmdahlLoad) string {
+	if l.TransferMetric == "" {
+		return ""
+	}
+	iv := ""
+	if l.TransferEfficiencyLow != nil && l.TransferEfficiencyHigh != nil {
+		iv = " [" + Num(*l.TransferEfficiencyLow) + ", " + Num(*l.TransferEfficiencyHigh) + "]"
+	}
+	if l.TransferEfficiencyNote != "" {
+		return "not separable from 0" + iv
+	}
+	return Num(l.TransferEfficiency) + iv
 }
