@@ -538,6 +538,27 @@ func TestVirtualReplayMatchesRun(t *testing.T) {
 	}
 }
 
+// inParallel calls do(i) for every i in [0, n), on GOMAXPROCS goroutines
+// (virtual-time runs are independent and CPU-bound).
+func inParallel(n int, do func(i int)) {
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				do(i)
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
 // virtualCoverage counts, over res's candidates, the mean TTFT, TPOT and
 // E2E ratios whose stated interval contains the simulator's true ratio,
 // and the candidates (trials) with at least one interval missing it.
@@ -594,30 +615,17 @@ func TestVirtualIntervalCoverage(t *testing.T) {
 	}
 	type tally struct{ intervals, covered, trials, missed int }
 	out := make([]tally, runs)
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				txt := strings.Replace(fmt.Sprintf(coverageConfig, 100+i), "use_mean: true", "use_mean: true\n  resamples: 400", 1)
-				cfg, err := Parse(strings.NewReader(txt), "coverage.yaml", ".")
-				if err != nil {
-					t.Error(err)
-					continue
-				}
-				var o tally
-				o.intervals, o.covered, o.trials, o.missed = virtualCoverage(t, virtualRun(t, cfg.Effective()))
-				out[i] = o
-			}
-		}()
-	}
-	for i := range runs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	inParallel(runs, func(i int) {
+		txt := strings.Replace(fmt.Sprintf(coverageConfig, 100+i), "use_mean: true", "use_mean: true\n  resamples: 400", 1)
+		cfg, err := Parse(strings.NewReader(txt), "coverage.yaml", ".")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		var o tally
+		o.intervals, o.covered, o.trials, o.missed = virtualCoverage(t, virtualRun(t, cfg.Effective()))
+		out[i] = o
+	})
 	var sum tally
 	for _, o := range out {
 		sum.intervals, sum.covered, sum.trials, sum.missed = sum.intervals+o.intervals, sum.covered+o.covered, sum.trials+o.trials, sum.missed+o.missed

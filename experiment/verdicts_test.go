@@ -3,10 +3,8 @@ package experiment
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/transferlab/transferlab/amdahl"
@@ -83,32 +81,18 @@ func TestQuickstartVerdicts(t *testing.T) {
 		rmsOpen                            bool // a regression not ruled out
 	}
 	out := make([]outcome, runs)
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				eff := quickstartSeeded(t, 1+i)
-				eff.Extra.Decision.Resamples = resamples
-				res := virtualRun(t, eff)
-				for _, v := range res.Verdicts {
-					switch v.Candidate {
-					case "gate-up-2x":
-						out[i].gate, out[i].gateSummary = v.Outcome, analysis.VerdictLine(v)
-					case "rmsnorm-2.5x":
-						out[i].rms, out[i].rmsSummary, out[i].rmsOpen = v.Outcome, analysis.VerdictLine(v), v.RegressionNotRuledOut != nil
-					}
-				}
+	inParallel(runs, func(i int) {
+		eff := quickstartSeeded(t, 1+i)
+		eff.Extra.Decision.Resamples = resamples
+		for _, v := range virtualRun(t, eff).Verdicts {
+			switch v.Candidate {
+			case "gate-up-2x":
+				out[i].gate, out[i].gateSummary = v.Outcome, analysis.VerdictLine(v)
+			case "rmsnorm-2.5x":
+				out[i].rms, out[i].rmsSummary, out[i].rmsOpen = v.Outcome, analysis.VerdictLine(v), v.RegressionNotRuledOut != nil
 			}
-		}()
-	}
-	for i := range runs {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+		}
+	})
 	gate, rms := map[string]int{}, map[string]int{}
 	below, open := 0, 0
 	for i, o := range out {
