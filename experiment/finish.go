@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
 )
@@ -73,13 +74,10 @@ func (r *runner) finish() error {
 // WriteReports writes r into dir (made when missing) as a run writes its
 // own: name (the results as JSON: ResultsFile, or compare.json for a
 // comparison), MarkdownFile and HTMLFile, each atomically and never through
-// a symbolic link already at its path or at dir itself (CheckOutNotLink). A file not written is a *FileError;
+// a symbolic link already at its path, at dir or at a folder above it (outpath.MkdirAll). A file not written is a *FileError;
 // the others are written all the same.
 func WriteReports(dir, name string, r report.Results) error {
-	if err := CheckOutNotLink(dir); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := outpath.MkdirAll("--out", dir); err != nil {
 		return err
 	}
 	o := Options{OutDir: dir}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/transferlab/transferlab/internal/outpath"
 )
 
 // LockFile marks an output folder in use by a run; it is created exclusively,
@@ -51,14 +53,16 @@ func processGone(pid int) bool {
 	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
 }
 
-// claimOutDir makes dir, refuses it when a symbolic link stands below it
+// claimOutDir makes dir (refusing a link among its path's components:
+// outpath.MkdirAll), refuses it when a symbolic link stands below it
 // (checkNoSymlinks) and locks it (lockOutDir): what every writer of a run's
 // folder does before writing.
 func claimOutDir(dir string) (unlock func(), err error) {
-	if err := CheckOutNotLink(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := outpath.MkdirAll("--out", dir); err != nil {
+		var le *outpath.LinkError
+		if errors.As(err, &le) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	if err := checkNoSymlinks(dir); err != nil {
@@ -121,19 +125,14 @@ func symlinkError(dir, rel, path string) error {
 	return fmt.Errorf("output folder %s: %s is a symbolic link (to %s): a run never writes through a link; remove it or choose another --out", dir, rel, strconv.Quote(to))
 }
 
-// CheckOutNotLink refuses an output folder whose path, as given, is a
-// symbolic link (to a folder or dangling; a trailing slash does not hide it):
-// the run's or comparison's files would be written through it into the
-// link's target. A missing path passes (it is made as a folder). The error
-// names the path and the link's target.
+// CheckOutNotLink refuses an output folder any component of whose path, as
+// given, is a symbolic link (the folder itself or one above it; to a folder
+// or dangling; a trailing slash does not hide it): the run's or
+// comparison's files would be written through it into the link's target.
+// Missing components pass (they are made as folders). The error names the
+// path, the component that is a link and its target (outpath.Check).
 func CheckOutNotLink(dir string) error {
-	path := filepath.Clean(dir)
-	st, err := os.Lstat(path)
-	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-		return nil
-	}
-	to, _ := os.Readlink(path)
-	return fmt.Errorf("--out %s is a symbolic link (to %s): transferlab never writes through a link; give the folder's own path or another --out", dir, strconv.Quote(to))
+	return outpath.Check("--out", dir)
 }
 
 // checkNoSymlinks refuses an output folder holding a symbolic link anywhere
@@ -171,12 +170,10 @@ type outFile interface {
 
 // createOut creates the file at path for writing, new: a file (or link,
 // dangling or not) already there is removed first and the new one created
-// exclusively, so a write never goes through a symbolic link.
+// exclusively and without following a link (outpath.Create), so a write
+// never goes through a symbolic link.
 func (o Options) createOut(path string) (outFile, error) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := outpath.Create(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/transferlab/transferlab/amdahl"
+	"github.com/transferlab/transferlab/internal/outpath"
 )
 
 // Files the profiling pass writes into the output folder.
@@ -20,10 +21,10 @@ func writeSummary(stem string, sum amdahl.Summary) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(stem+".summary.json", append(b, '\n'), 0o644); err != nil {
+	if err := outpath.WriteFile(stem+".summary.json", append(b, '\n')); err != nil {
 		return err
 	}
-	f, err := os.Create(stem + ".summary.txt")
+	f, err := outpath.Create(stem + ".summary.txt")
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func gzipFile(path string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
-	out, err := os.Create(path + ".gz")
+	out, err := outpath.Create(path + ".gz")
 	if err != nil {
 		return "", err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/transferlab/transferlab/amdahl"
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/servers"
@@ -89,7 +89,7 @@ func (r *runner) profilePass(ctx context.Context, a *servers.ReferenceServer, ar
 	r.progress.begin(stepProfile)
 	sched := r.scheds[loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS)]
 	dir := filepath.Join(r.opt.OutDir, ServersDir, arm.Name, "profiles")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := outpath.MkdirAll("output folder", dir); err != nil {
 		return nil, fmt.Errorf("profiling pass: %w", err)
 	}
 	stem := fmt.Sprintf("load%srps-rep%d", strconv.FormatFloat(k.OfferedLoadRPS, 'g', -1, 64), k.Repetition)

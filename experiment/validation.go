@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/transferlab/transferlab/integrate"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/internal/yamlcheck"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -178,11 +178,8 @@ func PrepareValidation(ctx context.Context, path string, v *integrate.Validate) 
 	if _, err := integrate.Preflight(ctx, setup.Reference); err != nil {
 		return fmt.Errorf("validate: config %s: server.kind reference needs a GPU machine with torch + transformers: %w", path, err)
 	}
-	if err := CheckOutNotLink(v.Out); err != nil {
+	if err := outpath.MkdirAll("--out", v.Out); err != nil {
 		return fmt.Errorf("validate: %w", err)
-	}
-	if err := os.MkdirAll(v.Out, 0o755); err != nil {
-		return err
 	}
 	out, err := filepath.Abs(v.Out)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,7 @@ func CommandSpec(cfg CommandConfig, hook HookSetup, outDir string) (Spec, error)
 	if err := cfg.Validate(); err != nil {
 		return Spec{}, fmt.Errorf("integrate: %w", err)
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	if err := outpath.MkdirAll("output folder", outDir); err != nil {
 		return Spec{}, fmt.Errorf("integrate: %w", err)
 	}
 	abs, err := filepath.Abs(outDir)

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/internal/secret"
 	"github.com/transferlab/transferlab/loadgen"
 )
@@ -168,7 +169,7 @@ func Launch(ctx context.Context, spec Spec) (*Process, error) {
 	if err := spec.validate(); err != nil {
 		return nil, fmt.Errorf("integrate: launch: %w", err)
 	}
-	logf, err := os.OpenFile(spec.LogPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	logf, err := outpath.Create(spec.LogPath)
 	if err != nil {
 		return nil, fmt.Errorf("integrate: launch: log: %w", err)
 	}

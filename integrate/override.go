@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"io"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func WriteHookManifest(path, statsDir string, ovs ...Override) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := outpath.WriteFile(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("integrate: override manifest: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -164,13 +165,13 @@ func WriteEmbeddedPython(dir string) (string, error) {
 		}
 		dst := filepath.Join(dir, filepath.FromSlash(p))
 		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
+			return outpath.MkdirAll("output folder", dst)
 		}
 		b, err := python.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(dst, b, 0o644)
+		return outpath.WriteFile(dst, b)
 	})
 	if err != nil {
 		return "", fmt.Errorf("integrate: writing embedded python to %s: %w", root, err)
@@ -219,7 +220,7 @@ func ReferenceCommand(cfg ReferenceConfig, ov *Override, outDir string) (Command
 		}
 		cfg.Python = abs
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
+	if err := outpath.MkdirAll("output folder", outDir); err != nil {
 		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
 	abs, err := filepath.Abs(outDir)
@@ -235,7 +236,7 @@ func ReferenceCommand(cfg ReferenceConfig, ov *Override, outDir string) (Command
 	if err != nil {
 		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: reference config: %w", err)
 	}
-	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+	if err := outpath.WriteFile(cfgPath, b); err != nil {
 		return CommandConfig{}, HookSetup{}, fmt.Errorf("integrate: %w", err)
 	}
 	var hook HookSetup

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -224,7 +224,7 @@ func (v Validate) Run(ctx context.Context) (*ValidateResult, error) {
 	}
 	summary := v.summary(res)
 	res.SummaryPath = filepath.Join(v.Out, "validation-summary.md")
-	if err := os.WriteFile(res.SummaryPath, []byte(summary), 0o644); err != nil {
+	if err := outpath.WriteFile(res.SummaryPath, []byte(summary)); err != nil {
 		return res, fmt.Errorf("validate: %w", err)
 	}
 	fmt.Fprint(w, summary)
@@ -322,5 +322,5 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return outpath.WriteFile(path, append(b, '\n'))
 }

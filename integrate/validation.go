@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,7 +148,7 @@ func WriteCapturedSet(path string, st *HookStats, override string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return outpath.WriteFile(path, append(b, '\n'))
 }
 
 // ValidationJob is one run of the gate (validate_gate.py's JOB.json).
@@ -186,11 +187,11 @@ func RunValidation(ctx context.Context, python, workDir string, job ValidationJo
 	name := strings.TrimSuffix(filepath.Base(job.Report), filepath.Ext(job.Report))
 	jobPath := filepath.Join(workDir, name+".job.json")
 	b, _ := json.MarshalIndent(job, "", " ")
-	if err := os.WriteFile(jobPath, b, 0o644); err != nil {
+	if err := outpath.WriteFile(jobPath, b); err != nil {
 		return nil, fmt.Errorf("integrate: validation job: %w", err)
 	}
 	logPath := filepath.Join(workDir, name+".log")
-	logf, err := os.Create(logPath)
+	logf, err := outpath.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("integrate: validation log: %w", err)
 	}

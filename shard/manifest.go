@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/traces"
 )
 
@@ -99,12 +100,7 @@ func (m *Manifest) write(dir string) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(dir, ManifestFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("%s: %w", ManifestFile, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, ManifestFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("%s: %w", ManifestFile, err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 )
@@ -81,8 +82,11 @@ func Merge(ctx context.Context, dirs []string, opt MergeOptions) (*report.Result
 	if len(dirs) == 0 {
 		return nil, errors.New("merge: no shard folders given")
 	}
+	if err := experiment.CheckOutNotLink(opt.OutDir); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
 	for _, f := range []string{experiment.ResultsFile, experiment.RecordsFile} {
-		if _, err := os.Stat(filepath.Join(opt.OutDir, f)); err == nil {
+		if _, err := os.Lstat(filepath.Join(opt.OutDir, f)); err == nil {
 			return nil, fmt.Errorf("output folder %s already holds a run (%s): choose another", opt.OutDir, f)
 		}
 	}
@@ -296,7 +300,7 @@ func mergeHDR(k int, shards []*shardDir, recs []loadgen.Record, zero time.Time) 
 // writeMerged writes the merged hdr.log (intervals from base) and shards.json
 // into dir, recording each in written once written whole.
 func writeMerged(dir string, base time.Time, hcells []hdrCell, listed []MergedShard, written *experiment.Written) error {
-	f, err := os.Create(filepath.Join(dir, HDRLogFile))
+	f, err := outpath.Create(filepath.Join(dir, HDRLogFile))
 	if err != nil {
 		return fmt.Errorf("%s: %w", HDRLogFile, err)
 	}
@@ -308,7 +312,7 @@ func writeMerged(dir string, base time.Time, hcells []hdrCell, listed []MergedSh
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ShardsFile), append(b, '\n'), 0o644); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, ShardsFile), append(b, '\n')); err != nil {
 		return err
 	}
 	written.Add(ShardsFile)

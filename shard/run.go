@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/transferlab/transferlab/experiment"
+	"github.com/transferlab/transferlab/internal/outpath"
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/servers"
@@ -246,7 +246,7 @@ func writeShardHDR(dir string, man *Manifest, clock Clock) error {
 		start := m.Summary.Start.Add(-clock.Offset())
 		cells = append(cells, hdrCell{order: order, start: start, end: start.Add(end), hist: h})
 	}
-	f, err := os.Create(filepath.Join(dir, HDRLogFile))
+	f, err := outpath.Create(filepath.Join(dir, HDRLogFile))
 	if err != nil {
 		return fmt.Errorf("%s: %w", HDRLogFile, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/report"
+	"time"
 )
 
 // preflightConfig is a reference-server experiment whose interpreter is %s.
@@ -240,6 +241,53 @@ func TestRunRefusesSymlinkOut(t *testing.T) {
 		_, _, code, err := runCLI(t, "run", filepath.Join("..", "..", "configs", "quickstart.yaml"), "--out", out, "--quiet")
 		if err == nil || code != 1 || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), link) {
 			t.Errorf("--out %s: exit %d: %v, want a refusal naming the link", out, code, err)
+		}
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("the link's target now holds %d entries, want none", len(entries))
+	}
+}
+
+// linkAbove makes dir/a/link, a symbolic link to the folder dir/real, and
+// returns the link and its target: an output path below the link would be
+// written into the target.
+func linkAbove(t *testing.T) (link, target string) {
+	t.Helper()
+	dir := t.TempDir()
+	target, link = filepath.Join(dir, "real"), filepath.Join(dir, "a", "link")
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	return link, target
+}
+
+// TestOutRefusesLinkAbove: an output folder below a symbolic link (--out
+// a/link/sub) is refused by run, compare --out and merge, naming the path
+// and the component that is the link, before anything is written into the
+// link's target.
+func TestOutRefusesLinkAbove(t *testing.T) {
+	t.Parallel()
+	link, target := linkAbove(t)
+	out := filepath.Join(link, "sub")
+	dir := t.TempDir()
+	base := writeResults(t, dir, "a.json", "trace-1", 100*time.Millisecond)
+	other := writeResults(t, dir, "b.json", "trace-1", 50*time.Millisecond)
+	for _, args := range [][]string{
+		{"run", filepath.Join("..", "..", "configs", "quickstart.yaml"), "--out", out, "--quiet"},
+		{"run", filepath.Join("..", "..", "configs", "quickstart.yaml"), "--out", out, "--quiet", "--overwrite"},
+		{"compare", base, other, "--metric", "e2e", "--mean", "--resamples", "200", "--out", out},
+		{"compare", base, other, "--metric", "e2e", "--mean", "--resamples", "200", "--out", out, "--overwrite"},
+		{"merge", out, dir, "--quiet"},
+	} {
+		_, _, code, err := runCLI(t, args...)
+		if err == nil || code != 1 || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+			t.Errorf("%s: exit %d: %v, want a refusal naming %s and its link %s", args[0], code, err, out, link)
 		}
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
