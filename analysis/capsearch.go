@@ -340,6 +340,7 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		}
 	}
 	est := &out.CapacityRPS
+	est.Unit = "req/s"
 	var notes []string
 	switch {
 	case len(loads) == 0:
@@ -353,7 +354,7 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		est.High = out.FailRPS
 		return out
 	case out.FailRPS == 0:
-		est.Value = out.PassRPS
+		est.Value, est.Derived = out.PassRPS, DerivedPassOnly
 		if stopped == StopMax {
 			est.Note = fmt.Sprintf("a lower bound: %s met the SLO at max_rps (%s req/s), the search's ceiling", arm, num(out.PassRPS))
 		} else {
@@ -379,7 +380,7 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 		est.Note = fmt.Sprintf("unknown: between %s and %s req/s (bracket), %s", num(out.PassRPS), num(out.FailRPS), stopText(stopped))
 		return out
 	}
-	est.Value = math.Sqrt(out.PassRPS * out.FailRPS)
+	est.Value, est.Derived = math.Sqrt(out.PassRPS*out.FailRPS), DerivedMidpoint
 	if low == 0 {
 		notes = append(notes, "no load was met with the interval's confidence: its lower end is 0")
 	}
@@ -390,6 +391,16 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 	est.Note = strings.Join(notes, "; ")
 	return out
 }
+
+// How an arm's point capacity (capacity_rps.value, stored in
+// capacity_rps.derived) is derived from its bracket: the one definition the
+// results, the reports and the console read.
+const (
+	// DerivedMidpoint: bracketed, the geometric midpoint of [pass, fail].
+	DerivedMidpoint = "√(pass_rps·fail_rps): the geometric midpoint of the bracket"
+	// DerivedPassOnly: no load missed, the highest load met (a lower bound).
+	DerivedPassOnly = "pass_rps: no load missed the SLO, so the highest load met (a lower bound)"
+)
 
 // stopText says why a search ended early.
 func stopText(stopped string) string {

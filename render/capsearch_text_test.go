@@ -5,7 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"encoding/json"
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
+	"os"
+	"path/filepath"
+	"strconv"
 )
 
 // searchedResults is a run whose capacity search bracketed both arms.
@@ -184,5 +189,59 @@ func TestCapacitySearchLineTruthAndSweepOnly(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "Bracketed by the sweep's loads, no search probe ran") || !strings.Contains(md.String(), "| fast | 10.00–24.00 (the sweep's bracket, no search probe) |") || strings.Contains(md.String(), "Found by search") {
 		t.Errorf("sweep-only markdown:\n%s", md.String())
+	}
+}
+
+// TestCapacityValueSurvivesResults: the point capacity the search computes
+// (analysis.Search.Capacity) is what results.json holds, with its unit and
+// how it was derived, and what the report and the console print from the
+// results read back: never null in the file while the text shows a figure.
+func TestCapacityValueSurvivesResults(t *testing.T) {
+	t.Parallel()
+	s := analysis.Search{MinRPS: 1, MaxRPS: 100, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(l float64, over int) report.CapacityProbe {
+		return report.CapacityProbe{LoadRPS: l, Source: "search", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 400, Over: over}}}
+	}
+	bracketed := s.Capacity("baseline", []report.CapacityProbe{probe(10, 0), probe(20, 0), probe(24, 200), probe(40, 400)}, analysis.StopBracketed)
+	lower := s.Capacity("fast", []report.CapacityProbe{probe(50, 0), probe(100, 0)}, analysis.StopMax)
+	for _, tc := range []struct {
+		arm            report.CapacityArm
+		value, derived string
+	}{
+		{bracketed, "21.9089", analysis.DerivedMidpoint},
+		{lower, "100", analysis.DerivedPassOnly},
+	} {
+		a := tc.arm
+		r := report.Results{SchemaVersion: report.SchemaVersion, Complete: true, Cells: []report.Cell{},
+			CapacitySearch: &report.CapacitySearch{Method: "test", Level: 0.95, Arms: []report.CapacityArm{a}}}
+		var b bytes.Buffer
+		if err := report.WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		var raw struct {
+			CapacitySearch struct {
+				Arms []struct {
+					CapacityRPS map[string]any `json:"capacity_rps"`
+				} `json:"arms"`
+			} `json:"capacity_search"`
+		}
+		if err := json.Unmarshal(b.Bytes(), &raw); err != nil {
+			t.Fatal(err)
+		}
+		got := raw.CapacitySearch.Arms[0].CapacityRPS
+		if v, ok := got["value"].(float64); !ok || strconv.FormatFloat(v, 'g', 6, 64) != tc.value || got["unit"] != "req/s" || got["derived"] != tc.derived {
+			t.Errorf("%s: results.json capacity_rps = %v, want value %s req/s derived %q", a.Arm, got, tc.value, tc.derived)
+		}
+		path := filepath.Join(t.TempDir(), "results.json")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		back, err := report.ReadResults(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, text := CapacityArmText(a), CapacityArmText(back.CapacitySearch.Arms[0]); text != want || strings.HasPrefix(text, "unknown") {
+			t.Errorf("%s: read back from results.json the capacity reads %q, computed %q", a.Arm, text, want)
+		}
 	}
 }

@@ -26,12 +26,18 @@ func (l AmdahlLoad) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes value, low and high as null when no repetition supports
 // the estimate (Reps == 0: refused for too few samples, or not measured; Note
-// says which), never as 0. Reading null back leaves them 0 with Reps 0, which
-// every renderer shows as "not measured" with the note.
+// says which) and it was not derived from other figures (Derived ""), never
+// as 0. Reading null back leaves them 0 with Reps 0, which every renderer
+// shows as "not measured" with the note. A derived estimate writes its
+// value, its low end, and its high end unless it has none (High 0).
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
 	var missing []string
-	if e.Reps == 0 {
+	switch {
+	case e.Derived != "" && e.High == 0:
+		missing = []string{"high"}
+	case e.Derived != "":
+	case e.Reps == 0:
 		missing = []string{"value", "low", "high"}
 	}
 	return nullKeys(plain(e), missing)

@@ -13,6 +13,14 @@ type Estimate struct {
 	Requests int    `json:"requests,omitempty"`
 	Interval bool   `json:"interval"`
 	Note     string `json:"note,omitempty"`
+	// Unit is Value's unit ("req/s"), for an estimate whose unit its name
+	// does not already say; "" otherwise.
+	Unit string `json:"unit,omitempty"`
+	// Derived, when set, says how Value was computed from other figures of
+	// the results rather than over repetitions (a capacity search's point
+	// capacity: "√(pass_rps·fail_rps)"); such a Value is written whatever
+	// Reps.
+	Derived string `json:"derived,omitempty"`
 }
 
 // Stats holds statistics over repetitions, computed by Analyze.
