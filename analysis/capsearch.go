@@ -457,6 +457,25 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	return g
 }
 
+// SearchGain is Gain with what a capacity search states beside the ratio:
+// the ratio of the arms' simulator's sustained capacities when both have
+// one, and the change in cost per 1M output tokens at each arm's highest
+// load that met the SLO when both arms were bracketed (a budget-cut arm's
+// pass load may lie far below its capacity). A run's search and a
+// comparison of two runs' searches both state their gains by it.
+func SearchGain(cand, base report.CapacityArm) report.CapacitySearchGain {
+	g := Gain(cand, base)
+	if cand.SimTruth != nil && base.SimTruth != nil && base.SimTruth.RPS() > 0 {
+		g.SimTruth = cand.SimTruth.RPS() / base.SimTruth.RPS()
+	}
+	if cand.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && cand.Cost.Currency == base.Cost.Currency &&
+		cand.Stopped == StopBracketed && base.Stopped == StopBracketed {
+		v := 100 * (cand.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
+		g.CostChangePct = &v
+	}
+	return g
+}
+
 func firstNote(notes ...string) string {
 	for _, n := range notes {
 		if n != "" {

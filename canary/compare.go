@@ -9,6 +9,7 @@ import (
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
+	"reflect"
 )
 
 // Differences lists what makes two results.json unfit for a like-for-like
@@ -288,6 +289,7 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	out.Amdahl = &report.AmdahlSection{NotMeasured: notPart}
 	out.Validation = &report.ValidationSection{NotMeasured: notPart}
 	out.Hook = &report.HookSection{NotMeasured: notPart}
+	out.CapacitySearch = searchedCapacity(a, b, opts)
 	rule := opts.Rule
 	rule.Baseline = opts.NameA
 	rule.Independent = true
@@ -299,6 +301,56 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	}
 	cmp.Results = out
 	return cmp, nil
+}
+
+// searchedCapacity carries A's and B's capacity searches of the compared
+// arms into the comparison: each arm's capacity as its own run's search
+// found it, renamed, and B's gain over A (analysis.SearchGain), which the
+// report, the console and the headline then state instead of the sweep's
+// capacities (a sweep whose top load both arms met knows neither capacity).
+// nil when neither run searched; NotRun says why when only one did, or a
+// search did not run or did not search the compared arm.
+func searchedCapacity(a, b report.Results, opts CompareOptions) *report.CapacitySearch {
+	ca, cb := a.CapacitySearch, b.CapacitySearch
+	switch {
+	case ca == nil && cb == nil:
+		return nil
+	case ca == nil || cb == nil:
+		only, other := "A", "B"
+		if cb != nil {
+			only, other = "B", "A"
+		}
+		return &report.CapacitySearch{NotRun: fmt.Sprintf("only %s's run searched the capacity (%s's did not): searched capacities compare only when both runs searched", only, other)}
+	case ca.NotRun != "":
+		return &report.CapacitySearch{NotRun: "A's run did not search: " + ca.NotRun}
+	case cb.NotRun != "":
+		return &report.CapacitySearch{NotRun: "B's run did not search: " + cb.NotRun}
+	case !reflect.DeepEqual(ca.SLO, cb.SLO):
+		return &report.CapacitySearch{NotRun: "A's and B's searches judged different SLOs: their capacities do not compare"}
+	}
+	find := func(cs *report.CapacitySearch, arm, name, side string) (report.CapacityArm, string) {
+		for _, x := range cs.Arms {
+			if x.Arm == arm {
+				x.Arm = name
+				return x, ""
+			}
+		}
+		return report.CapacityArm{}, fmt.Sprintf("%s's search has no arm %q", side, arm)
+	}
+	armA, whyA := find(ca, opts.ArmA, opts.NameA, "A")
+	armB, whyB := find(cb, opts.ArmB, opts.NameB, "B")
+	if why := strings.Join(slices.DeleteFunc([]string{whyA, whyB}, func(s string) bool { return s == "" }), "; "); why != "" {
+		return &report.CapacitySearch{NotRun: why}
+	}
+	out := *ca
+	out.Method = "each arm's capacity as its own run's search found it; A's search: " + ca.Method
+	if cb.Method != ca.Method {
+		out.Method += "; B's search: " + cb.Method
+	}
+	out.Concurrent = ca.Concurrent && cb.Concurrent
+	out.Arms = []report.CapacityArm{armA, armB}
+	out.Gains = []report.CapacitySearchGain{analysis.SearchGain(armB, armA)}
+	return &out
 }
 
 // renameEnergy carries both sides' energy cells of the compared arms, renamed,

@@ -9,7 +9,9 @@ import (
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/analysis/analysistest"
+	"github.com/transferlab/transferlab/render"
 	"github.com/transferlab/transferlab/report"
+	"math"
 )
 
 func TestCompare(t *testing.T) {
@@ -276,5 +278,65 @@ func TestCompareSameRunVerdict(t *testing.T) {
 		if !strings.Contains(v.Summary, "A and B are the same run") {
 			t.Errorf("verdict summary %q does not say it is the same run", v.Summary)
 		}
+	}
+}
+
+// TestCompareUsesSearchedCapacity: when both runs searched the capacity,
+// compare states each arm's searched capacity and B's gain over A from
+// them (a run compared with itself: 1×), not the sweep's "unknown … sweep
+// higher loads"; when only one run searched, it says so.
+func TestCompareUsesSearchedCapacity(t *testing.T) {
+	t.Parallel()
+	a := analysistest.FixtureResults(t)
+	a.SLO = report.SLO{TTFTMs: 1e6, Percentile: 90} // every swept load met: the sweep knows no capacity
+	s := analysis.Search{MinRPS: 1, MaxRPS: 100, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(l float64, over int) report.CapacityProbe {
+		return report.CapacityProbe{LoadRPS: l, Source: "search", Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 1e6, N: 400, Over: over}}}
+	}
+	arm := func(name string, pass, fail float64) report.CapacityArm {
+		return s.Capacity(name, []report.CapacityProbe{probe(8, 0), probe(pass, 0), probe(fail, 200)}, analysis.StopBracketed)
+	}
+	a.CapacitySearch = &report.CapacitySearch{Method: "test search", SLO: a.SLO, RelativePrecision: 0.25, Level: 0.95,
+		Arms: []report.CapacityArm{arm("baseline", 20, 24), arm("candidate", 30, 36)}}
+	c, err := Compare(a, a, CompareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(c.Results.Stats.CapacityGain, func(g report.CapacityGain) bool { return strings.Contains(g.Gain.Note, "sweep higher loads") }) {
+		t.Fatalf("the sweep should know no capacity here: %+v", c.Results.Stats.CapacityGain)
+	}
+	cs := c.Results.CapacitySearch
+	if cs == nil || cs.NotRun != "" || len(cs.Arms) != 2 || len(cs.Gains) != 1 {
+		t.Fatalf("capacity search not carried: %+v", cs)
+	}
+	if g := cs.Gains[0]; g.Candidate != "B:baseline" || g.Baseline != "A:baseline" || g.Gain.Value != 1 || cs.Arms[0].CapacityRPS.Value != a.CapacitySearch.Arms[0].CapacityRPS.Value {
+		t.Errorf("gain %+v of arms %+v, want B:baseline/A:baseline = 1", g, cs.Arms)
+	}
+	var md strings.Builder
+	if err := render.WriteMarkdown(&md, c.Results); err != nil {
+		t.Fatal(err)
+	}
+	if h := render.Headline(c.Results); strings.Contains(h, "sweep higher loads") || !strings.Contains(h, "found by search") {
+		t.Errorf("headline ignores the searched capacities: %q", h)
+	}
+	if strings.Contains(md.String(), "sweep higher loads") || !strings.Contains(md.String(), "A:baseline") || !strings.Contains(md.String(), "Found by search") {
+		t.Errorf("the report ignores the searched capacities:\n%s", md.String())
+	}
+	// Two runs: B's candidate against A's baseline, each from its own search.
+	c, err = Compare(a, a, CompareOptions{ArmA: "baseline", ArmB: "candidate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := math.Sqrt(30*36) / math.Sqrt(20*24)
+	if g := c.Results.CapacitySearch.Gains[0]; math.Abs(g.Gain.Value-want) > 1e-12 {
+		t.Errorf("gain %v, want %v", g.Gain.Value, want)
+	}
+	b := a
+	b.CapacitySearch = nil
+	if c, err = Compare(a, b, CompareOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := c.Results.CapacitySearch; cs == nil || !strings.Contains(cs.NotRun, "only A's run searched") {
+		t.Errorf("one run searched: %+v", cs)
 	}
 }

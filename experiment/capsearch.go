@@ -350,17 +350,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	}
 	base := cs.Arms[0]
 	for _, a := range cs.Arms[1:] {
-		g := analysis.Gain(a, base)
-		if a.SimTruth != nil && base.SimTruth != nil && base.SimTruth.RPS() > 0 {
-			g.SimTruth = a.SimTruth.RPS() / base.SimTruth.RPS()
-		}
-		// Costs compare at capacity only when both arms were bracketed: a
-		// budget-cut arm's pass load may lie far below its capacity.
-		if a.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && a.Stopped == analysis.StopBracketed && base.Stopped == analysis.StopBracketed {
-			v := 100 * (a.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
-			g.CostChangePct = &v
-		}
-		cs.Gains = append(cs.Gains, g)
+		cs.Gains = append(cs.Gains, analysis.SearchGain(a, base))
 	}
 	return nil
 }
