@@ -34,7 +34,11 @@ func mustBase(t *testing.T, cfg *Config) traces.Schedule {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return traces.Trim(s, cfg.Trace.First, cfg.Trace.ClampContext)
+	s, err = traces.Trim(s, cfg.Trace.First, cfg.Trace.ClampContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // writeAzureTrace writes an Azure-format trace of n requests one second

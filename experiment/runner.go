@@ -389,10 +389,9 @@ func (eff Config) schedules() (base traces.Schedule, scheds []traces.Schedule, e
 		// reader's own message (which names the file).
 		return base, nil, eff.errorf(eff.fieldError("trace.path", err))
 	}
-	if n := len(base.Requests); eff.Trace.First > n {
-		return base, nil, eff.errorf(eff.fieldError("trace.first", fmt.Errorf("%d rows asked, but the trace has %d: give at most %d (or leave it out: 0 or absent keeps every row)", eff.Trace.First, n, n)))
+	if base, err = traces.Trim(base, eff.Trace.First, eff.Trace.ClampContext); err != nil {
+		return base, nil, eff.errorf(eff.fieldError("trace.first", err))
 	}
-	base = traces.Trim(base, eff.Trace.First, eff.Trace.ClampContext)
 	scheds = make([]traces.Schedule, len(eff.Load.RatesRPS))
 	for i, r := range eff.Load.RatesRPS {
 		if scheds[i], err = cellSchedule(base, eff.Load, r, eff.Seed, i); err != nil {

@@ -103,15 +103,30 @@ func ClampContext(s Schedule, limit int) Schedule {
 // Trim applies a config's trace.first and trace.clamp_context in the order
 // an experiment applies them (before any offered load's scaling): the first
 // n requests (First, when n > 0), then every request fitted into a context
-// of limit tokens (ClampContext, when limit > 0).
-func Trim(s Schedule, n, limit int) Schedule {
+// of limit tokens (ClampContext, when limit > 0). n above the schedule's
+// rows is an error (a *FirstError): the rows asked are not there, and
+// keeping every row silently would replay another workload than asked.
+// Every caller (a config's trace.first, `trace stats --first`) trims here.
+func Trim(s Schedule, n, limit int) (Schedule, error) {
+	if n > len(s.Requests) {
+		return s, &FirstError{Asked: n, Rows: len(s.Requests)}
+	}
 	if n > 0 {
 		s = First(s, n)
 	}
 	if limit > 0 {
 		s = ClampContext(s, limit)
 	}
-	return s
+	return s, nil
+}
+
+// FirstError is a first-N trim asking for more rows than the trace has.
+type FirstError struct {
+	Asked, Rows int
+}
+
+func (e *FirstError) Error() string {
+	return fmt.Sprintf("%d rows asked, but the trace has %d: give at most %d (or leave it out: 0 or absent keeps every row)", e.Asked, e.Rows, e.Rows)
 }
 
 // Shard returns worker i's share of s for n load workers: requests whose

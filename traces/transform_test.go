@@ -1,7 +1,9 @@
 package traces
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -184,10 +186,21 @@ func TestTrim(t *testing.T) {
 		{InputTokens: 120, OutputTokens: 10},
 		{InputTokens: 500, OutputTokens: 10},
 	}}
-	if out := Trim(in, 0, 0); len(out.Requests) != 3 || out.Clamped != 0 || len(out.Dropped) != 0 {
-		t.Errorf("Trim(0, 0) changed the schedule: %+v", out)
+	if out, err := Trim(in, 0, 0); err != nil || len(out.Requests) != 3 || out.Clamped != 0 || len(out.Dropped) != 0 {
+		t.Errorf("Trim(0, 0) changed the schedule: %+v, %v", out, err)
 	}
-	out := Trim(in, 2, 64)
+	if out, err := Trim(in, 3, 0); err != nil || len(out.Requests) != 3 {
+		t.Errorf("Trim(3, 0) = %d requests, %v: want every row", len(out.Requests), err)
+	}
+	// More rows asked than the trace has: refused, not every row kept.
+	var fe *FirstError
+	if out, err := Trim(in, 4, 0); !errors.As(err, &fe) || fe.Asked != 4 || fe.Rows != 3 || !strings.Contains(err.Error(), "4 rows asked, but the trace has 3") {
+		t.Errorf("Trim(4, 0) = %d requests, %v: want a refusal naming 4 rows asked of 3", len(out.Requests), err)
+	}
+	out, err := Trim(in, 2, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(out.Requests) != 2 || out.Dropped[DroppedFirst] != 1 || out.Clamped != 2 {
 		t.Errorf("Trim(2, 64): %d requests, dropped %v, clamped %d; want 2, first_n 1, 2", len(out.Requests), out.Dropped, out.Clamped)
 	}

@@ -53,7 +53,9 @@ func newTraceStatsCmd() *cobra.Command {
 				return err
 			}
 			// As an experiment applies them: first N, clamp, then scale.
-			s = traces.Trim(s, first, clamp)
+			if s, err = traces.Trim(s, first, clamp); err != nil {
+				return fmt.Errorf("trace stats %s: --first: %w", args[0], err)
+			}
 			if cmd.Flags().Changed("rate") {
 				if s, err = traces.ScaleToRate(s, rateRPS); err != nil {
 					return err
