@@ -403,11 +403,7 @@ func TestTraceFirstBeyondRows(t *testing.T) {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, _, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		base, _, err := cfg.Effective().schedules()
+		_, base, _, err := loadSchedules(t, path)
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("first %d: %v", tc.first, err)

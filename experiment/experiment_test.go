@@ -54,12 +54,7 @@ func forShippedConfigs(t *testing.T, check func(t *testing.T, file string)) {
 // (decisionSupport).
 func TestConfigsSupportSLOPercentile(t *testing.T) {
 	forShippedConfigs(t, func(t *testing.T, f string) {
-		cfg, _, err := Load(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eff := cfg.Effective()
-		_, scheds, err := eff.schedules()
+		eff, _, scheds, err := loadSchedules(t, f)
 		if err != nil {
 			t.Fatal(err)
 		}

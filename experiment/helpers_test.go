@@ -28,6 +28,21 @@ func cellOf(t *testing.T, res *report.Results, arm string, rate float64) report.
 	return report.Cell{}
 }
 
+// loadSchedules loads the config at path (Load; one that does not load
+// fails the test) and builds, from its effective config, the trace as read
+// and each offered load's schedule as a run does (schedules), returning
+// schedules' error for the test to judge.
+func loadSchedules(t testing.TB, path string) (eff Config, base traces.Schedule, scheds []traces.Schedule, err error) {
+	t.Helper()
+	cfg, _, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff = cfg.Effective()
+	base, scheds, err = eff.schedules()
+	return eff, base, scheds, err
+}
+
 func mustBase(t *testing.T, cfg *Config) traces.Schedule {
 	t.Helper()
 	s, err := traces.ReadFile(cfg.path(cfg.Trace.Path), traces.ReadOptions{})

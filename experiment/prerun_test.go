@@ -22,16 +22,7 @@ import (
 // measured from the simulator's profile (rmsnorm f_wall 0.026, bound 1.016).
 func TestAnnounceBoundsBeforeTheRun(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../configs/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Parse(bytes.NewReader(raw), "quickstart.yaml", "../configs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff := cfg.Effective()
-	_, scheds, err := eff.schedules()
+	eff, _, scheds, err := loadSchedules(t, "../configs/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,16 +103,7 @@ func TestExpectedResolutionValidated(t *testing.T) {
 // still needs the baseline's measured profile.
 func TestAmdahlBoundPerArmTargetOp(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../configs/quickstart.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := Parse(bytes.NewReader(raw), "quickstart.yaml", "../configs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	eff := cfg.Effective()
-	_, scheds, err := eff.schedules()
+	eff, _, scheds, err := loadSchedules(t, "../configs/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
