@@ -14,6 +14,8 @@ import (
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
+	"math"
+	"slices"
 )
 
 // stepKind is one kind of step of a run: what runAll does, in order.
@@ -176,7 +178,13 @@ func newRunProgress(steps []planStep, startGuess time.Duration, now func() time.
 }
 
 // begin ends the step under way and starts the next planned step of kind
-// (steps of other kinds before it, not taken, are skipped). A nil
+// (steps of other kinds before it, not taken, are skipped). A step the plan
+// does not hold there is added to it (re-planned) right after the one under
+// way: a probe, or a round of probes, the search admitted beyond its planned
+// count (a probe following a probe does not skip to the next arm's planned
+// probes past its server start), or any step beyond the plan's end. It is
+// as long as the last planned step of its kind, so the remaining time
+// counts it and the steps still planned keep their place. A nil
 // runProgress does nothing (as do finish and startCell).
 func (p *runProgress) begin(kind stepKind) {
 	if p == nil {
@@ -186,13 +194,26 @@ func (p *runProgress) begin(kind stepKind) {
 	defer p.mu.Unlock()
 	now := p.now()
 	p.closeCurrent(now)
+	inProbes := kind == stepProbe && p.cur >= 0 && p.cur < len(p.steps) && p.steps[p.cur].kind == stepProbe
 	for i := p.cur + 1; i < len(p.steps); i++ {
+		if inProbes && p.steps[i].kind == stepStart {
+			break // this arm's (or round's) planned probes are spent
+		}
 		if p.steps[i].kind == kind {
 			p.cur, p.curBegan = i, now
 			return
 		}
 	}
-	p.cur = len(p.steps) // beyond the plan: nothing left to estimate
+	var sched time.Duration
+	for _, s := range p.steps {
+		if s.kind == kind {
+			sched = s.sched
+		}
+	}
+	at := min(p.cur+1, len(p.steps))
+	p.steps = slices.Insert(p.steps, at, planStep{kind: kind, sched: sched})
+	p.took = slices.Insert(p.took, at, 0)
+	p.cur, p.curBegan = at, now
 }
 
 // maxTail is the longest time a finished step of kind took beyond its
@@ -319,6 +340,14 @@ func (p *runProgress) unadmitted(now time.Time) []bool {
 	return skip
 }
 
+// overrunLeft is what a step that has run for in, past its estimate, is
+// still expected to take: a tenth of in, at least 1 s. A step under way is
+// never said to have nothing left (the progress would read 100 %,
+// remaining 0 s while it runs).
+func overrunLeft(in time.Duration) time.Duration {
+	return max(in/10, time.Second)
+}
+
 // progressStatus is a snapshot of the whole run's progress.
 type progressStatus struct {
 	CellsDone, Cells int
@@ -337,6 +366,9 @@ type progressStatus struct {
 	// remaining) now, because the rest of the run was found longer since.
 	Done float64
 	Held bool
+	// Finished: the run's last step ended (finish); only then is the share
+	// shown 100 %.
+	Finished bool
 }
 
 // Fraction is the share of the run shown as done: elapsed / (elapsed +
@@ -361,6 +393,7 @@ func (p *runProgress) status() progressStatus {
 	st := progressStatus{Elapsed: now.Sub(p.began), Requests: p.reqs.Load(), RequestsTotal: p.reqTotal.Load()}
 	var guessN [nStepKinds]int
 	var guessD [nStepKinds]time.Duration
+	overrun := ""
 	skip := p.unadmitted(now)
 	for i, s := range p.steps {
 		if s.kind == stepCell {
@@ -377,7 +410,16 @@ func (p *runProgress) status() progressStatus {
 		}
 		d, guess := p.estimate(s)
 		if i == p.cur {
-			d = max(d-now.Sub(p.curBegan), 0)
+			in := now.Sub(p.curBegan)
+			if in >= d {
+				// Past its estimate and not ended: more of it remains,
+				// how much is a guess.
+				d = overrunLeft(in)
+				overrun = fmt.Sprintf("the %s under way past its estimate ≈ %s", stepNames[s.kind][0], roundDur(d))
+				st.Remaining += d
+				continue
+			}
+			d = max(d-in, min(overrunLeft(in), d)) // near its end: not below 1 s (nor above the estimate)
 		}
 		st.Remaining += d
 		if guess || s.kind == stepProbe { // how many probes run is itself a guess
@@ -408,6 +450,10 @@ func (p *runProgress) status() progressStatus {
 		}
 		st.Estimated = append(st.Estimated, what)
 	}
+	if overrun != "" {
+		st.Estimated = append(st.Estimated, overrun)
+	}
+	st.Finished = p.ended
 	st.Done = timeShare(st.Elapsed, st.Remaining)
 	if st.Done < p.shown {
 		st.Done, st.Held = p.shown, true
@@ -427,11 +473,21 @@ func (s progressStatus) String() string {
 		held = " (held: the rest of the run was found longer)"
 	}
 	line := fmt.Sprintf("run: %d/%d cells, %.0f %%%s, elapsed %s, remaining ≈ %s",
-		s.CellsDone, s.Cells, 100*s.Fraction(), held, roundDur(s.Elapsed), roundDur(s.Remaining))
+		s.CellsDone, s.Cells, s.percent(), held, roundDur(s.Elapsed), roundDur(s.Remaining))
 	if len(s.Estimated) > 0 {
 		line += " (estimated: " + strings.Join(s.Estimated, "; ") + ")"
 	}
 	return line
+}
+
+// percent is the share done in whole percent as shown: rounded, but at most
+// 99 until the run has finished.
+func (s progressStatus) percent() float64 {
+	v := math.Round(100 * s.Fraction())
+	if !s.Finished {
+		v = min(v, 99)
+	}
+	return v
 }
 
 // short is the terminal bar's description.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/traces"
 )
@@ -52,9 +53,9 @@ func TestRunProgressArithmetic(t *testing.T) {
 	if st := p.status(); st.Remaining != 29*time.Second {
 		t.Errorf("5 s into the second cell: %s left, want 29s", st.Remaining)
 	}
-	c.advance(20 * time.Second) // the cell overruns its estimate: nothing negative
-	if st := p.status(); st.Remaining != 22*time.Second {
-		t.Errorf("overrun: %s left, want the last cell's 22s", st.Remaining)
+	c.advance(20 * time.Second) // the cell overruns its estimate: nothing negative, nor nothing left of it
+	if st := p.status(); st.Remaining != 24500*time.Millisecond || !strings.Contains(st.String(), "the cell under way past its estimate ≈ 2.5s") {
+		t.Errorf("overrun: %s left (%q), want the last cell's 22s + a tenth of the 25 s the overrunning cell took", st.Remaining, st.String())
 	}
 	p.begin(stepCell)
 	c.advance(21 * time.Second)
@@ -122,16 +123,23 @@ func TestRunProgressETAWithin20Percent(t *testing.T) {
 	p.finish()
 }
 
-// TestRunProgressOffPlan: a step the plan does not hold ends the estimate
-// instead of failing, and a nil progress does nothing.
+// TestRunProgressOffPlan: a step the plan does not hold is added to it
+// instead of failing or ending the estimate: while it runs something is
+// left and the share is below 100 %; a nil progress does nothing.
 func TestRunProgressOffPlan(t *testing.T) {
 	t.Parallel()
 	c := &fakeClock{t: time.Unix(0, 0)}
 	p := newRunProgress([]planStep{{stepCell, time.Second}}, 0, c.now)
 	p.begin(stepCell)
+	c.advance(time.Second)
 	p.begin(stepProfile)
-	if st := p.status(); st.Remaining != 0 || st.CellsDone != 1 {
-		t.Errorf("off plan: %+v", st)
+	c.advance(30 * time.Second)
+	if st := p.status(); st.Remaining != 3*time.Second || st.CellsDone != 1 || !strings.HasPrefix(st.String(), "run: 1/1 cells, 91 %, elapsed 31s, remaining ≈ 3s") {
+		t.Errorf("off plan: %q (%+v)", st.String(), st)
+	}
+	p.finish()
+	if st := p.status(); st.Remaining != 0 || !strings.HasPrefix(st.String(), "run: 1/1 cells, 100 %") {
+		t.Errorf("finished: %q", st.String())
 	}
 	var nilP *runProgress
 	nilP.begin(stepCell)
@@ -210,7 +218,8 @@ func TestRunProgressNeverGoesBack(t *testing.T) {
 		return st
 	}
 	c.advance(29 * time.Second) // the first cell overruns: 10 s scheduled, 19 s of tail so far
-	if st := check("29 s into the first cell"); !strings.HasPrefix(st.String(), "run: 0/2 cells, 74 %, elapsed 29s, remaining ≈ 10s") {
+	// 19 s past its estimate: 2.9 s more of it is guessed (overrunLeft).
+	if st := check("29 s into the first cell"); !strings.HasPrefix(st.String(), "run: 0/2 cells, 69 %, elapsed 29s, remaining ≈ 13s") {
 		t.Errorf("29 s into the first cell: %q", st.String())
 	}
 	c.advance(time.Second)
@@ -219,7 +228,7 @@ func TestRunProgressNeverGoesBack(t *testing.T) {
 	if st.Remaining != 30*time.Second || !st.Held {
 		t.Errorf("the second cell's start: %+v, want 30s left (its tail learned from the first) and the share held", st)
 	}
-	if s := st.String(); s != "run: 1/2 cells, 74 % (held: the rest of the run was found longer), elapsed 30s, remaining ≈ 30s" {
+	if s := st.String(); s != "run: 1/2 cells, 69 % (held: the rest of the run was found longer), elapsed 30s, remaining ≈ 30s" {
 		t.Errorf("the second cell's start: %q", s)
 	}
 	c.advance(25 * time.Second) // 55 s of 60: past the held share
@@ -230,5 +239,86 @@ func TestRunProgressNeverGoesBack(t *testing.T) {
 	p.finish()
 	if st := check("the end"); st.Fraction() != 1 || st.Held {
 		t.Errorf("the end: %+v", st)
+	}
+}
+
+// TestProgressProbesBeyondThePlan: the search may run more probes than the
+// plan counted (PlannedProbes is an estimate). With the arms searched at
+// once, a round admitted after the planned ones is added to the plan: the
+// line never reads 100 % nor a remaining time of 0 s before the run ends
+// (it read "100 %, remaining ≈ 0s" for the whole extra round). With the
+// arms one at a time, an arm's extra probe does not take the next arm's
+// planned probes, so their time still counts.
+func TestProgressProbesBeyondThePlan(t *testing.T) {
+	t.Parallel()
+	cfg := Config{
+		Load: LoadConfig{RatesRPS: []float64{10}, Duration: 4 * time.Second, Warmup: time.Second},
+		Arms: []ArmConfig{{Name: "baseline"}, {Name: "a"}, {Name: "b"}},
+		SLO:  SLOConfig{TTFTMs: 500, Percentile: 90},
+	}
+	var order []report.CellKey
+	for _, a := range cfg.Arms {
+		order = append(order, report.CellKey{Arm: a.Name, OfferedLoadRPS: 10})
+	}
+	sched := traces.Schedule{Requests: []traces.Request{{ID: 0}, {ID: 1, Offset: 5 * time.Second}}}
+	sweep := func(p *runProgress, c *fakeClock) {
+		for range cfg.Arms { // cells of 5 s scheduled, 3 s of drain
+			p.begin(stepStart)
+			p.begin(stepCell)
+			c.advance(8 * time.Second)
+		}
+	}
+	planned := func(steps []planStep) (n int) {
+		for _, s := range steps {
+			if s.kind == stepProbe {
+				n++
+			}
+		}
+		return n
+	}
+	for _, concurrent := range []bool{true, false} {
+		cs := CapacitySearchConfig{RelativePrecision: 0.25, MaxRPS: 48, ProbeWarmup: time.Second, ProbeDuration: 4 * time.Second, ConcurrentArms: concurrent}.effective(cfg.Load)
+		cfg.Extra.CapacitySearch = &cs
+		steps := runPlan(cfg, order, []traces.Schedule{sched})
+		c := &fakeClock{t: time.Unix(1000, 0)}
+		p := newRunProgress(steps, 0, c.now)
+		p.search = &searchBudget{growth: cs.Growth, concurrent: concurrent}
+		sweep(p, c)
+		check := func(at string) {
+			t.Helper()
+			st := p.status()
+			if s := st.String(); st.Remaining <= 0 || strings.Contains(s, "100 %") || strings.Contains(s, "remaining ≈ 0s") {
+				t.Errorf("concurrent %v, %s: %q while the run goes on", concurrent, at, s)
+			}
+		}
+		if concurrent {
+			rounds := planned(steps)
+			for range cfg.Arms {
+				p.begin(stepStart)
+			}
+			for k := 1; k <= rounds+1; k++ { // one round more than planned
+				p.begin(stepProbe)
+				for range 6 { // a 30 s round, probes of 5 s: far past any estimate
+					c.advance(5 * time.Second)
+					check(fmt.Sprintf("round %d of %d planned", k, rounds))
+				}
+			}
+		} else {
+			per := planned(steps) / len(cfg.Arms)
+			p.begin(stepStart)
+			for k := 1; k <= per+1; k++ { // the baseline: one probe more than planned
+				p.begin(stepProbe)
+				c.advance(10 * time.Second)
+				check(fmt.Sprintf("baseline probe %d of %d planned", k, per))
+			}
+			p.begin(stepStart) // arm a: its planned probes and b's are still ahead
+			if s := p.status().String(); !strings.Contains(s, fmt.Sprintf("%d search probes (a planned count", 2*per)) {
+				t.Errorf("arm a's start after the baseline's extra probe: %q, want %d search probes left", s, 2*per)
+			}
+		}
+		p.finish()
+		if s := p.status().String(); !strings.Contains(s, "100 %") || !strings.Contains(s, "remaining ≈ 0s") {
+			t.Errorf("concurrent %v, the end: %q", concurrent, s)
+		}
 	}
 }
