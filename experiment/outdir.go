@@ -188,24 +188,7 @@ func (o Options) createOut(path string) (outFile, error) {
 // temporary file is removed and name is left as it was, and the error is a
 // *FileError naming it.
 func (o Options) writeOut(name string, b []byte) error {
-	path := filepath.Join(o.OutDir, name)
-	tmp := path + ".tmp"
-	f, err := o.createOut(tmp)
-	if err == nil {
-		_, err = f.Write(b)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp, path)
-		}
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}
+	err := outpath.WriteFileWith(filepath.Join(o.OutDir, name), b, func(p string) (outpath.File, error) { return o.createOut(p) })
 	if err != nil {
 		return &FileError{File: name, Err: err}
 	}

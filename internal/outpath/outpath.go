@@ -9,6 +9,7 @@ package outpath
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -94,8 +95,21 @@ func Create(path string) (*os.File, error) {
 // synced, then renamed over path (a rename replaces a link at path, never
 // writes through it). On failure path is left as it was.
 func WriteFile(path string, b []byte) error {
+	return WriteFileWith(path, b, func(p string) (File, error) { return Create(p) })
+}
+
+// File is what WriteFileWith writes through (*os.File is one).
+type File interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// WriteFileWith is WriteFile with the temporary file made by create (Create,
+// or a stand-in around it that fails as a full disk does, in tests).
+func WriteFileWith(path string, b []byte, create func(string) (File, error)) error {
 	tmp := path + ".tmp"
-	f, err := Create(tmp)
+	f, err := create(tmp)
 	if err != nil {
 		return err
 	}
