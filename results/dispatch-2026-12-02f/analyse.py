@@ -81,7 +81,7 @@ def main(d):
         print(f"{name}: busy stretch {dt:.1f} s")
         print(f"  client cores {ccpu}: " + ', '.join(f"{k} {v:.2f}" for k, v in cg.items()) +
               f"; process user {pu:.2f} sys {ps:.2f}")
-        print(f"  server cores: " + ', '.join(f"{k} {v:.2f}" for k, v in sg.items()) +
+        print("  server cores: " + ', '.join(f"{k} {v:.2f}" for k, v in sg.items()) +
               f"; child user {su:.2f} sys {ss:.2f}")
         print(f"  TCP segments sent {segs/1e6:.2f} M/s, retransmitted {rtx}")
         if extra:
