@@ -13,6 +13,7 @@ import (
 
 	"github.com/transferlab/transferlab/loadgen"
 	"github.com/transferlab/transferlab/report"
+	"github.com/transferlab/transferlab/servers"
 )
 
 const resumeConfig = `
@@ -271,5 +272,68 @@ func TestPrepareRunRefusesCompleteResumeFirst(t *testing.T) {
 		if log.Len() > 0 {
 			t.Errorf("config %q: said before refusing: %q", q.ConfigPath, log.String())
 		}
+	}
+}
+
+// TestResumeDrawsTheRunsNoise: with the simulator's noise model on, a run
+// resumed mid-way draws for every cell it measures the run factor the
+// uninterrupted run drew for that cell, a cell whose server the original
+// run reused (the A/A replicate's second cell, after its first was kept)
+// included. It replayed the kept cells' draws instead: its new cells
+// repeated the earlier ones to within a millisecond, the resolution shrank
+// and a no-effect candidate read FAIL.
+func TestResumeDrawsTheRunsNoise(t *testing.T) {
+	cfgText := strings.Replace(strings.Replace(resumeConfig, "  kind: sim\n", "  kind: sim\n  sim:\n    noise: {run_sigma: 0.03, step_sigma: 0.015}\n", 1),
+		"  rates_rps: [2, 4]\n", "  rates_rps: [4]\n", 1) + "repetitions: 2\n"
+	factors := func(res *report.Results) map[report.CellKey]float64 {
+		out := map[report.CellKey]float64{}
+		for arm, v := range res.Manifest.Server {
+			info, _ := v.(map[string]any)
+			recs, _ := info[trueFractionsKey].([]servers.SimTrueFraction)
+			for _, r := range recs {
+				out[report.CellKey{Arm: arm, OfferedLoadRPS: r.OfferedLoadRPS, Repetition: r.Repetition}] = r.NoiseRunFactor
+			}
+		}
+		return out
+	}
+	full, err := resumeRun(t, cfgText, t.TempDir(), false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := factors(full)
+	// Stop after the first block's last cell: the next cell is the same
+	// arm's (A B C | C B A), so the resumed run starts a server where the
+	// uninterrupted one reused it.
+	names := map[string]bool{}
+	for _, k := range full.RunOrder {
+		names[k.Arm] = true
+	}
+	arms := len(names)
+	if arms < 2 || full.RunOrder[arms-1].Arm != full.RunOrder[arms].Arm {
+		t.Fatalf("run order %+v: want a block boundary inside one arm's stretch", full.RunOrder)
+	}
+	cut := t.TempDir()
+	if _, err := resumeRun(t, cfgText, cut, false, arms); err == nil {
+		t.Fatal("interrupted run: no error")
+	}
+	res, err := resumeRun(t, cfgText, cut, true, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := factors(res)
+	compared := 0
+	for _, k := range res.RunOrder[arms:] {
+		key := report.CellKey{Arm: k.Arm, OfferedLoadRPS: k.OfferedLoadRPS, Repetition: k.Repetition}
+		g, ok := got[key]
+		if !ok || want[key] == 0 {
+			t.Fatalf("cell %+v: no run factor (resumed %v, uninterrupted %v)", key, got, want)
+		}
+		if g != want[key] {
+			t.Errorf("cell %+v: run factor %v resumed, %v uninterrupted", key, g, want[key])
+		}
+		compared++
+	}
+	if compared != len(full.RunOrder)-arms {
+		t.Fatalf("compared %d cells", compared)
 	}
 }

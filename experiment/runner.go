@@ -434,6 +434,11 @@ type runner struct {
 	cellsOut outFile
 	// simStarts counts each arm's simulator starts (noise seeds, noiseSeed).
 	simStarts map[string]int
+	// stretch is, during the sweep, each arm's current stretch's ordinal
+	// (beginStretch), and stretchPos the running cell's place in its
+	// stretch (0: its first); simStartConfig seeds a start from them.
+	stretch    map[string]int
+	stretchPos int
 }
 
 // runAll runs the cells in report.RunOrder (repetitions, then loads, arms
@@ -453,7 +458,14 @@ func (r *runner) runAll(ctx context.Context) error {
 	defer stopProgress()
 	up := &armServer{r: r}
 	defer up.close(ctx)
+	prev := ""
 	for i, k := range order {
+		if k.Arm != prev {
+			r.beginStretch(k.Arm)
+			prev, r.stretchPos = k.Arm, 0
+		} else {
+			r.stretchPos++
+		}
 		key := cellKey{arm: k.Arm, load: loadIndex(r.cfg.Load.RatesRPS, k.OfferedLoadRPS), rep: k.Repetition}
 		if r.kept != nil {
 			if kc, ok := r.kept.cells[key]; ok {
@@ -470,6 +482,7 @@ func (r *runner) runAll(ctx context.Context) error {
 			return err
 		}
 	}
+	r.stretch = nil // the search's starts count on from the sweep's
 	if ctx.Err() != nil {
 		return fmt.Errorf("run stopped before the capacity search: %w", context.Cause(ctx))
 	}

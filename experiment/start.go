@@ -112,16 +112,43 @@ func (r *runner) simConfig(arm ArmConfig) sim.Config {
 // (noiseSeed); it counts the start. The virtual-time replay of a run
 // (sim.NoisyServer) takes its configuration from here too, so it draws the
 // noise the real run's servers draw.
+//
+// During the sweep (runAll) a start belongs to its stretch of consecutive
+// cells of one arm: it takes the stretch's ordinal among the arm's stretches
+// and passes over the run factors of the stretch's cells before the one it
+// starts for, so a resumed run, which starts a server where the original
+// reused one (its earlier cells kept), draws for every cell the noise the
+// uninterrupted run drew (without this its new cells replayed the kept
+// cells' draws, and the A/A replicate agreed with itself falsely).
 func (r *runner) simStartConfig(arm ArmConfig) sim.Config {
 	cfg := r.simConfig(arm)
 	if cfg.Noise.On() {
 		if r.simStarts == nil {
 			r.simStarts = map[string]int{}
 		}
-		cfg.Noise.Seed = noiseSeed(r.cfg.Seed, cfg.Noise.Seed, arm.Name, r.simStarts[arm.Name])
-		r.simStarts[arm.Name]++
+		start, skip := r.simStarts[arm.Name], 0
+		if s, ok := r.stretch[arm.Name]; ok {
+			start, skip = s, r.stretchPos
+		} else {
+			r.simStarts[arm.Name]++
+		}
+		cfg.Noise.Seed = noiseSeed(r.cfg.Seed, cfg.Noise.Seed, arm.Name, start)
+		cfg.Noise.SkipRunDraws = skip
 	}
 	return cfg
+}
+
+// beginStretch counts a stretch of consecutive sweep cells of arm (one
+// server start in an uninterrupted run), kept cells included.
+func (r *runner) beginStretch(arm string) {
+	if r.simStarts == nil {
+		r.simStarts = map[string]int{}
+	}
+	if r.stretch == nil {
+		r.stretch = map[string]int{}
+	}
+	r.stretch[arm] = r.simStarts[arm]
+	r.simStarts[arm]++
 }
 
 // noiseSeed is the noise seed of arm's start-th simulator start (0-based):

@@ -28,6 +28,12 @@ type NoiseConfig struct {
 	StepSigma float64 `yaml:"step_sigma" json:"step_sigma"`
 	// Seed seeds F_run and the sequence of F_step.
 	Seed uint64 `yaml:"seed" json:"seed"`
+	// SkipRunDraws passes over that many F_run draws at the start: a server
+	// started to continue an interrupted stretch of cells (a resumed run)
+	// draws, from its first profile reset on, the F_run the original
+	// server drew for the cells after the kept ones. Set by the run, never
+	// by a config.
+	SkipRunDraws int `yaml:"-" json:"-"`
 }
 
 // On reports whether the model changes any step.
@@ -65,6 +71,9 @@ func newNoise(cfg NoiseConfig) *noise {
 	n := &noise{cfg: cfg, run: 1,
 		runRNG: rand.New(rand.NewPCG(cfg.Seed, 0x72756e)),     // "run"
 		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f697365))} // "noise"
+	for range cfg.SkipRunDraws {
+		n.redraw()
+	}
 	n.redraw()
 	return n
 }
