@@ -168,6 +168,8 @@ func truthNote(t report.CapacityTruth, a report.CapacityArm, c CapacitySearchCon
 		return fmt.Sprintf("below the highest load the probes met (%s req/s): %s", report.Num(a.PassRPS), why)
 	case e.High > 0 && v > e.High:
 		return fmt.Sprintf("above the searched interval's high end (%s req/s)", report.Num(e.High))
+	case a.FailRPS > 0 && v > a.FailRPS:
+		return fmt.Sprintf("above the lowest load the probes missed (%s req/s): %s", report.Num(a.FailRPS), why)
 	}
 	return ""
 }

@@ -122,6 +122,10 @@ func TestTruthNote(t *testing.T) {
 		{bracketed, 0, 5, ""},
 		{open, 18, 18.1, "below the highest load the probes met (25.60 req/s): probes of 5s"},
 		{open, 26, 26.1, ""},
+		// Above the lowest load missed, inside the interval (its high end
+		// left open by client-bound probes): the probes missed loads the
+		// server sustains.
+		{report.CapacityArm{PassRPS: 16.8, FailRPS: 20, CapacityRPS: report.Estimate{Value: 18.3}}, 21.8, 21.9, "above the lowest load the probes missed (20.00 req/s)"},
 	} {
 		got := truthNote(report.CapacityTruth{MetRPS: tc.met, MissedRPS: tc.missed}, tc.arm, span)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

@@ -78,7 +78,49 @@ func probesText(a report.CapacityArm) string {
 	if bound > 0 {
 		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket but end no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
 	}
+	if ends := clientBoundEnds(a); ends != "" {
+		cb += "; " + ends
+	}
 	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s%s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"), cb)
+}
+
+// clientBoundEnds says which end of a's bracket only client-bound probes
+// decided: "the bracket's pass end (20.00 req/s) is a client-bound probe's:
+// suspect, the client machine may have set it", "" when a probe the client
+// kept pace with decided each end. A late client makes a load look harder
+// than it is, so such a bracket (and the capacity and gain from it) can be
+// the client machine's, not the server's.
+func clientBoundEnds(a report.CapacityArm) string {
+	var ends []string
+	for _, e := range []struct {
+		name string
+		load float64
+	}{{"pass", a.PassRPS}, {"fail", a.FailRPS}} {
+		if e.load <= 0 {
+			continue
+		}
+		bound, clean := false, false
+		for _, p := range a.Probes {
+			if p.LoadRPS == e.load {
+				if p.ClientBound {
+					bound = true
+				} else {
+					clean = true
+				}
+			}
+		}
+		if bound && !clean {
+			ends = append(ends, fmt.Sprintf("%s end (%s req/s)", e.name, report.Num(e.load)))
+		}
+	}
+	if len(ends) == 0 {
+		return ""
+	}
+	verb := " rests"
+	if len(ends) > 1 {
+		verb = " rest"
+	}
+	return "suspect: the bracket's " + strings.Join(ends, " and ") + verb + " on client-bound probes only, so the client machine, not the server, may have set it"
 }
 
 // CapacitySearchLine is cand's capacity at SLO against the baseline's, as
@@ -117,6 +159,11 @@ func CapacitySearchLine(r report.Results, cand string) string {
 		return ""
 	}
 	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
+	for _, a := range []*report.CapacityArm{c, b} {
+		if ends := clientBoundEnds(*a); ends != "" {
+			s += " (" + a.Arm + "'s bracket " + strings.TrimPrefix(ends, "suspect: the bracket's ") + ": suspect)"
+		}
+	}
 	costLabel := "cost per 1M output tokens"
 	if r.Simulated {
 		costLabel += " (simulated)"
