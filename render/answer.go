@@ -39,7 +39,11 @@ func Answer(r report.Results) []AnswerBlock {
 		add(gainLine(r, v.Candidate))
 		add(boundLine(r, v.Candidate))
 		add(capacityGainLine(r, v.Candidate))
-		add(changeLine(r, v.Candidate, "cost per 1M output tokens", costPer1M))
+		if l := changeLine(r, v.Candidate, "cost per 1M output tokens", costPer1M); strings.HasSuffix(l, ": not measured") {
+			add(l)
+		} else {
+			add(l + costAtLoadNote)
+		}
 		add(changeLine(r, v.Candidate, "GPU energy per output token", joulesPerToken))
 		add(mainWarning(r, v))
 		out = append(out, b)
@@ -295,6 +299,12 @@ func meanOf(vs []float64) float64 {
 	}
 	return s / float64(len(vs))
 }
+
+// costAtLoadNote says what a cost change at one offered load is: an
+// open-loop load below capacity keeps the GPU for the same time whichever arm
+// serves it, so the change is the cell's window (its drain after the last
+// arrival), not a saving; the saving is at capacity.
+const costAtLoadNote = " (at one offered load both arms serve the same requests on a GPU kept as long: this change is the measuring window's drain after the last arrival, not a saving; the saving shows at capacity, in the capacity line)"
 
 // changeLine is "<what>: base → cand (±x %) at L req/s; …" over the loads
 // both arms measured, said per load because a per-token figure at a fixed

@@ -230,7 +230,7 @@ func TestChangeLinesLeaveOutIncompleteCells(t *testing.T) {
 		text := strings.Join(b.Lines, "\n")
 		for _, w := range []string{
 			"GPU energy per output token, candidate − baseline (%; baseline → candidate), each at one offered load: +0 J (+0.0 %; 1.00 → 1.00; no interval; within this run's resolution ±" + res + ") at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
-			"cost per 1M output tokens, candidate − baseline (%; baseline → candidate), each at one offered load: +0 USD (+0.0 %; 1.00 → 1.00; no interval; within this run's resolution ±" + res + ") at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))",
+			"cost per 1M output tokens, candidate − baseline (%; baseline → candidate), each at one offered load: +0 USD (+0.0 %; 1.00 → 1.00; no interval; within this run's resolution ±" + res + ") at 4.00 req/s (left out, as from the ratios: big rep 1 (incomplete))" + costAtLoadNote,
 		} {
 			if !strings.Contains(text, w) {
 				t.Errorf("big's answer lacks %q:\n%s", w, text)
