@@ -310,9 +310,12 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 			above = append(above, l)
 		}
 	}
-	// A client-bound load decides nothing: it is no end of the interval.
+	// A client-bound load that missed is no end of the interval: a late
+	// client makes a load look harder than it is (tokens stamped late,
+	// sends late), so the client may have missed it. One that met stands:
+	// the server met the SLO with the client's lateness counted against it.
 	sureMet := func(l perLoad) bool {
-		return !l.clientBound && surelyMet(l.att, s.Quantile, endAlpha/float64(len(below)))
+		return surelyMet(l.att, s.Quantile, endAlpha/float64(len(below)))
 	}
 	sureMissed := func(l perLoad) bool {
 		return !l.clientBound && surelyMissed(l.att, s.Quantile, endAlpha/float64(len(above)))

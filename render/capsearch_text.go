@@ -62,7 +62,7 @@ func truthText(a report.CapacityArm) string {
 }
 
 // probesText counts a's probes by source, and says how many were
-// client-bound (their loads steer the search; they end no interval).
+// client-bound (their loads steer the search; a miss among them ends no interval).
 func probesText(a report.CapacityArm) string {
 	sweep := map[float64]bool{}
 	bound := 0
@@ -76,7 +76,7 @@ func probesText(a report.CapacityArm) string {
 	}
 	cb := ""
 	if bound > 0 {
-		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket but end no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
+		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket, and a miss among them ends no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
 	}
 	if ends := clientBoundEnds(a); ends != "" {
 		cb += "; " + ends
@@ -317,8 +317,11 @@ func probeListText(a report.CapacityArm) string {
 			if p.Decided != "" {
 				s += "; sure"
 			}
-			if p.ClientBound {
-				s += "; client-bound: decides nothing"
+			switch {
+			case p.ClientBound && p.Met:
+				s += "; client-bound: met with the client's lateness against it"
+			case p.ClientBound:
+				s += "; client-bound: its miss decides nothing"
 			}
 			s += ")"
 		}
