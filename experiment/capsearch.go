@@ -738,11 +738,11 @@ func (f *failFast) decide() {
 			return
 		}
 	}
+	// f.over counts declared targets only (RecordOver names no other; a
+	// late first token counts only with a TTFT target).
 	left, most := f.n-f.ended, 0
-	for m, ms := range map[string]float64{"ttft": f.slo.TTFTMs, "tpot": f.slo.TPOTMs, "e2e": f.slo.E2EMs} {
-		if ms > 0 {
-			most = max(most, f.over[m])
-		}
+	for _, k := range f.over {
+		most = max(most, k)
 	}
 	if left > 0 && float64(most+left) <= f.limit {
 		f.met = true

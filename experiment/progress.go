@@ -3,6 +3,8 @@ package experiment
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,8 +16,6 @@ import (
 	"github.com/transferlab/transferlab/report"
 	"github.com/transferlab/transferlab/servers"
 	"github.com/transferlab/transferlab/traces"
-	"math"
-	"slices"
 )
 
 // stepKind is one kind of step of a run: what runAll does, in order.

@@ -39,12 +39,8 @@ func Answer(r report.Results) []AnswerBlock {
 		add(gainLine(r, v.Candidate))
 		add(boundLine(r, v.Candidate))
 		add(capacityGainLine(r, v.Candidate))
-		if l := changeLine(r, v.Candidate, "cost per 1M output tokens", costPer1M); strings.HasSuffix(l, ": not measured") {
-			add(l)
-		} else {
-			add(l + costAtLoadNote)
-		}
-		add(changeLine(r, v.Candidate, "GPU energy per output token", joulesPerToken))
+		add(changeLine(r, v.Candidate, "cost per 1M output tokens", costAtLoadNote, costPer1M))
+		add(changeLine(r, v.Candidate, "GPU energy per output token", "", joulesPerToken))
 		add(mainWarning(r, v))
 		out = append(out, b)
 	}
@@ -310,8 +306,9 @@ const costAtLoadNote = " (at one offered load both arms serve the same requests 
 // both arms measured, said per load because a per-token figure at a fixed
 // offered load moves with the load far more than with the arm. Each arm's
 // figure is the mean over the complete repetitions (armMean, the cells the
-// ratios use); the cells it leaves out are named after the load.
-func changeLine(r report.Results, cand, what string, get perCell) string {
+// ratios use); the cells it leaves out are named after the load; note
+// ends a measured line.
+func changeLine(r report.Results, cand, what, note string, get perCell) string {
 	base := r.Rule.Baseline
 	var loads []float64
 	for _, c := range r.Cells {
@@ -340,7 +337,7 @@ func changeLine(r report.Results, cand, what string, get perCell) string {
 	if r.Simulated {
 		label += " (simulated)"
 	}
-	return label + ", candidate − baseline (%; baseline → candidate), each at one offered load: " + strings.Join(parts, "; ")
+	return label + ", candidate − baseline (%; baseline → candidate), each at one offered load: " + strings.Join(parts, "; ") + note
 }
 
 // noIntervalText says that a cost or energy change (a fraction) at load has

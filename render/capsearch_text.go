@@ -78,19 +78,19 @@ func probesText(a report.CapacityArm) string {
 	if bound > 0 {
 		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket, and a miss among them ends no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
 	}
-	if ends := clientBoundEnds(a); ends != "" {
-		cb += "; " + ends
+	if end := suspectFailEnd(a); end != "" {
+		cb += "; suspect: the bracket's " + end
 	}
 	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s%s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"), cb)
 }
 
-// clientBoundEnds says when only client-bound probes missed at the fail
-// end of a's bracket: "suspect: the bracket's fail end (20.00 req/s) rests
-// on client-bound probes only: a late client makes a load look harder than
-// it is, so the client machine, not the server, may have missed it"; ""
-// otherwise. A met load is not suspect: the server met the SLO with the
-// client's lateness counted against it.
-func clientBoundEnds(a report.CapacityArm) string {
+// suspectFailEnd says when only client-bound probes missed at the fail
+// end of a's bracket: "fail end (20.00 req/s) rests on client-bound probes
+// only: a late client makes a load look harder than it is, so the client
+// machine, not the server, may have missed it"; "" otherwise. A met load
+// is not suspect: the server met the SLO with the client's lateness
+// counted against it.
+func suspectFailEnd(a report.CapacityArm) string {
 	if a.FailRPS <= 0 {
 		return ""
 	}
@@ -107,7 +107,7 @@ func clientBoundEnds(a report.CapacityArm) string {
 	if !bound || clean {
 		return ""
 	}
-	return fmt.Sprintf("suspect: the bracket's fail end (%s req/s) rests on client-bound probes only: a late client makes a load look harder than it is, so the client machine, not the server, may have missed it", report.Num(a.FailRPS))
+	return fmt.Sprintf("fail end (%s req/s) rests on client-bound probes only: a late client makes a load look harder than it is, so the client machine, not the server, may have missed it", report.Num(a.FailRPS))
 }
 
 // CapacitySearchLine is cand's capacity at SLO against the baseline's, as
@@ -147,8 +147,8 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	}
 	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
 	for _, a := range []*report.CapacityArm{c, b} {
-		if ends := clientBoundEnds(*a); ends != "" {
-			s += " (" + a.Arm + "'s bracket " + strings.TrimPrefix(ends, "suspect: the bracket's ") + ": suspect)"
+		if end := suspectFailEnd(*a); end != "" {
+			s += " (" + a.Arm + "'s bracket " + end + ": suspect)"
 		}
 	}
 	costLabel := "cost per 1M output tokens"

@@ -2,15 +2,15 @@ package render
 
 import (
 	"bytes"
-	"strings"
-	"testing"
-
 	"encoding/json"
-	"github.com/transferlab/transferlab/analysis"
-	"github.com/transferlab/transferlab/report"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/transferlab/transferlab/analysis"
+	"github.com/transferlab/transferlab/report"
 )
 
 // searchedResults is a run whose capacity search bracketed both arms.
