@@ -123,7 +123,10 @@ func (v runToRun) halfWidth(blocks int, level float64) float64 {
 
 // resolutionOf builds the Resolution of aa (the A/A replicate's estimate,
 // already widened by the run-to-run half-width h, in log space, with df
-// degrees of freedom).
+// degrees of freedom). The resolution is the farther end of aa's interval
+// from 1, not its radius (half-width): measured against each other in
+// results/verdicts-2026-12-02/README.md (DESIGN.md, "Arms, interleaving,
+// statistics").
 func resolutionOf(load float64, metric, stat string, aa report.Estimate, h float64, df int) report.Resolution {
 	res := report.Resolution{OfferedLoadRPS: load, Metric: metric, Stat: stat, AA: aa}
 	if aa.Interval {
