@@ -211,8 +211,10 @@ func (s Search) Next(probes []report.CapacityProbe) (float64, string) {
 
 // closing is Next once bracketed: a load beyond an open end of the
 // interval, if none beyond it was probed and the bounds allow; else stop.
+// It reads the interval's ends before a suspect fail end withholds them
+// (Capacity), so the search probes alike whatever the client did.
 func (s Search) closing(loads []perLoad, probes []report.CapacityProbe, pass, fail float64) (float64, string) {
-	e := s.Capacity("", probes, StopBracketed).CapacityRPS
+	e := s.capacity("", probes, StopBracketed).CapacityRPS
 	beyond := func(ok func(float64) bool) bool {
 		return slices.ContainsFunc(loads, func(l perLoad) bool { return ok(l.load) })
 	}
@@ -294,8 +296,73 @@ func (s Search) PlannedProbes() int {
 
 // Capacity summarises an arm's probes: each probe's Met and Decided set, the
 // bracket, and the capacity with its interval. stopped is why its search
-// ended (Next's reason, or "budget: <field>").
+// ended (Next's reason, or "budget: <field>"). A bracket whose fail end
+// rests on client-bound probes only (ClientBoundFailEnd) gives no capacity:
+// SuspectFailEnd is set, the capacity has no value and no interval, and its
+// note says what the arm met and why (NoCapacityText, ClientBoundMissWhy).
 func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped string) report.CapacityArm {
+	return WithholdSuspect(s.capacity(arm, probes, stopped))
+}
+
+// WithholdSuspect is a with its capacity withheld when it is suspect
+// (SuspectCapacity): SuspectFailEnd set, no value and no interval, the note
+// saying what the arm met and why. Capacity applies it; compare applies it
+// to an arm read from a results.json written before the flag.
+func WithholdSuspect(a report.CapacityArm) report.CapacityArm {
+	if SuspectCapacity(a) {
+		a.SuspectFailEnd = true
+		a.CapacityRPS = report.Estimate{Unit: "req/s", Note: NoCapacityText(a) + ": " + ClientBoundMissWhy}
+	}
+	return a
+}
+
+// ClientBoundMissWhy says why a miss of a client-bound probe decides
+// nothing and what to do about it; the first screen says it once, after
+// the capacities it withheld.
+const ClientBoundMissWhy = "the client machine was too busy to send those loads on time, so the misses may be the client's, not the server's; rerun on an idle machine"
+
+// ClientBoundFailEnd reports whether the fail end of a's bracket rests on
+// client-bound probes only: a load missed (FailRPS > 0) and every probe
+// that ran to its end at FailRPS was client-bound. A late client makes a
+// load look harder than it is (tokens stamped late, sends late), so the
+// client machine, not the server, may have missed it. A client-bound
+// probe that met is not suspect: the server met the SLO with the client's
+// lateness counted against it.
+func ClientBoundFailEnd(a report.CapacityArm) bool {
+	if a.FailRPS <= 0 {
+		return false
+	}
+	bound := false
+	for _, p := range a.Probes {
+		if p.Incomplete != "" || p.LoadRPS != a.FailRPS {
+			continue
+		}
+		if !p.ClientBound {
+			return false
+		}
+		bound = true
+	}
+	return bound
+}
+
+// SuspectCapacity reports whether a has no capacity because its bracket's
+// fail end rests on client-bound probes only: as Capacity marks it
+// (SuspectFailEnd), or, in a results.json written before that flag, a
+// capacity figure over such a bracket. The reports, the console, the
+// gains and compare all ask it.
+func SuspectCapacity(a report.CapacityArm) bool {
+	return a.SuspectFailEnd || a.CapacityRPS.Value > 0 && ClientBoundFailEnd(a)
+}
+
+// NoCapacityText is what a suspect arm (SuspectCapacity) shows instead of
+// a capacity: "≥ 16.82 req/s (met); its misses at 20.00 req/s were
+// client-bound probes only, so no capacity".
+func NoCapacityText(a report.CapacityArm) string {
+	return fmt.Sprintf("≥ %s req/s (met); its misses at %s req/s were client-bound probes only, so no capacity", report.Num(a.PassRPS), report.Num(a.FailRPS))
+}
+
+// capacity is Capacity before a suspect fail end withholds the figure.
+func (s Search) capacity(arm string, probes []report.CapacityProbe, stopped string) report.CapacityArm {
 	s = s.WithDefaults()
 	loads := pool(probes)
 	out := report.CapacityArm{Arm: arm, Probes: slices.Clone(probes), Stopped: stopped}
@@ -420,6 +487,9 @@ func stopText(stopped string) string {
 func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	g := report.CapacitySearchGain{Candidate: cand.Arm, Baseline: base.Arm}
 	c, b := cand.CapacityRPS, base.CapacityRPS
+	if suspectGain(&g, cand, base) {
+		return g
+	}
 	switch {
 	case b.Value == 0 || c.Value == 0,
 		c.Note != "" && strings.HasPrefix(c.Note, "unknown") || b.Note != "" && strings.HasPrefix(b.Note, "unknown"):
@@ -460,6 +530,38 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	return g
 }
 
+// DerivedGainLowerBound is how a gain's lower bound (Gain.Low, no value)
+// is derived when only the candidate's capacity rests on client-bound
+// misses.
+const DerivedGainLowerBound = "candidate pass_rps / baseline fail_rps: a lower bound (the candidate's capacity rests on client-bound misses)"
+
+// suspectGain fills g when cand's or base's capacity rests on client-bound
+// misses (SuspectCapacity) and reports whether it did. The gain then has
+// no value: not determined, except when only the candidate's is suspect,
+// the baseline's was bracketed by a miss of its own, and the candidate met
+// a load above that miss: its capacity is at least the load it met and the
+// baseline's below the load it missed, so the gain is at least their ratio,
+// above 1 (a point bound, as the bracket is; DESIGN.md).
+func suspectGain(g *report.CapacitySearchGain, cand, base report.CapacityArm) bool {
+	for _, a := range []report.CapacityArm{cand, base} {
+		if SuspectCapacity(a) {
+			g.SuspectArms = append(g.SuspectArms, a.Arm)
+		}
+	}
+	switch {
+	case len(g.SuspectArms) == 0:
+		return false
+	case len(g.SuspectArms) == 2:
+		g.Gain = report.Estimate{Note: "not determined (both capacities rest on client-bound misses)"}
+	case g.SuspectArms[0] == cand.Arm && base.CapacityRPS.Value > 0 && base.FailRPS > 0 && cand.PassRPS > base.FailRPS:
+		g.Gain = report.Estimate{Low: cand.PassRPS / base.FailRPS, Derived: DerivedGainLowerBound,
+			Note: fmt.Sprintf("%s met %s req/s, above the %s req/s %s missed, and its own capacity rests on client-bound misses: a lower bound", cand.Arm, report.Num(cand.PassRPS), report.Num(base.FailRPS), base.Arm)}
+	default:
+		g.Gain = report.Estimate{Note: "not determined (" + g.SuspectArms[0] + "'s capacity rests on client-bound misses)"}
+	}
+	return true
+}
+
 // SearchGain is Gain with what a capacity search states beside the ratio:
 // the ratio of the arms' simulator's sustained capacities when both have
 // one, and the change in cost per 1M output tokens at each arm's highest
@@ -472,7 +574,7 @@ func SearchGain(cand, base report.CapacityArm) report.CapacitySearchGain {
 		g.SimTruth = cand.SimTruth.RPS() / base.SimTruth.RPS()
 	}
 	if cand.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && cand.Cost.Currency == base.Cost.Currency &&
-		cand.Stopped == StopBracketed && base.Stopped == StopBracketed {
+		cand.Stopped == StopBracketed && base.Stopped == StopBracketed && len(g.SuspectArms) == 0 {
 		v := 100 * (cand.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
 		g.CostChangePct = &v
 	}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,10 +170,76 @@ func TestSearchBudgetWideBracket(t *testing.T) {
 	}
 	// A client-bound miss decides nothing (a late client makes a load look
 	// harder); a client-bound met load stands (met despite the lateness).
+	// With the fail end's only probe client-bound the arm has no capacity
+	// (TestSuspectCapacity).
 	probes[0].ClientBound, probes[1].ClientBound = true, true
 	c = s.Capacity("a", probes, StopBracketed)
-	if c.CapacityRPS.Low != 20 || c.CapacityRPS.High != 0 || c.Probes[0].Decided != "met" || c.Probes[1].Decided != "" {
+	if !c.SuspectFailEnd || c.CapacityRPS.Value != 0 || c.Probes[0].Decided != "met" || c.Probes[1].Decided != "" {
 		t.Errorf("client-bound probes: %+v %+v", c.CapacityRPS, c.Probes)
+	}
+}
+
+// TestSuspectCapacity: a bracket whose fail end only client-bound probes
+// missed (a loaded client machine: the quickstart beside two busy loops)
+// gives no capacity, only the load it met; a clean miss at that load gives
+// it back. The search probes as it did before the figure was withheld, and
+// a gain from such an arm is not determined, or a lower bound when only the
+// candidate's is suspect and it met a load above the baseline's clean miss.
+func TestSuspectCapacity(t *testing.T) {
+	t.Parallel()
+	s := Search{MinRPS: 5, MaxRPS: 48, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(load float64, n, over int, clientBound bool) report.CapacityProbe {
+		return report.CapacityProbe{LoadRPS: load, Source: "search", ClientBound: clientBound,
+			Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: n, Over: over}}}
+	}
+	// The loaded quickstart's baseline (/tmp/l3/out): 10 clean met, 16.82
+	// client-bound met, 20 client-bound missed.
+	probes := []report.CapacityProbe{probe(10, 47, 0, false), probe(16.82, 478, 0, true), probe(20, 161, 52, true)}
+	base := s.Capacity("baseline", probes, StopBracketed)
+	e := base.CapacityRPS
+	if !ClientBoundFailEnd(base) || !SuspectCapacity(base) || !base.SuspectFailEnd || e.Value != 0 || e.Low != 0 || e.High != 0 || e.Interval || e.Derived != "" ||
+		base.PassRPS != 16.82 || base.FailRPS != 20 ||
+		e.Note != "≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity: "+ClientBoundMissWhy {
+		t.Errorf("suspect fail end: %+v", base)
+	}
+	// The search goes on as it would have: one load above the open upper
+	// end, none below the met end it holds with confidence.
+	if next, why := s.Next(probes); next != 40 || why != "" {
+		t.Errorf("Next = %v %q, want 40", next, why)
+	}
+	if next, why := s.Next(append(slices.Clone(probes), probe(40, 75, 53, true))); next != 0 || why != StopBracketed {
+		t.Errorf("Next after 40 = %v %q, want bracketed", next, why)
+	}
+	// A clean miss at the fail end decides it: the capacity is back.
+	clean := s.Capacity("baseline", append(slices.Clone(probes), probe(20, 160, 50, false)), StopBracketed)
+	if ClientBoundFailEnd(clean) || SuspectCapacity(clean) || clean.SuspectFailEnd || math.Abs(clean.CapacityRPS.Value-math.Sqrt(16.82*20)) > 1e-9 {
+		t.Errorf("clean miss at the fail end: %+v", clean)
+	}
+	// An arm stored before the flag (a figure over such a bracket) is suspect
+	// too, and WithholdSuspect withholds it.
+	old := base
+	old.SuspectFailEnd, old.CapacityRPS = false, report.Estimate{Value: 18.34, Unit: "req/s", Derived: DerivedMidpoint}
+	if !SuspectCapacity(old) || WithholdSuspect(old).CapacityRPS != base.CapacityRPS || !WithholdSuspect(old).SuspectFailEnd {
+		t.Errorf("old arm: %+v", WithholdSuspect(old))
+	}
+	// gate-up-2x of that run: met 25.67 (client-bound), missed 28.05 (client-bound only).
+	cand := s.Capacity("gate-up-2x", []report.CapacityProbe{probe(10, 47, 0, false), probe(25.67, 526, 44, true), probe(28.05, 272, 53, true)}, StopBracketed)
+	if g := Gain(cand, base); g.Gain.Value != 0 || g.Gain.Low != 0 || g.Gain.Note != "not determined (both capacities rest on client-bound misses)" || !slices.Equal(g.SuspectArms, []string{"gate-up-2x", "baseline"}) {
+		t.Errorf("both suspect: %+v", g)
+	}
+	if g := SearchGain(clean, base); g.Gain.Value != 0 || g.Gain.Note != "not determined (baseline's capacity rests on client-bound misses)" || g.CostChangePct != nil {
+		t.Errorf("baseline suspect: %+v", g)
+	}
+	// Only the candidate suspect, its met load above the baseline's clean
+	// miss: at least 25.67/20.
+	if g := Gain(cand, clean); g.Gain.Value != 0 || math.Abs(g.Gain.Low-25.67/20) > 1e-12 || g.Gain.Derived != DerivedGainLowerBound || g.Separable ||
+		g.Gain.Note != "gate-up-2x met 25.67 req/s, above the 20.00 req/s baseline missed, and its own capacity rests on client-bound misses: a lower bound" {
+		t.Errorf("candidate suspect: %+v", g)
+	}
+	// …and not above it: nothing is known of the ratio.
+	low := s.Capacity("slow", []report.CapacityProbe{probe(10, 47, 0, false), probe(16.82, 478, 0, true), probe(20, 161, 52, true)}, StopBracketed)
+	if g := Gain(low, clean); g.Gain.Value != 0 || g.Gain.Low != 0 || g.Gain.Note != "not determined (slow's capacity rests on client-bound misses)" {
+		t.Errorf("candidate suspect, below the baseline's miss: %+v", g)
 	}
 }
 

@@ -68,6 +68,11 @@ type CapacityArm struct {
 	// SimTruth is the simulator's sustained capacity at the SLO for this
 	// arm (nil for another server kind).
 	SimTruth *CapacityTruth `json:"sim_truth,omitempty"`
+	// SuspectFailEnd: the bracket's fail end rests on client-bound probes
+	// only (the client machine may have missed those loads, not the
+	// server), so the arm has no capacity: CapacityRPS has no value, its
+	// Note says why, and PassRPS, which the arm met, is all it shows.
+	SuspectFailEnd bool `json:"suspect_fail_end,omitempty"`
 }
 
 // CapacityProbe is one measured load of a capacity search.
@@ -143,6 +148,10 @@ type CapacitySearchGain struct {
 	// SimTruth is the ratio of the arms' simulator's sustained capacities
 	// (CapacityTruth.RPS; 0: not both known).
 	SimTruth float64 `json:"sim_truth,omitempty"`
+	// SuspectArms names the arms whose capacity rests on client-bound
+	// misses (CapacityArm.SuspectFailEnd): the gain then has no value, at
+	// most a lower bound (Gain.Low, Gain.Derived says how), its Note says why.
+	SuspectArms []string `json:"suspect_arms,omitempty"`
 }
 
 // CapacityTruth is, on the simulator, an arm's true sustained capacity at

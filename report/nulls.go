@@ -29,14 +29,19 @@ func (l AmdahlLoad) MarshalJSON() ([]byte, error) {
 // says which) and it was not derived from other figures (Derived ""), never
 // as 0. Reading null back leaves them 0 with Reps 0, which every renderer
 // shows as "not measured" with the note. A derived estimate writes its
-// value, its low end, and its high end unless it has none (High 0).
+// value unless it has none (Value 0: a bound only), its low end, and its
+// high end unless it has none (High 0).
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
 	var missing []string
 	switch {
-	case e.Derived != "" && e.High == 0:
-		missing = []string{"high"}
 	case e.Derived != "":
+		if e.Value == 0 {
+			missing = append(missing, "value")
+		}
+		if e.High == 0 {
+			missing = append(missing, "high")
+		}
 	case e.Reps == 0:
 		missing = []string{"value", "low", "high"}
 	}
