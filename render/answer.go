@@ -363,9 +363,11 @@ func signed(d float64) string {
 }
 
 // mainWarning is the one warning that matters most for v, or "": loads left
-// out of the verdict (client-bound) first, then lost requests, then an
-// incomplete run.
+// out of the verdict (client-bound) first, then a capacity withheld for
+// client-bound misses (both, when both: one remedy), then lost requests,
+// then an incomplete run.
 func mainWarning(r report.Results, v report.Verdict) string {
+	capW := noCapacityWarning(r, v.Candidate)
 	n, total := 0, 0
 	if r.Stats != nil {
 		for _, q := range r.Stats.Ratios {
@@ -379,11 +381,48 @@ func mainWarning(r report.Results, v report.Verdict) string {
 	}
 	switch {
 	case n > 0:
-		return fmt.Sprintf("warning: %d of %d loads were client-bound (%s, so it may have set the pace) and feed no verdict; a less loaded client machine measures them", n, total, analysis.ClientBoundRule())
+		w := fmt.Sprintf("warning: %d of %d loads were client-bound (%s, so it may have set the pace) and feed no verdict; a less loaded client machine measures them", n, total, analysis.ClientBoundRule())
+		if capW != "" {
+			w += "; and " + capW
+		}
+		return w
+	case capW != "":
+		return "warning: " + capW
 	case analysis.CensoredNote(r) != "":
 		return "warning: " + analysis.CensoredNote(r)
 	case !r.Complete:
 		return "warning: incomplete run: " + report.OrText(r.IncompleteReason, "no reason recorded")
+	}
+	return ""
+}
+
+// noCapacityWarning says, for cand's capacity gain, which arms have no
+// capacity because their searches missed in client-bound probes only
+// (analysis.SuspectCapacity) and what that leaves of the gain; "" when
+// none. The capacity line says why such a miss decides nothing.
+func noCapacityWarning(r report.Results, cand string) string {
+	cs := r.CapacitySearch
+	if cs == nil {
+		return ""
+	}
+	for _, g := range cs.Gains {
+		if g.Candidate != cand {
+			continue
+		}
+		var names []string
+		for _, a := range cs.Arms {
+			if (a.Arm == g.Candidate || a.Arm == g.Baseline) && analysis.SuspectCapacity(a) {
+				names = append(names, a.Arm)
+			}
+		}
+		if len(names) == 0 {
+			return ""
+		}
+		left := "not determined"
+		if g.Gain.Derived == analysis.DerivedGainLowerBound {
+			left = "a lower bound only"
+		}
+		return "no capacity for " + strings.Join(names, " and ") + ": the search's misses were client-bound probes only (the capacity line says why), so the capacity gain is " + left + "; rerun on an idle machine"
 	}
 	return ""
 }

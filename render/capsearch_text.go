@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/report"
 )
 
@@ -18,6 +19,8 @@ func CapacityArmText(a report.CapacityArm) string {
 	e := a.CapacityRPS
 	var s string
 	switch {
+	case analysis.SuspectCapacity(a):
+		return analysis.NoCapacityText(a) + probesText(a) + truthText(a)
 	case e.Value == 0:
 		s = report.OrText(e.Note, "unknown")
 		return s + probesText(a) + truthText(a)
@@ -78,35 +81,17 @@ func probesText(a report.CapacityArm) string {
 	if bound > 0 {
 		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket, and a miss among them ends no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
 	}
-	if end := suspectFailEnd(a); end != "" {
-		cb += "; suspect: the bracket's " + end
+	if analysis.ClientBoundFailEnd(a) && !analysis.SuspectCapacity(a) {
+		cb += "; suspect: the bracket's " + suspectFailEnd(a)
 	}
 	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s%s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"), cb)
 }
 
-// suspectFailEnd says when only client-bound probes missed at the fail
-// end of a's bracket: "fail end (20.00 req/s) rests on client-bound probes
-// only: a late client makes a load look harder than it is, so the client
-// machine, not the server, may have missed it"; "" otherwise. A met load
-// is not suspect: the server met the SLO with the client's lateness
-// counted against it.
+// suspectFailEnd says why a fail end that only client-bound probes missed
+// (analysis.ClientBoundFailEnd) is suspect, where the arm's capacity is
+// unknown for another reason (a budget cut its search short): an arm
+// bracketed to the precision has no capacity instead (SuspectCapacity).
 func suspectFailEnd(a report.CapacityArm) string {
-	if a.FailRPS <= 0 {
-		return ""
-	}
-	bound, clean := false, false
-	for _, p := range a.Probes {
-		if p.LoadRPS == a.FailRPS {
-			if p.ClientBound {
-				bound = true
-			} else {
-				clean = true
-			}
-		}
-	}
-	if !bound || clean {
-		return ""
-	}
 	return fmt.Sprintf("fail end (%s req/s) rests on client-bound probes only: a late client makes a load look harder than it is, so the client machine, not the server, may have missed it", report.Num(a.FailRPS))
 }
 
@@ -146,9 +131,12 @@ func CapacitySearchLine(r report.Results, cand string) string {
 		return ""
 	}
 	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
+	if analysis.SuspectCapacity(*c) || analysis.SuspectCapacity(*b) {
+		s += "; client-bound misses: " + analysis.ClientBoundMissWhy
+	}
 	for _, a := range []*report.CapacityArm{c, b} {
-		if end := suspectFailEnd(*a); end != "" {
-			s += " (" + a.Arm + "'s bracket " + end + ": suspect)"
+		if analysis.ClientBoundFailEnd(*a) && !analysis.SuspectCapacity(*a) {
+			s += " (" + a.Arm + "'s bracket " + suspectFailEnd(*a) + ": suspect)"
 		}
 	}
 	costLabel := "cost per 1M output tokens"
@@ -159,9 +147,13 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	case c.Cost != nil && b.Cost != nil && g.CostChangePct != nil:
 		s += fmt.Sprintf("; %s at each arm's highest load that met the SLO: %s %s at %s req/s → %s at %s req/s (%+.1f %%)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS), *g.CostChangePct)
 	case c.Cost != nil && b.Cost != nil:
-		s += fmt.Sprintf("; %s at the highest load a probe met the SLO at: %s %s at %s req/s → %s at %s req/s (no change computed: an arm's capacity is not bracketed%s)",
+		why := "an arm's capacity is not bracketed"
+		if len(g.SuspectArms) > 0 {
+			why = "an arm has no capacity"
+		}
+		s += fmt.Sprintf("; %s at the highest load a probe met the SLO at: %s %s at %s req/s → %s at %s req/s (no change computed: %s%s)",
 			costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS),
-			unsustainedText(*b)+unsustainedText(*c))
+			why, unsustainedText(*b)+unsustainedText(*c))
 	}
 	return s
 }
@@ -194,7 +186,9 @@ func searchLead(cs report.CapacitySearch, unit string) string {
 	if searchHow(cs) != "found by search" {
 		return fmt.Sprintf("Bracketed by the sweep's loads, no search probe ran (each arm's note says why): the highest offered load meeting %s lies between the loads below (%s; interval at %s).", sloText(cs.SLO), unit, report.Pct(cs.Level))
 	}
-	if slices.ContainsFunc(cs.Arms, func(a report.CapacityArm) bool { return a.CapacityRPS.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 }) {
+	if slices.ContainsFunc(cs.Arms, func(a report.CapacityArm) bool {
+		return a.CapacityRPS.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && !analysis.SuspectCapacity(a)
+	}) {
 		return fmt.Sprintf("Found by search where it reached %s: the highest offered load meeting %s (%s; interval at %s, for an arm bracketed to the precision%s); an arm whose search stopped short of it has its capacity unknown, with its bracket and why.", report.Pct(cs.RelativePrecision), sloText(cs.SLO), unit, report.Pct(cs.Level), probeSpanText(cs))
 	}
 	return fmt.Sprintf("Found by search: the highest offered load meeting %s, bracketed to %s (%s; interval at %s%s).", sloText(cs.SLO), report.Pct(cs.RelativePrecision), unit, report.Pct(cs.Level), probeSpanText(cs))
@@ -244,6 +238,8 @@ func capText(a report.CapacityArm) string {
 func capValueText(a report.CapacityArm) string {
 	e := a.CapacityRPS
 	switch {
+	case analysis.SuspectCapacity(a):
+		return a.Arm + " " + analysis.NoCapacityText(a)
 	case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && searchProbes(a) > 0 && e.Note != "":
 		// The search stopped short of the precision: its note says the
 		// capacity is unknown, the bracket and why.
@@ -272,6 +268,10 @@ func bracketSource(a report.CapacityArm) string {
 // separable: …)", or why it is unknown.
 func searchGainText(g report.CapacitySearchGain) string {
 	switch {
+	case g.Gain.Value == 0 && g.Gain.Derived == analysis.DerivedGainLowerBound:
+		return "≥ " + report.Num(g.Gain.Low) + "× (" + g.Gain.Note + ")" + gainTruthText(g)
+	case g.Gain.Value == 0 && len(g.SuspectArms) > 0:
+		return g.Gain.Note + gainTruthText(g)
 	case g.Gain.Value == 0:
 		return report.OrText(g.Gain.Note, "unknown")
 	case g.Gain.Interval:
@@ -345,8 +345,20 @@ func capacitySearchLines(r report.Results) []string {
 	for _, a := range cs.Arms {
 		out = append(out, a.Arm+": "+CapacityArmText(a)+". Probes (req/s; requests within each target/judged): "+probeListText(a))
 	}
+	if w := clientBoundMissesText(*cs); w != "" {
+		out = append(out, w)
+	}
 	for _, g := range cs.Gains {
 		out = append(out, "Capacity gain "+g.Candidate+"/"+g.Baseline+": "+searchGainText(g))
 	}
 	return append(out, "Method: "+cs.Method+".")
+}
+
+// clientBoundMissesText says once, under the arms, why an arm with only
+// client-bound misses at its fail end has no capacity; "" when none has.
+func clientBoundMissesText(cs report.CapacitySearch) string {
+	if !slices.ContainsFunc(cs.Arms, analysis.SuspectCapacity) {
+		return ""
+	}
+	return "No capacity where an arm's misses were client-bound probes only: " + analysis.ClientBoundMissWhy + "."
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -247,28 +248,123 @@ func TestCapacityValueSurvivesResults(t *testing.T) {
 }
 
 // TestCapacityBracketFromClientBoundProbes: when only client-bound probes
-// missed at an arm's fail end (a loaded client machine), the capacity line
-// and the arm's probe count say that end is suspect (a late client makes a
-// load look harder); a client-bound probe that met, or a clean probe at the
-// fail end, leaves the bracket unremarked.
+// missed at an arm's fail end (a loaded client machine), the arm has no
+// capacity and the gain none (the loaded quickstart, /tmp/l3/out, printed
+// 18.34 and 26.83 req/s and a gain of 1.46×, truth 1.20×): the first screen
+// says what each arm met, why once, and the warning names it; results.json
+// has no value and flags it; a client-bound probe that met, or a clean probe
+// at the fail end, leaves the capacity as it was.
 func TestCapacityBracketFromClientBoundProbes(t *testing.T) {
 	t.Parallel()
-	r := searchedResults(true)
-	base := &r.CapacitySearch.Arms[0]
-	base.Probes = append(base.Probes, report.CapacityProbe{LoadRPS: 20, Source: "search", Met: true, ClientBound: true})
-	if line := CapacitySearchLine(r, "fast"); strings.Contains(line, "suspect") {
-		t.Errorf("a client-bound probe that met called suspect: %q", line)
+	s := analysis.Search{MinRPS: 5, MaxRPS: 48, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(load float64, n, over int, clientBound bool) report.CapacityProbe {
+		return report.CapacityProbe{LoadRPS: load, Source: "search", ClientBound: clientBound,
+			Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: n, Over: over}}}
 	}
-	base.Probes[1].ClientBound = true // the probe at 22, the fail end
-	want := "the client machine, not the server, may have missed it"
-	if line := CapacitySearchLine(r, "fast"); !strings.Contains(line, "(baseline's bracket fail end (22.00 req/s) rests on client-bound probes only: a late client makes a load look harder than it is, so "+want+": suspect)") {
-		t.Errorf("line %q does not say the baseline's fail end is suspect", line)
+	cost := &report.CapacityCost{LoadRPS: 16.82, Currency: "USD", CostPer1MOutputTokens: 0.226}
+	results := func(base, cand []report.CapacityProbe) report.Results {
+		b, c := s.Capacity("baseline", base, analysis.StopBracketed), s.Capacity("gate-up-2x", cand, analysis.StopBracketed)
+		b.Cost, c.Cost = cost, cost
+		b.SimTruth = &report.CapacityTruth{MetRPS: 21.8, MissedRPS: 21.84}
+		c.SimTruth = &report.CapacityTruth{MetRPS: 26.2, MissedRPS: 26.32}
+		return report.Results{SchemaVersion: report.SchemaVersion, Complete: true, Simulated: true, SLO: report.SLO{TTFTMs: 500, Percentile: 90},
+			CapacitySearch: &report.CapacitySearch{Method: "test method", SLO: report.SLO{TTFTMs: 500, Percentile: 90}, RelativePrecision: 0.25, Level: 0.95,
+				Arms: []report.CapacityArm{b, c}, Gains: []report.CapacitySearchGain{analysis.SearchGain(c, b)}}}
 	}
-	if p := probesText(*base); !strings.Contains(p, "suspect: the bracket's fail end (22.00 req/s)") {
-		t.Errorf("probes %q", p)
+	base := []report.CapacityProbe{probe(10, 47, 0, false), probe(16.82, 478, 0, true), probe(20, 161, 52, true)}
+	cand := []report.CapacityProbe{probe(10, 47, 0, false), probe(25.67, 526, 44, true), probe(28.05, 272, 53, true)}
+	r := results(base, cand)
+	line := CapacitySearchLine(r, "gate-up-2x")
+	for _, want := range []string{
+		"gate-up-2x ≥ 25.67 req/s (met); its misses at 28.05 req/s were client-bound probes only, so no capacity (simulator's sustained capacity 26.26) vs baseline ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity (simulator's sustained capacity 21.82)",
+		"; gain not determined (both capacities rest on client-bound misses); the simulator's sustained ratio 1.20×; client-bound misses: " + analysis.ClientBoundMissWhy + "; cost",
+		"(no change computed: an arm has no capacity)",
+	} {
+		if !strings.Contains(line, want) {
+			t.Errorf("line %q lacks %q", line, want)
+		}
 	}
-	base.Probes = append(base.Probes, report.CapacityProbe{LoadRPS: 22, Source: "search"})
-	if line := CapacitySearchLine(r, "fast"); strings.Contains(line, "suspect") {
-		t.Errorf("a fail end a clean probe decided called suspect: %q", line)
+	if strings.Count(line, "too busy") != 1 || strings.Contains(line, "18.34") || strings.Contains(line, "1.46") || strings.Contains(line, "suspect") {
+		t.Errorf("the reason not said once, or a figure printed: %q", line)
+	}
+	if h := Headline(r); !strings.Contains(h, "capacity at SLO of gate-up-2x vs baseline (found by search): not determined (both capacities rest on client-bound misses)") {
+		t.Errorf("headline %q", h)
+	}
+	if w := mainWarning(r, report.Verdict{Candidate: "gate-up-2x"}); w != "warning: no capacity for baseline and gate-up-2x: the search's misses were client-bound probes only (the capacity line says why), so the capacity gain is not determined; rerun on an idle machine" {
+		t.Errorf("warning %q", w)
+	}
+	var md, html bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| baseline | ≥ 16.82, not determined (client-bound misses) | none | [16.82, 20.00] |", "- baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity; probes", "\n\nNo capacity where an arm's misses were client-bound probes only: " + analysis.ClientBoundMissWhy + ".\n\n", "**Capacity gain gate-up-2x/baseline: not determined (both capacities rest on client-bound misses)", "Found by search: "} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	if !strings.Contains(html.String(), "baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity (") || strings.Count(html.String(), "too busy") != 1 || strings.Contains(html.String(), "18.34") {
+		t.Error("HTML report gives the suspect capacity a figure")
+	}
+	// results.json: no value, flagged; read back, it reads the same.
+	var b bytes.Buffer
+	if err := report.WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		CapacitySearch struct {
+			Arms  []map[string]any `json:"arms"`
+			Gains []struct {
+				Gain        map[string]any `json:"gain"`
+				SuspectArms []string       `json:"suspect_arms"`
+			} `json:"gains"`
+		} `json:"capacity_search"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	arm0 := raw.CapacitySearch.Arms[0]
+	if c := arm0["capacity_rps"].(map[string]any); c["value"] != nil || arm0["suspect_fail_end"] != true || arm0["pass_rps"] != 16.82 {
+		t.Errorf("results.json arm: %v", arm0)
+	}
+	if g := raw.CapacitySearch.Gains[0]; g.Gain["value"] != nil || len(g.SuspectArms) != 2 {
+		t.Errorf("results.json gain: %+v", g)
+	}
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := CapacitySearchLine(back, "gate-up-2x"); got != line {
+		t.Errorf("read back:\n%q\nwant\n%q", got, line)
+	}
+	// Only the candidate's suspect, its met load above the baseline's clean
+	// miss: the gain is a lower bound.
+	clean := append(slices.Clone(base), probe(20, 160, 50, false))
+	r = results(clean, cand)
+	if l := CapacitySearchLine(r, "gate-up-2x"); !strings.Contains(l, "vs baseline 18.34 req/s (no interval)") ||
+		!strings.Contains(l, "; gain ≥ 1.28× (gate-up-2x met 25.67 req/s, above the 20.00 req/s baseline missed, and its own capacity rests on client-bound misses: a lower bound); the simulator's sustained ratio 1.20×; client-bound misses:") {
+		t.Errorf("candidate suspect: %q", l)
+	}
+	if w := mainWarning(r, report.Verdict{Candidate: "gate-up-2x"}); !strings.Contains(w, "no capacity for gate-up-2x: ") || !strings.Contains(w, "is a lower bound only") {
+		t.Errorf("warning %q", w)
+	}
+	// A client-bound probe that met stands, and a clean miss at the fail end
+	// decides it: figures, nothing said.
+	cand = append(slices.Clone(cand), probe(28.05, 270, 50, false))
+	r = results(clean, cand)
+	if l := CapacitySearchLine(r, "gate-up-2x"); strings.Contains(l, "client-bound") || !strings.Contains(l, "gate-up-2x 26.83 req/s") || mainWarning(r, report.Verdict{Candidate: "gate-up-2x"}) != "" {
+		t.Errorf("clean fail ends: %q", l)
+	}
+	// A budget-cut arm whose fail end only client-bound probes missed: its
+	// capacity is unknown anyway; the probe count calls that end suspect.
+	cut := s.Capacity("baseline", []report.CapacityProbe{probe(10, 47, 0, false), probe(40, 75, 53, true)}, "budget: capacity_search.arm_budget = 25s")
+	if p := probesText(cut); analysis.SuspectCapacity(cut) || !strings.Contains(p, "suspect: the bracket's fail end (40.00 req/s) rests on client-bound probes only") {
+		t.Errorf("budget-cut: %q %+v", p, cut.CapacityRPS)
 	}
 }

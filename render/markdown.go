@@ -314,7 +314,7 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 	for _, a := range cs.Arms {
 		e := a.CapacityRPS
 		iv := "none"
-		if e.Interval {
+		if e.Interval && !analysis.SuspectCapacity(a) {
 			iv = "[" + report.Num(e.Low) + ", " + report.Num(e.High) + "]"
 		}
 		br := "none"
@@ -327,6 +327,8 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		}
 		v := "unknown"
 		switch {
+		case analysis.SuspectCapacity(a):
+			v = "≥ " + report.Num(a.PassRPS) + ", not determined (client-bound misses)"
 		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && searchProbes(a) > 0:
 			v = "unknown: " + report.Num(a.PassRPS) + "–" + report.Num(a.FailRPS) + " (bracket)"
 		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
@@ -342,7 +344,10 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 	// One bullet per arm: its note, its probes and the simulator's truth.
 	for _, a := range cs.Arms {
 		m.p("- %s: ", a.Arm)
-		if a.CapacityRPS.Note != "" {
+		switch {
+		case analysis.SuspectCapacity(a): // why: once, below the arms
+			m.p("%s; ", analysis.NoCapacityText(a))
+		case a.CapacityRPS.Note != "":
 			m.p("%s; ", a.CapacityRPS.Note)
 		}
 		m.p("probes (req/s; requests within each target/judged): %s", probeListText(a))
@@ -352,6 +357,9 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		m.p("\n")
 	}
 	m.p("\n")
+	if w := clientBoundMissesText(cs); w != "" {
+		m.p("%s\n\n", w)
+	}
 	for _, g := range cs.Gains {
 		m.p("**Capacity gain %s/%s: %s**\n\n", g.Candidate, g.Baseline, searchGainText(g))
 	}
