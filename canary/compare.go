@@ -309,7 +309,9 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 // report, the console and the headline then state instead of the sweep's
 // capacities (a sweep whose top load both arms met knows neither capacity).
 // nil when neither run searched; NotRun says why when only one did, or a
-// search did not run or did not search the compared arm.
+// search did not run or did not search the compared arm. An arm whose
+// capacity rests on client-bound misses (analysis.SuspectCapacity) is
+// carried with no capacity, and the gain with it is not determined.
 func searchedCapacity(a, b report.Results, opts CompareOptions) *report.CapacitySearch {
 	ca, cb := a.CapacitySearch, b.CapacitySearch
 	switch {
@@ -332,7 +334,9 @@ func searchedCapacity(a, b report.Results, opts CompareOptions) *report.Capacity
 		for _, x := range cs.Arms {
 			if x.Arm == arm {
 				x.Arm = name
-				return x, ""
+				// A run written before suspect fail ends were flagged
+				// still stores a figure for one: withhold it here too.
+				return analysis.WithholdSuspect(x), ""
 			}
 		}
 		return report.CapacityArm{}, fmt.Sprintf("%s's search has no arm %q", side, arm)

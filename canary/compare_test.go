@@ -340,3 +340,61 @@ func TestCompareUsesSearchedCapacity(t *testing.T) {
 		t.Errorf("one run searched: %+v", cs)
 	}
 }
+
+// TestCompareSuspectCapacity: an arm whose capacity search missed only in
+// client-bound probes at its fail end, stored with a figure by a run
+// written before such capacities were withheld, is carried with no
+// capacity, the gain is not determined, and the gate is what the verdict
+// alone makes it (a capacity neither passes nor fails it).
+func TestCompareSuspectCapacity(t *testing.T) {
+	t.Parallel()
+	a := analysistest.FixtureResults(t)
+	a.SLO = report.SLO{TTFTMs: 1e6, Percentile: 90}
+	s := analysis.Search{MinRPS: 1, MaxRPS: 100, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(l float64, over int, clientBound bool) report.CapacityProbe {
+		return report.CapacityProbe{LoadRPS: l, Source: "search", ClientBound: clientBound, Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 1e6, N: 400, Over: over}}}
+	}
+	arm := func(name string, pass, fail float64) report.CapacityArm {
+		return s.Capacity(name, []report.CapacityProbe{probe(8, 0, false), probe(pass, 0, false), probe(fail, 200, false)}, analysis.StopBracketed)
+	}
+	a.CapacitySearch = &report.CapacitySearch{Method: "test search", SLO: a.SLO, RelativePrecision: 0.25, Level: 0.95,
+		Arms: []report.CapacityArm{arm("baseline", 20, 24), arm("candidate", 30, 36)}}
+	b := a
+	b.RunID = a.RunID + "-canary"
+	b.CapacitySearch = &report.CapacitySearch{Method: "test search", SLO: a.SLO, RelativePrecision: 0.25, Level: 0.95,
+		Arms: []report.CapacityArm{arm("baseline", 20, 24), arm("candidate", 30, 36)}}
+	clean, err := Compare(a, b, CompareOptions{ArmA: "baseline", ArmB: "candidate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := clean.Results.CapacitySearch.Gains[0]; g.Gain.Value == 0 || len(g.SuspectArms) != 0 {
+		t.Fatalf("clean capacities: %+v", g)
+	}
+	// B's candidate: its fail end's probe client-bound, its figure kept as
+	// an older run stored it.
+	c := &b.CapacitySearch.Arms[1]
+	c.Probes[2].ClientBound = true
+	if c.CapacityRPS.Value == 0 || !analysis.SuspectCapacity(*c) {
+		t.Fatalf("older arm: %+v", *c)
+	}
+	suspect, err := Compare(a, b, CompareOptions{ArmA: "baseline", ArmB: "candidate"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := suspect.Results.CapacitySearch
+	if got := cs.Arms[1]; got.CapacityRPS.Value != 0 || !got.SuspectFailEnd {
+		t.Errorf("carried with a figure: %+v", got)
+	}
+	// 30 met, above the baseline's clean miss at 24: a lower bound only.
+	if g := cs.Gains[0]; g.Gain.Value != 0 || g.Gain.Derived != analysis.DerivedGainLowerBound || !slices.Equal(g.SuspectArms, []string{"B:candidate"}) {
+		t.Errorf("gain: %+v", g)
+	}
+	g1, err1 := clean.Gate()
+	g2, err2 := suspect.Gate()
+	if g1 != g2 || (err1 == nil) != (err2 == nil) {
+		t.Errorf("the gate moved with a suspect capacity: %v (%v) → %v (%v)", g1, err1, g2, err2)
+	}
+	if l := render.CapacitySearchLine(suspect.Results, "B:candidate"); !strings.Contains(l, "B:candidate ≥ 30.00 req/s (met); its misses at 36.00 req/s were client-bound probes only, so no capacity") {
+		t.Errorf("compare's capacity line: %q", l)
+	}
+}

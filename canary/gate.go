@@ -36,6 +36,10 @@ const (
 // high end reaches past L), else GatePass. The error says why the gate did
 // not pass (nil for GatePass).
 //
+// Capacities decide no gate: a capacity gain, determined or not (an arm
+// whose search missed only in client-bound probes has no capacity,
+// analysis.SuspectCapacity), neither passes nor fails it.
+//
 // The gate is kept conservative: a report is read by a person, who reads
 // "a regression up to 6.0 % is not ruled out" beside the NO DIFFERENCE; a
 // gate's exit status is read by a script, which promotes the canary on 0.
