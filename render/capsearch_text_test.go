@@ -233,14 +233,7 @@ func TestCapacityValueSurvivesResults(t *testing.T) {
 		if v, ok := got["value"].(float64); !ok || strconv.FormatFloat(v, 'g', 6, 64) != tc.value || got["unit"] != "req/s" || got["derived"] != tc.derived {
 			t.Errorf("%s: results.json capacity_rps = %v, want value %s req/s derived %q", a.Arm, got, tc.value, tc.derived)
 		}
-		path := filepath.Join(t.TempDir(), "results.json")
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		back, err := report.ReadResults(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		back := readBack(t, b.Bytes())
 		if want, text := CapacityArmText(a), CapacityArmText(back.CapacitySearch.Arms[0]); text != want || strings.HasPrefix(text, "unknown") {
 			t.Errorf("%s: read back from results.json the capacity reads %q, computed %q", a.Arm, text, want)
 		}
@@ -332,14 +325,7 @@ func TestCapacityBracketFromClientBoundProbes(t *testing.T) {
 	if g := raw.CapacitySearch.Gains[0]; g.Gain["value"] != nil || len(g.SuspectArms) != 2 {
 		t.Errorf("results.json gain: %+v", g)
 	}
-	path := filepath.Join(t.TempDir(), "results.json")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	back, err := report.ReadResults(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := readBack(t, b.Bytes())
 	if got := CapacitySearchLine(back, "gate-up-2x"); got != line {
 		t.Errorf("read back:\n%q\nwant\n%q", got, line)
 	}
@@ -367,4 +353,18 @@ func TestCapacityBracketFromClientBoundProbes(t *testing.T) {
 	if p := probesText(cut); analysis.SuspectCapacity(cut) || !strings.Contains(p, "suspect: the bracket's fail end (40.00 req/s) rests on client-bound probes only") {
 		t.Errorf("budget-cut: %q %+v", p, cut.CapacityRPS)
 	}
+}
+
+// readBack writes data as a results.json and reads it back (ReadResults).
+func readBack(t *testing.T, data []byte) report.Results {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ReadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -195,14 +193,7 @@ func TestUnmeasuredEstimatesAreNull(t *testing.T) {
 		t.Fatal("no refused estimate: the test would prove nothing")
 	}
 	// Round trip: ReadResults accepts the nulls and reads them as undefined.
-	path := filepath.Join(t.TempDir(), "results.json")
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	back, err := report.ReadResults(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := readBack(t, b.Bytes())
 	var again bytes.Buffer
 	if err := report.WriteJSON(&again, back); err != nil {
 		t.Fatal(err)
