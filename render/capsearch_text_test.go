@@ -286,6 +286,18 @@ func TestCapacityBracketFromClientBoundProbes(t *testing.T) {
 	if w := mainWarning(r, report.Verdict{Candidate: "gate-up-2x"}); w != "warning: no capacity for baseline and gate-up-2x: the search's misses were client-bound probes only (the capacity line says why), so the capacity gain is not determined; rerun on an idle machine" {
 		t.Errorf("warning %q", w)
 	}
+	// The first screen: the capacity line, and the warning last.
+	r.Rule = &report.DecisionRule{Baseline: "baseline", Metric: "e2e", UseMean: true}
+	r.Verdicts = []report.Verdict{{Candidate: "gate-up-2x", Outcome: "pass", Summary: "PASS: test"}}
+	ans := Answer(r)
+	if len(ans) != 1 || !slices.Contains(ans[0].Lines, line) || ans[0].Lines[len(ans[0].Lines)-1] != mainWarning(r, r.Verdicts[0]) {
+		t.Errorf("answer block %q", ans)
+	}
+	// With a load left out of the verdict as well: one warning, both named.
+	r.Stats = &report.Stats{Ratios: []report.Ratio{{Candidate: "gate-up-2x", Metric: "e2e", Stat: "mean", Excluded: "client-bound"}}}
+	if w := mainWarning(r, r.Verdicts[0]); !strings.HasPrefix(w, "warning: 1 of 1 loads were client-bound") || !strings.Contains(w, "; and no capacity for baseline and gate-up-2x: ") {
+		t.Errorf("warning %q", w)
+	}
 	var md, html bytes.Buffer
 	if err := WriteMarkdown(&md, r); err != nil {
 		t.Fatal(err)
@@ -293,12 +305,13 @@ func TestCapacityBracketFromClientBoundProbes(t *testing.T) {
 	if err := WriteHTML(&html, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| baseline | ≥ 16.82, not determined (client-bound misses) | none | [16.82, 20.00] |", "- baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity; probes", "\n\nNo capacity where an arm's misses were client-bound probes only: " + analysis.ClientBoundMissWhy + ".\n\n", "**Capacity gain gate-up-2x/baseline: not determined (both capacities rest on client-bound misses)", "Found by search: "} {
+	r.Rule, r.Verdicts, r.Stats = nil, nil, nil
+	for _, want := range []string{"## Answer", "- " + line, "| baseline | ≥ 16.82, not determined (client-bound misses) | none | [16.82, 20.00] |", "- baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity; probes", "\n\nNo capacity where an arm's misses were client-bound probes only: " + analysis.ClientBoundMissWhy + ".\n\n", "**Capacity gain gate-up-2x/baseline: not determined (both capacities rest on client-bound misses)", "Found by search: "} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md.String())
 		}
 	}
-	if !strings.Contains(html.String(), "baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity (") || strings.Count(html.String(), "too busy") != 1 || strings.Contains(html.String(), "18.34") {
+	if !strings.Contains(html.String(), "baseline: ≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity (") || strings.Count(html.String(), "too busy") != 2 || strings.Contains(html.String(), "18.34") {
 		t.Error("HTML report gives the suspect capacity a figure")
 	}
 	// results.json: no value, flagged; read back, it reads the same.
