@@ -120,9 +120,6 @@ func sha256Hex(b []byte) string {
 // modulePath is this module's path, to recognise its own checkout.
 const modulePath = "github.com/transferlab/transferlab"
 
-// gitCommit returns the commit the binary was built from (Go's VCS stamp,
-// with "-dirty" for uncommitted changes), else the working tree's commit from
-// git when the working folder is a checkout of transferlab, else "".
 // machine names the host the run was made on: "hostname (linux/amd64, 2
 // CPUs)", so a comparison can say when two runs came from different machines.
 func machine() string {
@@ -133,6 +130,13 @@ func machine() string {
 	return fmt.Sprintf("%s (%s/%s, %d CPUs)", h, runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 }
 
+// gitCommit returns the commit the binary was built from: Go's VCS stamp
+// (with "-dirty" for uncommitted changes); else, for a binary `go run` built
+// (builtByGoRun), the working folder's commit from git when that folder is a
+// checkout of transferlab (`go run` stamps no VCS information, and builds
+// from the folder it runs in); else "" (unknown: a binary built without the
+// stamp, e.g. under GOFLAGS=-buildvcs=false, and run elsewhere says nothing
+// about the checkout it happens to run in).
 func gitCommit() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, modified string
@@ -150,6 +154,9 @@ func gitCommit() string {
 			}
 			return rev
 		}
+	}
+	if exe, err := os.Executable(); err != nil || !builtByGoRun(exe) {
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -172,4 +179,14 @@ func gitCommit() string {
 		c += "-dirty"
 	}
 	return c
+}
+
+// builtByGoRun reports whether exe, an executable's path, is where `go run`
+// puts the binary it builds: <temp>/go-build<N>/b001/exe/<name>.
+func builtByGoRun(exe string) bool {
+	dir := filepath.Dir(exe)
+	if filepath.Base(dir) != "exe" {
+		return false
+	}
+	return strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build")
 }

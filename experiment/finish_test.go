@@ -41,3 +41,21 @@ func TestWriteReportsNotThroughLinks(t *testing.T) {
 		t.Errorf("compare.json does not read back: %v", err)
 	}
 }
+
+// TestBuiltByGoRun: only the path `go run` builds into counts as built from
+// the working folder; a binary built elsewhere (a device copy running in a
+// stale checkout) does not read that checkout's commit.
+func TestBuiltByGoRun(t *testing.T) {
+	for exe, want := range map[string]bool{
+		"/tmp/go-build2768151/b001/exe/transferlab":   true,
+		"/var/tmp/go-build99/b001/exe/transferlab":    true,
+		"/work/main/bin/transferlab":                  false,
+		"/tmp/exe/transferlab":                        false,
+		"/home/u/go-build-notes/b001/bin/transferlab": false,
+		"/tmp/go-build2768151/b001/experiment.test":   false,
+	} {
+		if got := builtByGoRun(exe); got != want {
+			t.Errorf("builtByGoRun(%q) = %v, want %v", exe, got, want)
+		}
+	}
+}

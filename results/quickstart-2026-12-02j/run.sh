@@ -7,7 +7,7 @@
 #     those cores: the two loops + the run's own threads, ~3-4).
 #   MODE=idle: the same seven runs with no loops (each on its own 2 idle pinned cores).
 # /proc/stat is sampled before and after: each pair's busy share over the run is in host.txt.
-# Prepare here:  CGO_ENABLED=0 go build -ldflags='-s -w' -o bin/transferlab ./cmd/transferlab
+# Prepare here:  CGO_ENABLED=0 go build -buildvcs=true -ldflags='-s -w' -o bin/transferlab ./cmd/transferlab
 #                git rev-parse HEAD > bin/tl-commit.txt; xz -3 bin/transferlab
 # Run there (repository root, bin/ carried):  MODE=loaded OUT=$OUT bash results/quickstart-2026-12-02j/run.sh
 set -u
