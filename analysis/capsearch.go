@@ -566,8 +566,13 @@ func suspectGain(g *report.CapacitySearchGain, cand, base report.CapacityArm) bo
 // the ratio of the arms' simulator's sustained capacities when both have
 // one, and the change in cost per 1M output tokens at each arm's highest
 // load that met the SLO when both arms were bracketed (a budget-cut arm's
-// pass load may lie far below its capacity). A run's search and a
-// comparison of two runs' searches both state their gains by it.
+// pass load may lie far below its capacity) at different loads. Two costs
+// at the same load are not a capacity saving: both arms served the same
+// requests on a GPU kept as long, and what differs is the measuring
+// window's drain after the last arrival (noise as large as the whole Amdahl
+// bound: −5.6 % for a 1.6 % candidate), so no change is computed and
+// CostNote says why. A run's search and a comparison of two runs' searches
+// both state their gains by it.
 func SearchGain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	g := Gain(cand, base)
 	if cand.SimTruth != nil && base.SimTruth != nil && base.SimTruth.RPS() > 0 {
@@ -575,8 +580,12 @@ func SearchGain(cand, base report.CapacityArm) report.CapacitySearchGain {
 	}
 	if cand.Cost != nil && base.Cost != nil && base.Cost.CostPer1MOutputTokens > 0 && cand.Cost.Currency == base.Cost.Currency &&
 		cand.Stopped == StopBracketed && base.Stopped == StopBracketed && len(g.SuspectArms) == 0 {
-		v := 100 * (cand.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
-		g.CostChangePct = &v
+		if cand.Cost.LoadRPS == base.Cost.LoadRPS {
+			g.CostNote = "both at the same offered load, " + report.Num(base.Cost.LoadRPS) + " req/s: there both arms serve the same requests on a GPU kept as long, so the difference is the measuring window's drain, not a saving"
+		} else {
+			v := 100 * (cand.Cost.CostPer1MOutputTokens/base.Cost.CostPer1MOutputTokens - 1)
+			g.CostChangePct = &v
+		}
 	}
 	return g
 }

@@ -145,11 +145,18 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	}
 	switch {
 	case c.Cost != nil && b.Cost != nil && g.CostChangePct != nil:
-		s += fmt.Sprintf("; %s at each arm's highest load that met the SLO: %s %s at %s req/s → %s at %s req/s (%+.1f %%)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS), *g.CostChangePct)
+		sep := ""
+		if !g.Separable {
+			sep = "; the capacities are not separable, so neither is this change"
+		}
+		s += fmt.Sprintf("; %s at each arm's highest load that met the SLO: %s %s at %s req/s → %s at %s req/s (%+.1f %%; no interval%s)", costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS), *g.CostChangePct, sep)
 	case c.Cost != nil && b.Cost != nil:
 		why := "an arm's capacity is not bracketed"
-		if len(g.SuspectArms) > 0 {
+		switch {
+		case len(g.SuspectArms) > 0:
 			why = "an arm has no capacity"
+		case g.CostNote != "":
+			why = g.CostNote
 		}
 		s += fmt.Sprintf("; %s at the highest load a probe met the SLO at: %s %s at %s req/s → %s at %s req/s (no change computed: %s%s)",
 			costLabel, report.Num(b.Cost.CostPer1MOutputTokens), b.Cost.Currency, report.Num(b.Cost.LoadRPS), report.Num(c.Cost.CostPer1MOutputTokens), report.Num(c.Cost.LoadRPS),

@@ -145,6 +145,10 @@ type CapacitySearchGain struct {
 	// CostChangePct is the candidate's cost per 1M output tokens at its
 	// capacity against the baseline's at its own, in % (nil: not both).
 	CostChangePct *float64 `json:"cost_change_pct,omitempty"`
+	// CostNote says why CostChangePct is nil although both arms have a
+	// cost, when the reason is not an unbracketed or suspect arm: both
+	// arms' costs are at the same offered load ("" otherwise).
+	CostNote string `json:"cost_note,omitempty"`
 	// SimTruth is the ratio of the arms' simulator's sustained capacities
 	// (CapacityTruth.RPS; 0: not both known).
 	SimTruth float64 `json:"sim_truth,omitempty"`
