@@ -32,6 +32,10 @@ func PrintSummary(w io.Writer, res *report.Results) {
 	if !res.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.IncompleteReason)
 	}
+	if f := res.ResumedFrom; res.Resumed && f != nil {
+		fmt.Fprintf(w, "RESUMED (run --resume): %s kept from the interrupted run created %s, %d run by this one (report.md lists each cell's start)\n",
+			count(f.KeptCells, "cell"), f.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), f.RerunCells)
+	}
 	for _, b := range render.Answer(*res) {
 		fmt.Fprintf(w, "\n%s vs %s:\n", b.Candidate, res.Rule.Baseline)
 		for _, l := range b.Lines {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/transferlab/transferlab/analysis"
 	"github.com/transferlab/transferlab/render"
@@ -127,5 +128,18 @@ func TestPrintSummaryAnswerFirstAtTheSLOPercentile(t *testing.T) {
 	}
 	if strings.Contains(out, "\nverdict ") || strings.Contains(out, "Headline") {
 		t.Errorf("the verdict is repeated after the tables:\n%s", out)
+	}
+}
+
+// TestPrintSummaryResumed: the console says a run was resumed, as report.md
+// does, with what was kept and what ran.
+func TestPrintSummaryResumed(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 12, 2, 14, 21, 26, 0, time.UTC)
+	res := &report.Results{Complete: true, Resumed: true, ResumedFrom: &report.ResumedFrom{CreatedAt: created, KeptCells: 5, RerunCells: 7}}
+	var b bytes.Buffer
+	PrintSummary(&b, res)
+	if want := "RESUMED (run --resume): 5 cells kept from the interrupted run created 2026-12-02T14:21:26Z, 7 run by this one"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
 	}
 }
