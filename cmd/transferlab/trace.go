@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -45,8 +47,8 @@ func newTraceStatsCmd() *cobra.Command {
 			if m.Time != "" || m.Input != "" || m.Output != "" {
 				opts.Mapping = &m
 			}
-			if first < 0 || clamp < 0 {
-				return fmt.Errorf("trace stats: --first %d and --clamp-context %d must be ≥ 0", first, clamp)
+			if err := checkTraceFlags(first, clamp, rateRPS, cmd.Flags().Changed("rate")); err != nil {
+				return err
 			}
 			s, err := traces.ReadFile(args[0], opts)
 			if err != nil {
@@ -58,7 +60,7 @@ func newTraceStatsCmd() *cobra.Command {
 			}
 			if cmd.Flags().Changed("rate") {
 				if s, err = traces.ScaleToRate(s, rateRPS); err != nil {
-					return err
+					return fmt.Errorf("trace stats %s: --rate: %w", args[0], err)
 				}
 			}
 			st := traces.ComputeStats(s)
@@ -86,4 +88,21 @@ func newTraceStatsCmd() *cobra.Command {
 	f.StringVar(&m.Output, "output-col", "", "generic CSV/JSONL: output-token column")
 	f.StringVar(&m.PrefixGroup, "prefix-col", "", "generic CSV/JSONL: optional prefix-group column (an id, or an array of block ids)")
 	return cmd
+}
+
+// checkTraceFlags refuses each bad `trace stats` flag by its own name, all
+// at once: --first and --clamp-context below 0, a --rate given that is not
+// a positive finite req/s.
+func checkTraceFlags(first, clamp int, rateRPS float64, rateGiven bool) error {
+	var errs []error
+	if first < 0 {
+		errs = append(errs, fmt.Errorf("trace stats: --first %d: must be ≥ 0 (0 keeps every row)", first))
+	}
+	if clamp < 0 {
+		errs = append(errs, fmt.Errorf("trace stats: --clamp-context %d: must be ≥ 0 (0: no clamp)", clamp))
+	}
+	if rateGiven && (!(rateRPS > 0) || math.IsInf(rateRPS, 0)) {
+		errs = append(errs, fmt.Errorf("trace stats: --rate %g: must be a positive, finite req/s", rateRPS))
+	}
+	return errors.Join(errs...)
 }
