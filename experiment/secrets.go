@@ -9,6 +9,9 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/transferlab/transferlab/integrate"
 	"github.com/transferlab/transferlab/internal/secret"
@@ -71,6 +74,12 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 			}
 			l.scrub.Add(used...)
 			l.scrub.Add(v)
+			if !httpguts.ValidHeaderFieldValue(v) {
+				// Only an expansion can bring one here: validateHeaders
+				// refused one written in the config.
+				errs = append(errs, c.fieldError("request.headers."+k, fmt.Errorf("the value %s expands to holds a control character (CR, LF, NUL or another; a key read from a file with its line end?): no HTTP header can carry it", strings.Join(secret.Refs(c.Request.Headers[k]), ", "))))
+				continue
+			}
 			l.headers.Set(k, v)
 		}
 	}
@@ -181,13 +190,18 @@ func (c Config) redacted() Config {
 	return c
 }
 
-// validateHeaders checks request.headers' names and values (CR, LF and NUL
-// would inject headers) without quoting a value.
+// validateHeaders checks request.headers' names and values as written (a
+// control character, CR and LF among them, would inject headers; a value
+// ${VAR} brings is checked once expanded, resolveLive) without quoting a
+// value.
 func (r RequestConfig) validateHeaders() []error {
 	var errs []error
 	for k, v := range r.Headers {
-		if err := loadgen.CheckHeaders(http.Header{k: {v}}); err != nil {
+		if err := loadgen.CheckHeaders(http.Header{k: nil}); err != nil {
 			errs = append(errs, fmt.Errorf("request.headers.%s: %w", k, err))
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			errs = append(errs, fmt.Errorf("request.headers.%s: the value holds a control character (CR, LF, NUL or another): no HTTP header can carry it", k))
 		}
 	}
 	return errs

@@ -55,3 +55,72 @@ arms: [{name: baseline}]
 		t.Errorf("error quotes a value: %s", msg)
 	}
 }
+
+// TestHeaderControlCharacterIsConfigError: a CR, LF or other control
+// character in a header value, written in the config or brought by a
+// ${VAR} (a key file read with its Windows line end), is a config error
+// naming the file, the field and the header, never the value; before, the
+// expanded one reached the server probe and read as "unreachable".
+func TestHeaderControlCharacterIsConfigError(t *testing.T) {
+	const text = `name: x
+trace: {path: t.csv}
+load: {rates_rps: [1], duration: 1s}
+server: {kind: sim}
+request:
+  headers:
+    Authorization: "Bearer ${TL_TEST_CRLF}"
+    X-Fine: "${TL_TEST_FINE}"
+arms: [{name: baseline}]
+`
+	cfg, err := Parse(strings.NewReader(text), "configs/h.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) (string, bool) {
+		switch name {
+		case "TL_TEST_CRLF":
+			return "sk-crlf-SECRET-99\r\n", true
+		case "TL_TEST_FINE":
+			return "fine\tvalue", true // a tab is allowed in a header value
+		}
+		return "", false
+	}
+	_, err = resolveLive(cfg, lookup)
+	if err == nil {
+		t.Fatal("resolveLive accepted a header value holding CR LF")
+	}
+	msg := err.Error()
+	for _, want := range []string{"config configs/h.yaml: ", "request.headers.Authorization (line 7): ", "control character", "${TL_TEST_CRLF}"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "sk-crlf") || strings.Contains(msg, "X-Fine") || strings.Contains(msg, "fine\tvalue") {
+		t.Errorf("error quotes a value or blames a good header: %s", msg)
+	}
+
+	// Written in the config: refused by Parse, request.headers and otel.headers alike.
+	const literal = `name: x
+trace: {path: t.csv}
+load: {rates_rps: [1], duration: 1s}
+server: {kind: sim}
+request:
+  headers: {X-Key: "sk-lit-SECRET\nInjected: 1"}
+otel:
+  headers: {Authorization: "Bearer sk-otel-SECRET\r"}
+arms: [{name: baseline}]
+`
+	_, err = Parse(strings.NewReader(literal), "configs/l.yaml", t.TempDir())
+	if err == nil {
+		t.Fatal("Parse accepted header values holding CR or LF")
+	}
+	msg = err.Error()
+	for _, want := range []string{"configs/l.yaml", "request.headers.X-Key (line 6): ", "otel.headers.Authorization (line 8): ", "control character"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "SECRET") || strings.Contains(msg, "Injected") {
+		t.Errorf("error quotes a value: %s", msg)
+	}
+}

@@ -111,8 +111,9 @@ func (c *config) validate() error {
 
 // CheckHeaders refuses header names that are not HTTP tokens, names the
 // client sets itself (Host, Content-Length, Content-Type, Accept,
-// X-Request-Id), and values holding CR, LF or NUL (they would inject
-// headers). Errors name the header, never its value.
+// X-Request-Id), and values holding a control character (CR, LF and NUL
+// among them: they would inject headers). Errors name the header, never its
+// value.
 func CheckHeaders(h http.Header) error {
 	var errs []error
 	for k, vs := range h {
@@ -124,7 +125,7 @@ func CheckHeaders(h http.Header) error {
 		}
 		for _, v := range vs {
 			if !httpguts.ValidHeaderFieldValue(v) {
-				errs = append(errs, fmt.Errorf("loadgen: header %q: its value holds a control character (CR, LF or NUL)", k))
+				errs = append(errs, fmt.Errorf("loadgen: header %q: its value holds a control character (CR, LF, NUL or another)", k))
 			}
 		}
 	}

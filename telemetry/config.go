@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/transferlab/transferlab/internal/secret"
 )
 
@@ -136,9 +138,12 @@ func (c Config) Validate() error {
 			bad("insecure", "true contradicts the https endpoint %q", c.Endpoint)
 		}
 	}
-	for k := range c.Headers {
+	for k, v := range c.Headers {
 		if strings.TrimSpace(k) == "" || strings.ContainsAny(k, " \t\r\n:") {
 			bad("headers", "%q is not a valid header name", k)
+		} else if !httpguts.ValidHeaderFieldValue(v) {
+			// Named by its key; the value may be a secret.
+			bad("headers."+k, "the value holds a control character (CR, LF, NUL or another): no HTTP header can carry it")
 		}
 	}
 	for _, d := range []struct {

@@ -90,6 +90,12 @@ var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // ErrUnset is wrapped by Expand's error for a referenced variable that is not set.
 var ErrUnset = errors.New("environment variable is not set")
 
+// Refs are the ${NAME} references in s as written ("${NAME}"), in order:
+// names, never values, fit for an error.
+func Refs(s string) []string {
+	return varRef.FindAllString(s, -1)
+}
+
 // Expand replaces each ${NAME} in s by lookup(NAME). A NAME lookup does not
 // find is an error wrapping ErrUnset that names it; the value itself never
 // appears in an error. It also returns the values it substituted (non-empty

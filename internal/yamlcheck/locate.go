@@ -9,10 +9,11 @@ import (
 
 // fieldSegment is one leading part of a check's message that names a field
 // ("load.duration", "arms[1]", "amdahl.profile.window (line 3)",
-// "cost.gpus (not set in the cost block)"); lineSegment is a "line N" or
+// "cost.gpus (not set in the cost block)", "request.headers.X-Api-Key": a
+// map key may hold a hyphen); lineSegment is a "line N" or
 // "line N column M" part between them.
 var (
-	fieldSegment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\[\]]*(?: \([^()]*\))?$`)
+	fieldSegment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.\[\]-]*(?: \([^()]*\))?$`)
 	lineSegment  = regexp.MustCompile(`^line (\d+)(?: column \d+)?$`)
 	lineInParens = regexp.MustCompile(`\(line (\d+)`)
 	// quotedValue is a field followed by the value it holds, quoted
