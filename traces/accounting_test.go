@@ -67,8 +67,9 @@ func TestBurstGPTKeepFailedKeepsEveryFailedRow(t *testing.T) {
 	if r := s.Requests[2]; r.InputTokens != 1 || r.OutputTokens != 1 {
 		t.Errorf("failed request with 0 request tokens kept as %d/%d tokens, want 1/1", r.InputTokens, r.OutputTokens)
 	}
-	if s.Skipped != 3 || !slices.Equal(s.SkippedLines, []int{6, 8, 9}) || len(s.Dropped) != 0 {
-		t.Errorf("skipped %d lines %v dropped %v; want 3 lines 6 8 9, none dropped", s.Skipped, s.SkippedLines, s.Dropped)
+	// Line 4 is blank between rows: a bad row (blank_line) like the others.
+	if s.Skipped != 4 || !slices.Equal(s.SkippedLines, []int{4, 6, 8, 9}) || len(s.Dropped) != 0 {
+		t.Errorf("skipped %d lines %v dropped %v; want 4 lines 4 6 8 9, none dropped", s.Skipped, s.SkippedLines, s.Dropped)
 	}
 	// Strict mode keeps them too: a failed row is not a bad row.
 	strict := writeTrace(t, "strict.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,c\n7,ChatGPT,0,0,0,API log\n")
@@ -85,8 +86,8 @@ func TestEveryRowAccounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	accounted(t, s)
-	if s.RowsRead != 7 || s.Dropped[DroppedBurstGPTFailed] != 2 || s.Skipped != 3 {
-		t.Errorf("rows read %d dropped %v skipped %d; want 7, burstgpt_failed=2, 3", s.RowsRead, s.Dropped, s.Skipped)
+	if s.RowsRead != 8 || s.Dropped[DroppedBurstGPTFailed] != 2 || s.Skipped != 4 || s.SkippedByReason[ReasonBlankLine] != 1 {
+		t.Errorf("rows read %d dropped %v skipped %d %v; want 8, burstgpt_failed=2, 4 (one blank_line)", s.RowsRead, s.Dropped, s.Skipped, s.SkippedByReason)
 	}
 	// A policy applied after reading (trace.first) is a drop with its own reason.
 	f := First(s, 1)
@@ -95,7 +96,7 @@ func TestEveryRowAccounted(t *testing.T) {
 		t.Errorf("First(1) dropped %v, want %s=1", f.Dropped, DroppedFirst)
 	}
 	st := ComputeStats(f)
-	if st.RowsRead != 7 || !slices.Equal(st.SkippedLines, []int{6, 8, 9}) {
+	if st.RowsRead != 8 || !slices.Equal(st.SkippedLines, []int{4, 6, 8, 9}) {
 		t.Errorf("stats rows read %d skipped lines %v", st.RowsRead, st.SkippedLines)
 	}
 	// JSONL too: a bad first object and a row missing keys count.
@@ -138,7 +139,7 @@ func TestStatsTextAccountsForRows(t *testing.T) {
 	if err := ComputeStats(s).WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if want := "2 replayed of 7 read; 3 skipped as malformed (lines 6, 8-9); 2 dropped by policy (burstgpt_failed=2)"; !strings.Contains(b.String(), want) {
+	if want := "2 replayed of 8 read; 4 skipped as malformed (lines 4, 6, 8-9); 2 dropped by policy (burstgpt_failed=2)"; !strings.Contains(b.String(), want) {
 		t.Errorf("trace stats text lacks %q:\n%s", want, b.String())
 	}
 }

@@ -18,8 +18,11 @@
 //   - csv / jsonl: any trace whose columns a Mapping names, with the time unit.
 //
 // Policies, each tested: gzip-compressed files are read transparently (the
-// SHA-256 is of the stored bytes); a UTF-8 BOM, CRLF, blank and trailing blank lines are
-// accepted; unsorted rows are sorted stably by time and counted in
+// SHA-256 is of the stored bytes); a UTF-8 BOM, CRLF, and blank lines before a
+// CSV's header or after its last row (anywhere in JSONL) are accepted, while a
+// blank line between a CSV's header and its last row is a bad row
+// (blank_line: a hole in the data, such as a lost row or files pasted
+// together, is not layout); unsorted rows are sorted stably by time and counted in
 // Schedule.Reordered; zero input or output tokens are bad rows (a request
 // needs ≥ 1 of each); huge contexts are kept (ClampContext fits them to a
 // server). A bad row is an error naming file, line and field (*RowError), or

@@ -19,6 +19,7 @@ const (
 	ReasonZeroTokens = "zero_tokens" // an input or output token count is 0 (a request needs ≥ 1 of each)
 	ReasonBadJSON    = "bad_json"    // a JSONL line is not one JSON object
 	ReasonBadPrefix  = "bad_prefix"  // the prefix column (hash_ids) is malformed
+	ReasonBlankLine  = "blank_line"  // a CSV line between the header and the last row is blank
 )
 
 // RowError is a bad row: it names the file, the 1-based line and the field

@@ -70,7 +70,8 @@ func Read(r io.Reader, name string, opts ReadOptions) (Schedule, error) {
 // Parse normalises the bytes of one trace file into a Schedule.
 //
 // Handled on purpose: a UTF-8 BOM; CRLF or LF line endings; no final newline;
-// blank lines anywhere (skipped; line numbers still count them); header names
+// blank lines before the header and after the last row (skipped; line
+// numbers still count them); header names
 // matched by normalised name in any order, extra columns ignored; absolute
 // datetimes (offsets from the earliest row) or relative times in s/ms/us/ns
 // (offsets from the earliest row, so a trace that starts at t=1178625 ms
@@ -80,7 +81,9 @@ func Read(r io.Reader, name string, opts ReadOptions) (Schedule, error) {
 //
 // Rejected rows (an error naming file, line and field, or in lenient mode
 // skipped and counted by reason): wrong field count, unparsable or negative
-// time, token counts that are not non-negative integers, zero input or
+// time, token counts that are not non-negative integers, a blank line
+// between a CSV's header and its last row (a hole in the data: a lost row or
+// files pasted together; JSONL skips blank lines), zero input or
 // output tokens (a request needs ≥ 1 of each), malformed JSON or hash_ids.
 // BurstGPT rows with zero response tokens are failed requests, not bad rows:
 // see ReadOptions.KeepFailed. A file with no usable request is an error.
@@ -241,14 +244,17 @@ func normalise(reqs []Request) (int, *Backstep, int64) {
 }
 
 // lineIter yields non-blank lines with their 1-based numbers, without the
-// line ending (LF or CRLF).
+// line ending (LF or CRLF); blanks holds the numbers of the blank lines
+// (empty or white space only) skipped just before the last line yielded.
 type lineIter struct {
-	data []byte
-	pos  int
-	no   int
+	data   []byte
+	pos    int
+	no     int
+	blanks []int
 }
 
 func (it *lineIter) next() ([]byte, int, bool) {
+	it.blanks = it.blanks[:0]
 	for it.pos < len(it.data) {
 		rest := it.data[it.pos:]
 		end := bytes.IndexByte(rest, '\n')
@@ -261,6 +267,7 @@ func (it *lineIter) next() ([]byte, int, bool) {
 		it.no++
 		line = bytes.TrimRight(line, "\r")
 		if len(bytes.TrimSpace(line)) == 0 {
+			it.blanks = append(it.blanks, it.no)
 			continue
 		}
 		return line, it.no, true
@@ -444,7 +451,15 @@ func (p *parser) readCSV(header []byte, headerNo int) error {
 	for {
 		line, no, ok := p.lines.next()
 		if !ok {
-			return nil
+			return nil // blank lines after the last row are harmless
+		}
+		for _, b := range p.lines.blanks {
+			// A blank line with a row after it: a hole in the data (a lost
+			// row, files pasted together) rather than layout.
+			p.rowsRead++
+			if err := p.bad(b, "", ReasonBlankLine, errors.New("blank line between data rows (blank lines are allowed only before the header and after the last row)")); err != nil {
+				return err
+			}
 		}
 		p.rowsRead++
 		fields, err = splitCSV(line, fields[:0])

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,8 +110,8 @@ func TestReadFixtures(t *testing.T) {
 		}},
 		{file: "quirk_bom_crlf_blank.csv", format: FormatAzure, rows: 3, check: func(t *testing.T, s Schedule) {
 			equalDurations(t, offsets(s), []time.Duration{0, 4314579000, 4319410000})
-			if got := s.Requests[2].SourceLine; got != 5 {
-				t.Errorf("third row's line %d, want 5 (blank line 4 still counted)", got)
+			if got := s.Requests[2].SourceLine; got != 4 {
+				t.Errorf("third row's line %d, want 4", got)
 			}
 		}},
 		{file: "quirk_header_variant.csv", format: FormatAzure, rows: 2, check: func(t *testing.T, s Schedule) {
@@ -550,5 +551,44 @@ func TestOrderWarning(t *testing.T) {
 	}
 	if w := readFixture(t, "generic.csv", ReadOptions{Mapping: &Mapping{Time: "ts_ms", TimeUnit: UnitMilliseconds, Input: "in_tok", Output: "out_tok"}}).OrderWarning(); w != "" {
 		t.Errorf("sorted trace warns %q", w)
+	}
+}
+
+// TestBlankLineBetweenRows: blank lines before the header and after the
+// last row are harmless, but one between data rows (or between the header
+// and the first row) is a bad row naming file and line: a hole in the data
+// is more often a lost or pasted-together row than a layout choice. In
+// lenient mode it is skipped and counted (blank_line) like any bad row.
+func TestBlankLineBetweenRows(t *testing.T) {
+	t.Parallel()
+	const head = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+	const r1, r2 = "2023-11-16 18:15:46.6805900,374,44\n", "2023-11-16 18:15:50.9951690,396,109\n"
+	ok := writeTrace(t, "ok.csv", "\n \n"+head+r1+r2+"\n\r\n  \n")
+	s, err := ReadFile(ok, ReadOptions{})
+	if err != nil || len(s.Requests) != 2 || s.Skipped != 0 {
+		t.Fatalf("leading and trailing blank lines: %d requests, %d skipped, %v; want 2, 0, nil", len(s.Requests), s.Skipped, err)
+	}
+	for _, tc := range []struct {
+		name, text string
+		line       int
+	}{
+		{"between rows", head + r1 + "\n" + r2, 3},
+		{"whitespace only, CRLF", head + r1 + " \t\r\n" + r2, 3},
+		{"after the header", head + "\n" + r1 + r2, 2},
+		{"two in a row", head + r1 + "\n\n" + r2 + "\n", 3},
+	} {
+		p := writeTrace(t, "b.csv", tc.text)
+		_, err := ReadFile(p, ReadOptions{})
+		var re *RowError
+		if !errors.As(err, &re) || re.Line != tc.line || re.Reason != ReasonBlankLine || !strings.Contains(err.Error(), fmt.Sprintf("b.csv line %d: blank line", tc.line)) {
+			t.Errorf("%s: %v; want a RowError at line %d, reason %s", tc.name, err, tc.line, ReasonBlankLine)
+			continue
+		}
+		s, err := ReadFile(p, ReadOptions{Lenient: true})
+		if err != nil || len(s.Requests) != 2 || s.SkippedByReason[ReasonBlankLine] == 0 || s.SkippedLines[0] != tc.line {
+			t.Errorf("%s, lenient: %d requests, skipped %v at %v, %v; want 2 requests and the blank line counted", tc.name, len(s.Requests), s.SkippedByReason, s.SkippedLines, err)
+			continue
+		}
+		accounted(t, s)
 	}
 }

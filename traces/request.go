@@ -41,8 +41,9 @@ type Schedule struct {
 	Format string `json:"format"`
 	// Requests are sorted by Offset; ties keep source order.
 	Requests []Request `json:"-"`
-	// RowsRead counts the data rows of the source file (non-blank lines
-	// after a CSV header; every non-blank JSONL line); 0 for synthetic
+	// RowsRead counts the data rows of the source file (the lines after a
+	// CSV header up to its last non-blank one, a blank one between rows a
+	// bad row; every non-blank JSONL line); 0 for synthetic
 	// schedules. Every row read is accounted for:
 	// RowsRead = len(Requests) + Skipped + the sum of Dropped.
 	RowsRead int `json:"rows_read"`
