@@ -206,16 +206,16 @@ func TestCompareSaysSameRun(t *testing.T) {
 func TestCompareNamesConfigKeys(t *testing.T) {
 	t.Parallel()
 	a, b := analysistest.FixtureResults(t), analysistest.FixtureResults(t)
-	a.Manifest.Requested = map[string]any{"Load": map[string]any{"RatesRPS": []any{3, 10, 24}},
-		"Request": map[string]any{"Headers": map[string]any{"Authorization": "Bearer sk-AAAA"}}}
-	b.Manifest.Requested = map[string]any{"Load": map[string]any{"RatesRPS": []any{10}},
-		"Request": map[string]any{"Headers": map[string]any{"Authorization": "Bearer sk-BBBB"}}}
+	a.Manifest.Requested = map[string]any{"load": map[string]any{"rates_rps": []any{3, 10, 24}},
+		"request": map[string]any{"headers": map[string]any{"Authorization": "Bearer sk-AAAA"}}}
+	b.Manifest.Requested = map[string]any{"load": map[string]any{"rates_rps": []any{10}},
+		"request": map[string]any{"headers": map[string]any{"Authorization": "Bearer sk-BBBB"}}}
 	b.Manifest.ConfigSHA256 = "1111"
 	_, err := Compare(a, b, CompareOptions{ArmB: "candidate"})
 	if err == nil {
 		t.Fatal("want refusal")
 	}
-	for _, want := range []string{"config keys that differ", "Load.RatesRPS (A=[3 10 24], B=[10])", "Request.Headers.Authorization (values not shown: secret)"} {
+	for _, want := range []string{"config keys that differ", "load.rates_rps (A=[3 10 24], B=[10])", "request.headers.Authorization (values not shown: secret)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -229,7 +229,7 @@ func TestCompareNamesConfigKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "Load.RatesRPS (A=[3 10 24], B=[10])") }) {
+	if !slices.ContainsFunc(c.Results.Warnings, func(w string) bool { return strings.Contains(w, "load.rates_rps (A=[3 10 24], B=[10])") }) {
 		t.Errorf("the provenance warning does not name the config keys: %v", c.Results.Warnings)
 	}
 	b.Manifest.Requested = a.Manifest.Requested

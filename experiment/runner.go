@@ -278,7 +278,7 @@ func newResults(cfg *Config, eff Config, opt Options, base traces.Schedule) *rep
 			Command:      opt.Command,
 			ConfigPath:   opt.ConfigPath,
 			ConfigSHA256: sha256Hex(opt.ConfigRaw),
-			Requested:    cfg.redacted(),
+			Requested:    cfg.redacted().recorded(),
 			Effective:    eff.redacted(),
 			Seed:         eff.Seed,
 			GoVersion:    runtime.Version(),

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/transferlab/transferlab/integrate"
@@ -167,6 +168,22 @@ func (c *Config) endpointURLs() []string {
 		}
 	}
 	return out
+}
+
+// recorded is c as results.json's manifest.config_requested holds it:
+// keyed as the config file is (its YAML keys, durations as "30s"), so that
+// a config difference (report.ConfigKeyDiffs: compare, run --resume) names
+// the key a user writes. c is echoed as is if it does not round-trip.
+func (c Config) recorded() any {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return c
+	}
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return c
+	}
+	return v
 }
 
 // redacted returns a copy of c fit to echo: header values REDACTED, URL

@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/transferlab/transferlab/report"
 )
 
 // TestResolveLiveNamesFileFieldLine: an unset ${VAR} in request.headers or
@@ -123,4 +126,37 @@ arms: [{name: baseline}]
 	if strings.Contains(msg, "SECRET") || strings.Contains(msg, "Injected") {
 		t.Errorf("error quotes a value: %s", msg)
 	}
+}
+
+// TestRecordedConfigKeys: manifest.config_requested is keyed as the config
+// file is, and on every shipped config it says what the Go-field-named
+// record older results files hold says (report.ConfigKeyDiffs translates
+// those): no key differs, and every key is one the file's YAML could hold.
+func TestRecordedConfigKeys(t *testing.T) {
+	forShippedConfigs(t, func(t *testing.T, f string) {
+		cfg, _, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := cfg.redacted().recorded()
+		top, ok := rec.(map[string]any)
+		if !ok {
+			t.Fatalf("recorded config is a %T, want a map of the config's keys", rec)
+		}
+		for k := range top {
+			if k != strings.ToLower(k) {
+				t.Errorf("recorded top-level key %q is not a config key", k)
+			}
+		}
+		legacy := report.Results{Manifest: report.Manifest{Requested: cfg.redacted()}}
+		keyed := report.Results{Manifest: report.Manifest{Requested: rec}}
+		// server.reference's hook_timings and hook_window had no JSON
+		// form (json:"-"): the Go-field-named record lacked them.
+		d := slices.DeleteFunc(report.ConfigKeyDiffs(legacy, keyed), func(k string) bool {
+			return strings.HasPrefix(k, "server.reference.hook_timings (A=not set,") || strings.HasPrefix(k, "server.reference.hook_window (A=not set,")
+		})
+		if len(d) > 1 || len(d) == 1 && !strings.Contains(d[0], "no recorded config key differs") {
+			t.Errorf("the config recorded by Go field names and by its keys differ: %q", d)
+		}
+	})
 }

@@ -140,11 +140,15 @@ type Manifest struct {
 	Command      []string `json:"command"`
 	ConfigPath   string   `json:"config_path"`
 	ConfigSHA256 string   `json:"config_sha256"`
-	Requested    any      `json:"config_requested"`
-	Effective    any      `json:"config_effective"`
-	Seed         int64    `json:"seed"`
-	GoVersion    string   `json:"go_version"`
-	GitCommit    string   `json:"git_commit,omitempty"`
+	// Requested is the config as written, keyed as the config file is
+	// (its YAML keys; files before that used Go field names, which
+	// ConfigKeyDiffs translates); Effective is it with defaults filled
+	// (Go field names).
+	Requested any    `json:"config_requested"`
+	Effective any    `json:"config_effective"`
+	Seed      int64  `json:"seed"`
+	GoVersion string `json:"go_version"`
+	GitCommit string `json:"git_commit,omitempty"`
 	// Machine is the host the run was made on: "hostname (os/arch, N CPUs)".
 	Machine  string         `json:"machine,omitempty"`
 	Server   map[string]any `json:"server,omitempty"`
