@@ -74,7 +74,8 @@ func Provenance(a, b report.Results) []string {
 // twice, or two copies of it), or "" when they are separate runs, with
 // nothing in Provenance (commit, config sha256, trace, servers, machine)
 // differing: the same run_id, which a run draws once, at random, as it
-// starts (a resumed or merged run draws a new one); two runs started in the
+// starts (a resumed run keeps it, being that run finished; a merge of
+// shards draws a new one); two runs started in the
 // same instant differ there. A file with a run_id and one without are two
 // runs. For files written before run_id, the same created_at (set once as
 // the run starts) with the same config sha256 (Provenance); for files

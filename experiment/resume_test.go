@@ -161,6 +161,17 @@ func TestResume(t *testing.T) {
 	if !res.Resumed || res.ResumedFrom == nil || res.ResumedFrom.KeptCells != 1 || res.ResumedFrom.RerunCells != len(full.Cells)-1 || !res.Complete {
 		t.Fatalf("resumed: %v %+v complete %v", res.Resumed, res.ResumedFrom, res.Complete)
 	}
+	// A resumed run is the interrupted run finished: its run_id and
+	// created_at, with the resumption's start in resumed_at.
+	if res.RunID == "" || res.RunID != interrupted.RunID || !res.CreatedAt.Equal(interrupted.CreatedAt) {
+		t.Errorf("resumed run_id %q created %v; the interrupted run's %q %v", res.RunID, res.CreatedAt, interrupted.RunID, interrupted.CreatedAt)
+	}
+	if len(res.ResumedAt) != 1 || res.ResumedAt[0].Before(interrupted.CreatedAt) {
+		t.Errorf("resumed_at %v, want the one resumption, after %v", res.ResumedAt, interrupted.CreatedAt)
+	}
+	if full.RunID == interrupted.RunID {
+		t.Errorf("two runs share run_id %q", full.RunID)
+	}
 	if !reflect.DeepEqual(res.RunOrder, full.RunOrder) || !reflect.DeepEqual(res.Manifest.ArmOrder, full.Manifest.ArmOrder) {
 		t.Errorf("order: resumed %v %v, uninterrupted %v %v", res.RunOrder, res.Manifest.ArmOrder, full.RunOrder, full.Manifest.ArmOrder)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -324,6 +325,15 @@ func resume(res *report.Results, eff Config, opt Options, scheds []traces.Schedu
 	}
 	res.Resumed = true
 	res.ResumedFrom = &report.ResumedFrom{CreatedAt: prior.prior.CreatedAt, IncompleteReason: prior.prior.IncompleteReason, Server: prior.prior.Manifest.Server}
+	// The same run, finished: its identity and first start stay, and this
+	// resumption's start is added to those before it (report.Results.RunID).
+	res.ResumedAt = append(slices.Clone(prior.prior.ResumedAt), res.CreatedAt)
+	if prior.prior.RunID != "" {
+		res.RunID = prior.prior.RunID
+	}
+	if !prior.prior.CreatedAt.IsZero() {
+		res.CreatedAt = prior.prior.CreatedAt
+	}
 	// Hook counters are per server launch and summed over an arm's
 	// launches (addHook): the interrupted run's launches count too.
 	res.Hook = prior.prior.Hook

@@ -12,11 +12,15 @@ type Results struct {
 	SchemaVersion string    `json:"schema_version"`
 	CreatedAt     time.Time `json:"created_at"`
 	// RunID identifies the run: 128 random bits (crypto/rand.Text, 26
-	// base32 characters) drawn once as the run starts; a resumed run and a
-	// merge of shards draw a new one, as they set a new CreatedAt. A copy of
+	// base32 characters) drawn once as the run starts. A resumed run
+	// (run --resume) is the interrupted run finished: it keeps the run's
+	// RunID and CreatedAt and appends its own start to ResumedAt (an
+	// interrupted run recorded without a RunID gets a new one). A merge of
+	// shards draws a new one and sets a new CreatedAt. A copy of
 	// results.json keeps it, so two files with one RunID are one run
-	// (canary.SameRun). Empty in files written before it was recorded, and
-	// in a comparison.
+	// (canary.SameRun): a copy of the interrupted run's file and the
+	// resumed run's share cells. Empty in files written before it was
+	// recorded, and in a comparison.
 	RunID string `json:"run_id,omitempty"`
 	// Simulated is true when the server under test was the embedded simulator.
 	Simulated bool `json:"simulated"`
@@ -29,6 +33,9 @@ type Results struct {
 	// ResumedFrom says which run it resumed.
 	Resumed     bool         `json:"resumed,omitempty"`
 	ResumedFrom *ResumedFrom `json:"resumed_from,omitempty"`
+	// ResumedAt holds when each `run --resume` of this run started, oldest
+	// first (CreatedAt is when the run first started).
+	ResumedAt []time.Time `json:"resumed_at,omitempty"`
 	// Warnings are problems of method the run detected that do not make it
 	// incomplete but change how its figures read (e.g. measured cells right
 	// after a server start with no warm-up replay). Rendered under the title.

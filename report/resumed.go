@@ -9,8 +9,15 @@ func ResumedText(r Results) string {
 		return ""
 	}
 	f := r.ResumedFrom
-	return fmt.Sprintf("resumed (run --resume): %d cells kept from the interrupted run created %s (stopped: %s), %d run by this one; each cell's start time is in the table below. Kept cells' energy figures are those computed when they ended (the window trimmed to their measured window).",
-		f.KeptCells, f.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), OrText(f.IncompleteReason, "no reason recorded"), f.RerunCells)
+	at := ""
+	if n := len(r.ResumedAt); n > 0 {
+		at = " at " + r.ResumedAt[n-1].UTC().Format("2006-01-02T15:04:05Z")
+		if n > 1 {
+			at += fmt.Sprintf(" (its resumption %d)", n)
+		}
+	}
+	return fmt.Sprintf("resumed (run --resume)%s: %d cells kept from the interrupted run created %s (stopped: %s), %d run by this one; each cell's start time is in the table below. Kept cells' energy figures are those computed when they ended (the window trimmed to their measured window).",
+		at, f.KeptCells, f.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"), OrText(f.IncompleteReason, "no reason recorded"), f.RerunCells)
 }
 
 // CellStartRows are the rows (order, arm, load, repetition, started at UTC,
