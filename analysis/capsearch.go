@@ -44,6 +44,9 @@ const (
 	StopBracketed = "bracketed"
 	StopMax       = "max_rps"
 	StopMin       = "min_rps"
+	// StopInterrupted opens the stop of an arm whose search the run's end
+	// (a signal, the run deadline) cut short: "interrupted (CAUSE)".
+	StopInterrupted = "interrupted"
 )
 
 // Method describes the search and its interval, for results.json.
@@ -476,6 +479,9 @@ const (
 func stopText(stopped string) string {
 	if b, ok := strings.CutPrefix(stopped, "budget: "); ok {
 		return "the search's budget ran out (" + b + ")"
+	}
+	if strings.HasPrefix(stopped, StopInterrupted+" (") {
+		return "the search was " + stopped
 	}
 	return "the search ended: " + stopped
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -328,6 +329,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 	if c.ConcurrentArms {
 		cs.Concurrent = true
 		if err := r.searchConcurrently(ctx, *c, s, arms, began, d, cs.Arms); err != nil {
+			r.searchInterrupted(ctx, cs, arms)
 			return err
 		}
 	} else {
@@ -336,6 +338,7 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 			cs.Arms[i] = a
 			if err != nil {
 				cs.Arms = cs.Arms[:i+1]
+				r.searchInterrupted(ctx, cs, arms)
 				return err
 			}
 		}
@@ -353,6 +356,75 @@ func (r *runner) searchCapacity(ctx context.Context, use func(ArmConfig) (server
 		cs.Gains = append(cs.Gains, analysis.SearchGain(a, base))
 	}
 	return nil
+}
+
+// searchInterrupted sets cs.Interrupted when the run ended (ctx: a
+// signal, the run deadline) during the search: what stopped it, after how
+// many search probes (one cut short counts for nothing), each arm's bracket
+// so far (arms not reached: not searched), and that `run --resume` runs the
+// search again from the kept sweep cells, which is what it does (the
+// probes are not in cells.jsonl). Nothing when the search failed otherwise.
+func (r *runner) searchInterrupted(ctx context.Context, cs *report.CapacitySearch, arms []ArmConfig) {
+	if ctx.Err() == nil {
+		return
+	}
+	done, cut := 0, []string{}
+	var each []string
+	for _, arm := range arms {
+		i := slices.IndexFunc(cs.Arms, func(a report.CapacityArm) bool { return a.Arm == arm.Name })
+		if i < 0 || cs.Arms[i].Arm == "" {
+			each = append(each, arm.Name+": not searched")
+			continue
+		}
+		a := cs.Arms[i]
+		for _, p := range a.Probes {
+			switch {
+			case p.Source != "search":
+			case p.Incomplete != "":
+				cut = append(cut, fmt.Sprintf("%s at %s req/s", a.Arm, report.Num(p.LoadRPS)))
+			default:
+				done++
+			}
+		}
+		each = append(each, a.Arm+": "+bracketSoFar(a))
+	}
+	s := fmt.Sprintf("interrupted after %d search probe%s (%s)", done, plural(done), context.Cause(ctx))
+	if len(cut) == 1 {
+		s += "; the probe cut short (" + cut[0] + ") decides nothing"
+	} else if len(cut) > 1 {
+		s += "; the probes cut short (" + strings.Join(cut, ", ") + ") decide nothing"
+	}
+	s += "; so far " + strings.Join(each, "; ")
+	s += fmt.Sprintf(". `transferlab run --resume %s` keeps the run's complete sweep cells and runs the search again from the sweep's cells (its probes so far are not kept)", r.opt.OutDir)
+	cs.Interrupted = s
+}
+
+// bracketSoFar is an arm's bracket as far as its search got: "bracket
+// [4.00, 8.00] req/s", with "none" for an end not found yet.
+func bracketSoFar(a report.CapacityArm) string {
+	end := func(v float64) string {
+		if v > 0 {
+			return report.Num(v)
+		}
+		return "none"
+	}
+	s := "bracket [" + end(a.PassRPS) + ", " + end(a.FailRPS) + "] req/s"
+	switch {
+	case a.PassRPS > 0 && a.FailRPS == 0:
+		s += " (met up to " + report.Num(a.PassRPS) + " req/s, no load missed yet)"
+	case a.PassRPS == 0 && a.FailRPS > 0:
+		s += " (missed from " + report.Num(a.FailRPS) + " req/s, no load met yet)"
+	case a.PassRPS == 0:
+		s += " (no load decided yet)"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // drains is the longest drain seen (probe wall − scheduled span) over
@@ -478,6 +550,9 @@ func (r *runner) searchArm(ctx context.Context, c CapacitySearchConfig, s analys
 		p, err := r.runProbe(ctx, sv, arm.Name, load, sched, warm)
 		probes = append(probes, p)
 		d.see(time.Duration(p.DurationS*float64(time.Second)) - sched.Duration())
+		if err != nil && ctx.Err() != nil {
+			return s.Capacity(arm.Name, probes, analysis.StopInterrupted+" ("+context.Cause(ctx).Error()+")"), err
+		}
 		if err != nil {
 			return s.Capacity(arm.Name, probes, "stopped: "+err.Error()), err
 		}

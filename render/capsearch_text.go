@@ -84,7 +84,11 @@ func probesText(a report.CapacityArm) string {
 	if analysis.ClientBoundFailEnd(a) && !analysis.SuspectCapacity(a) {
 		cb += "; suspect: the bracket's " + suspectFailEnd(a)
 	}
-	return fmt.Sprintf(" (%d search probes, %d swept loads; stopped: %s%s)", searchProbes(a), len(sweep), report.OrText(a.Stopped, "not run"), cb)
+	cut := ""
+	if n := cutShort(a); n > 0 {
+		cut = fmt.Sprintf(" (%d cut short)", n)
+	}
+	return fmt.Sprintf(" (%d search probes%s, %d swept loads; stopped: %s%s)", searchProbes(a), cut, len(sweep), report.OrText(a.Stopped, "not run"), cb)
 }
 
 // suspectFailEnd says why a fail end that only client-bound probes missed
@@ -116,6 +120,9 @@ func CapacitySearchLine(r report.Results, cand string) string {
 		}
 	}
 	if g == nil {
+		if cs.Interrupted != "" {
+			return head + ": not found: the search was " + cs.Interrupted
+		}
 		return ""
 	}
 	arm := func(name string) *report.CapacityArm {
@@ -226,6 +233,17 @@ func searchProbes(a report.CapacityArm) int {
 	n := 0
 	for _, p := range a.Probes {
 		if p.Source == "search" {
+			n++
+		}
+	}
+	return n
+}
+
+// cutShort counts a's search probes that did not run to their end.
+func cutShort(a report.CapacityArm) int {
+	n := 0
+	for _, p := range a.Probes {
+		if p.Source == "search" && p.Incomplete != "" {
 			n++
 		}
 	}
@@ -349,6 +367,9 @@ func capacitySearchLines(r report.Results) []string {
 		return []string{"Not searched: " + cs.NotRun}
 	}
 	out := []string{searchLead(*cs, "req/s")}
+	if cs.Interrupted != "" {
+		out = append(out, "The search was "+cs.Interrupted+".")
+	}
 	for _, a := range cs.Arms {
 		out = append(out, a.Arm+": "+CapacityArmText(a)+". Probes (req/s; requests within each target/judged): "+probeListText(a))
 	}

@@ -44,6 +44,9 @@ func capacityHeadline(r report.Results) string {
 		}
 		return strings.Join(s, "; ")
 	}
+	if cs := r.CapacitySearch; cs != nil && cs.Interrupted != "" {
+		return "capacity at SLO not found: the search was " + cs.Interrupted
+	}
 	switch {
 	case r.Stats == nil:
 		return "no headline: the results were not analysed"

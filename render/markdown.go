@@ -310,6 +310,9 @@ func (m mdWriter) part(p tablePart) {
 // capacitySearch is the capacity section of a run that searched the load.
 func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 	m.p("%s\n\n", searchLead(cs, m.u("req/s")))
+	if cs.Interrupted != "" {
+		m.p("**The search was %s.**\n\n", cs.Interrupted)
+	}
 	m.p("| arm | capacity (%s) | interval | bracket | cost per 1M output tokens at the highest load meeting the SLO | search |\n| --- | --- | --- | --- | --- | --- |\n", m.u("req/s"))
 	for _, a := range cs.Arms {
 		e := a.CapacityRPS

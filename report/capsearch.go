@@ -38,6 +38,11 @@ type CapacitySearch struct {
 	Gains []CapacitySearchGain `json:"gains,omitempty"`
 	// NotRun says why the search did not run (the arms are then empty).
 	NotRun string `json:"not_run,omitempty"`
+	// Interrupted, when the run ended during the search (a signal, the
+	// run deadline), says so: by what, after how many search probes, each
+	// arm's bracket so far (Arms holds the arms reached, Gains is then
+	// empty), and how `run --resume` finishes it.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // CapacityArm is one arm's searched capacity at SLO.
@@ -58,7 +63,8 @@ type CapacityArm struct {
 	CapacityRPS Estimate `json:"capacity_rps"`
 	// Stopped says why the search of this arm ended: "bracketed" (to the
 	// precision), "max_rps" (the arm met the SLO at max_rps), "min_rps" (it
-	// missed at min_rps), or "budget: <config field>" (that budget ran out).
+	// missed at min_rps), "budget: <config field>" (that budget ran out), or
+	// "interrupted (<cause>)" (the run ended during its search).
 	Stopped string `json:"stopped"`
 	// ElapsedS is the wall time the arm's search probes took (s).
 	ElapsedS float64 `json:"elapsed_s"`
