@@ -81,4 +81,14 @@ func TestInterruptedSearchSaysSo(t *testing.T) {
 			t.Errorf("%s does not name the interrupted search (or advises sweeping higher):\n%s", what, s)
 		}
 	}
+
+	// What it says of --resume is so: the sweep's cells are kept and the
+	// search runs to its end.
+	res, err = Run(context.Background(), cfg, Options{OutDir: out, ConfigRaw: []byte(text), Log: &strings.Builder{}, Resume: true})
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if res.ResumedFrom == nil || res.ResumedFrom.KeptCells != 4 || res.CapacitySearch == nil || res.CapacitySearch.Interrupted != "" || len(res.CapacitySearch.Gains) != 1 {
+		t.Errorf("resumed: %+v, capacity_search %+v", res.ResumedFrom, res.CapacitySearch)
+	}
 }
