@@ -33,6 +33,10 @@ type StepRecord struct {
 	// wait ended (EndedAt ≥ Deadline: timers never fire early).
 	PlannedAt time.Time
 	EndedAt   time.Time
+	// Lost is the time the step's start lost to a host stall and did not
+	// make up (lostToStall): PlannedAt − its due start when that exceeds
+	// scheduler.max_catch_up_ms, else 0.
+	Lost time.Duration
 }
 
 // tokenStream is the engine→handler channel of one request: the engine
@@ -68,6 +72,9 @@ type engine struct {
 	noise   *noise
 	hook    func(StepRecord)
 	catchUp time.Duration
+	// lost is the time busy steps lost to host stalls since the engine
+	// started (lostToStall, summed; ns): read by Server.StallLost.
+	lost atomic.Int64
 
 	mu     sync.Mutex
 	sched  *scheduler
@@ -214,6 +221,8 @@ func (e *engine) run() {
 		if lastArrival.After(start) {
 			start = lastArrival
 		}
+		lost := lostToStall(start, planned, e.catchUp)
+		e.lost.Add(int64(lost))
 		if start.IsZero() || planned.Sub(start) > e.catchUp {
 			start = planned
 		}
@@ -227,7 +236,7 @@ func (e *engine) run() {
 		}
 		ended := time.Now()
 		if e.hook != nil { // before commit, so the hook has run before any token of the step is visible
-			rec.PlannedStart, rec.Deadline, rec.EndedAt = start, deadline, ended
+			rec.PlannedStart, rec.Deadline, rec.EndedAt, rec.Lost = start, deadline, ended, lost
 			e.hook(rec)
 		}
 
@@ -248,6 +257,18 @@ func (e *engine) run() {
 		e.mu.Unlock()
 		next, prevEnded = deadline, ended
 	}
+}
+
+// lostToStall is the time a step due to start at due (the previous step's
+// deadline while busy, or the arrival of the last request it admits; zero
+// when it has none) and planned at planned lost to a host stall: the whole
+// lateness planned − due when it exceeds catchUp (the step then starts when
+// planned, and the time is not made up), else 0 (later steps make it up).
+func lostToStall(due, planned time.Time, catchUp time.Duration) time.Duration {
+	if due.IsZero() || planned.Sub(due) <= catchUp {
+		return 0
+	}
+	return planned.Sub(due)
 }
 
 func (r *truthRecord) admitted(at time.Time, step int64) {

@@ -209,6 +209,14 @@ func (s *Server) Profile() Profile { return s.eng.profile() }
 // the noise model (Config.Noise) draws a new run factor for the new window.
 func (s *Server) ResetProfile() Profile { return s.eng.resetProfile() }
 
+// StallLost is the time the engine's busy steps have lost to host stalls
+// since the server started: each step planned more than
+// scheduler.max_catch_up_ms after its due start starts late by that much,
+// and the time is not made up (StepRecord.Lost, summed). A simulator sharing
+// a loaded host's CPUs serves less than its model while it grows; the
+// difference of two readings is what a window lost. Safe to call at any time.
+func (s *Server) StallLost() time.Duration { return time.Duration(s.eng.lost.Load()) }
+
 // NoiseRunFactor is the noise model's current F_run, the factor on every
 // step time since the server started or its profile was last reset
 // (Config.Noise; 1 when off): the per-cell part of the ground truth
