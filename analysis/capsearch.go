@@ -59,14 +59,18 @@ func (s Search) Method() string {
 		s.Growth, s.Growth, s.RelativePrecision, s.Growth, s.Growth, s.Quantile, 100*s.Level, s.Quantile, s.Quantile, 100*(1-(1-s.Level)/2), 100*(1-2*(1-s.Level)))
 }
 
-// perLoad is the probes at one load, pooled. clientBound: some probe at
-// the load was client-bound (the client may have set the pace), so the
-// load gives a point outcome but decides nothing at the interval's
-// confidence.
+// perLoad is the probes at one load, pooled. suspect: some probe at the
+// load is suspect (SuspectProbe: the client or the host may have set the
+// pace), so the load gives a point outcome but its miss decides nothing at
+// the interval's confidence. missAtt is att with a client-bound probe whose
+// miss stands (MissRobustToLateness) counted against its loosened targets
+// (AttainmentLoosened, a lower bound on what an on-time client counts
+// over): what a sure miss is tested on.
 type perLoad struct {
-	load        float64
-	att         []report.SLOAttainment
-	clientBound bool
+	load    float64
+	att     []report.SLOAttainment
+	missAtt []report.SLOAttainment
+	suspect bool
 }
 
 // pool sums the probes' counts per load (ascending), per target.
@@ -76,24 +80,35 @@ func pool(probes []report.CapacityProbe) []perLoad {
 		if p.Incomplete != "" {
 			continue
 		}
+		miss := p.Attainment
+		if p.MissRobustToLateness {
+			miss = p.AttainmentLoosened
+		}
 		i := slices.IndexFunc(out, func(l perLoad) bool { return l.load == p.LoadRPS })
 		if i < 0 {
-			out = append(out, perLoad{load: p.LoadRPS, att: slices.Clone(p.Attainment), clientBound: p.ClientBound})
+			out = append(out, perLoad{load: p.LoadRPS, att: slices.Clone(p.Attainment), missAtt: slices.Clone(miss), suspect: SuspectProbe(p) != ""})
 			continue
 		}
-		out[i].clientBound = out[i].clientBound || p.ClientBound
-		for _, a := range p.Attainment {
-			j := slices.IndexFunc(out[i].att, func(b report.SLOAttainment) bool { return b.Metric == a.Metric })
-			if j < 0 {
-				out[i].att = append(out[i].att, a)
-				continue
-			}
-			out[i].att[j].N += a.N
-			out[i].att[j].Over += a.Over
-		}
+		out[i].suspect = out[i].suspect || SuspectProbe(p) != ""
+		out[i].att = addCounts(out[i].att, p.Attainment)
+		out[i].missAtt = addCounts(out[i].missAtt, miss)
 	}
 	slices.SortFunc(out, func(a, b perLoad) int { return cmp.Compare(a.load, b.load) })
 	return out
+}
+
+// addCounts adds b's counts to a's, per target.
+func addCounts(a, b []report.SLOAttainment) []report.SLOAttainment {
+	for _, x := range b {
+		j := slices.IndexFunc(a, func(y report.SLOAttainment) bool { return y.Metric == x.Metric })
+		if j < 0 {
+			a = append(a, x)
+			continue
+		}
+		a[j].N += x.N
+		a[j].Over += x.Over
+	}
+	return a
 }
 
 // Met is the point outcome of attainment counts against quantile q: every
@@ -300,9 +315,9 @@ func (s Search) PlannedProbes() int {
 // Capacity summarises an arm's probes: each probe's Met and Decided set, the
 // bracket, and the capacity with its interval. stopped is why its search
 // ended (Next's reason, or "budget: <field>"). A bracket whose fail end
-// rests on client-bound probes only (ClientBoundFailEnd) gives no capacity:
+// rests on suspect probes only (SuspectFailEnd) gives no capacity:
 // SuspectFailEnd is set, the capacity has no value and no interval, and its
-// note says what the arm met and why (NoCapacityText, ClientBoundMissWhy).
+// note says what the arm met and why (NoCapacityText, SuspectMissWhy).
 func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped string) report.CapacityArm {
 	return WithholdSuspect(s.capacity(arm, probes, stopped))
 }
@@ -314,61 +329,44 @@ func (s Search) Capacity(arm string, probes []report.CapacityProbe, stopped stri
 func WithholdSuspect(a report.CapacityArm) report.CapacityArm {
 	if SuspectCapacity(a) {
 		a.SuspectFailEnd = true
-		a.CapacityRPS = report.Estimate{Unit: "req/s", Note: NoCapacityText(a) + ": " + ClientBoundMissWhy}
+		a.CapacityRPS = report.Estimate{Unit: "req/s", Note: NoCapacityText(a) + ": " + SuspectMissWhy(a)}
 	}
 	return a
 }
 
-// ClientBoundMissWhy says why a miss of a client-bound probe decides
-// nothing and what to do about it; the first screen says it once, after
-// the capacities it withheld.
-const ClientBoundMissWhy = "the client machine was too busy to send those loads on time, so the misses may be the client's, not the server's; rerun on an idle machine"
+// clientBoundMisses says why a miss of a client-bound probe that its
+// lateness can explain decides nothing.
+const clientBoundMisses = "the client machine was too busy to send those loads on time, so the misses may be the client's, not the server's"
 
-// ClientBoundFailEnd reports whether the fail end of a's bracket rests on
-// client-bound probes only: a load missed (FailRPS > 0) and every probe
-// that ran to its end at FailRPS was client-bound. A late client makes a
-// load look harder than it is (tokens stamped late, sends late), so the
-// client machine, not the server, may have missed it. A client-bound
-// probe that met is not suspect: the server met the SLO with the client's
-// lateness counted against it.
-func ClientBoundFailEnd(a report.CapacityArm) bool {
-	if a.FailRPS <= 0 {
-		return false
-	}
-	bound := false
-	for _, p := range a.Probes {
-		if p.Incomplete != "" || p.LoadRPS != a.FailRPS {
-			continue
-		}
-		if !p.ClientBound {
-			return false
-		}
-		bound = true
-	}
-	return bound
-}
+// ClientBoundMissWhy is SuspectMissWhy where the suspect misses are
+// client-bound only.
+const ClientBoundMissWhy = clientBoundMisses + "; rerun on an idle machine"
 
 // SuspectCapacity reports whether a has no capacity because its bracket's
-// fail end rests on client-bound probes only: as Capacity marks it
-// (SuspectFailEnd), or, in a results.json written before that flag, a
-// capacity figure over such a bracket. The reports, the console, the
-// gains and compare all ask it.
+// fail end rests on suspect probes only (SuspectFailEnd): as Capacity
+// marks it (a.SuspectFailEnd), or, in a results.json written before that
+// flag, a capacity figure over such a bracket. The reports, the console,
+// the gains and compare all ask it.
 func SuspectCapacity(a report.CapacityArm) bool {
-	return a.SuspectFailEnd || a.CapacityRPS.Value > 0 && ClientBoundFailEnd(a)
+	return a.SuspectFailEnd || a.CapacityRPS.Value > 0 && SuspectFailEnd(a)
 }
 
 // NoCapacityText is what a suspect arm (SuspectCapacity) shows instead of
 // a capacity: "≥ 16.82 req/s (met); its misses at 20.00 req/s were
-// client-bound probes only, so no capacity".
+// client-bound probes only, so no capacity" (host-slowed, or client-bound
+// or host-slowed, as SuspectKinds finds them).
 func NoCapacityText(a report.CapacityArm) string {
-	return fmt.Sprintf("≥ %s req/s (met); its misses at %s req/s were client-bound probes only, so no capacity", report.Num(a.PassRPS), report.Num(a.FailRPS))
+	return fmt.Sprintf("≥ %s req/s (met); its misses at %s req/s were %s probes only, so no capacity", report.Num(a.PassRPS), report.Num(a.FailRPS), report.OrText(SuspectKinds(a), SuspectClientBound))
 }
 
 // capacity is Capacity before a suspect fail end withholds the figure.
 func (s Search) capacity(arm string, probes []report.CapacityProbe, stopped string) report.CapacityArm {
 	s = s.WithDefaults()
-	loads := pool(probes)
 	out := report.CapacityArm{Arm: arm, Probes: slices.Clone(probes), Stopped: stopped}
+	for i := range out.Probes {
+		judgeProbe(&out.Probes[i], s.Quantile)
+	}
+	loads := pool(out.Probes)
 	out.PassRPS, out.FailRPS = bracket(loads, s.Quantile)
 	endAlpha := (1 - s.Level) / 2
 	var below, above []perLoad
@@ -380,15 +378,17 @@ func (s Search) capacity(arm string, probes []report.CapacityProbe, stopped stri
 			above = append(above, l)
 		}
 	}
-	// A client-bound load that missed is no end of the interval: a late
-	// client makes a load look harder than it is (tokens stamped late,
-	// sends late), so the client may have missed it. One that met stands:
-	// the server met the SLO with the client's lateness counted against it.
+	// A suspect load that missed is no end of the interval (SuspectProbe):
+	// a late client makes a load look harder than it is (tokens stamped
+	// late, sends late), and a stalled host makes the simulated server
+	// slower than its model. One that met stands: the server met the SLO
+	// with the lateness counted against it. A client-bound miss robust to
+	// its lateness is tested on its loosened counts (perLoad.missAtt).
 	sureMet := func(l perLoad) bool {
 		return surelyMet(l.att, s.Quantile, endAlpha/float64(len(below)))
 	}
 	sureMissed := func(l perLoad) bool {
-		return !l.clientBound && surelyMissed(l.att, s.Quantile, endAlpha/float64(len(above)))
+		return !l.suspect && surelyMissed(l.missAtt, s.Quantile, endAlpha/float64(len(above)))
 	}
 	low, high := 0.0, 0.0
 	for _, l := range below {
@@ -537,12 +537,13 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 }
 
 // DerivedGainLowerBound is how a gain's lower bound (Gain.Low, no value)
-// is derived when only the candidate's capacity rests on client-bound
-// misses.
-const DerivedGainLowerBound = "candidate pass_rps / baseline fail_rps: a lower bound (the candidate's capacity rests on client-bound misses)"
+// is derived when only the candidate's capacity rests on suspect misses
+// (client-bound or host-slowed: SuspectCapacity).
+const DerivedGainLowerBound = "candidate pass_rps / baseline fail_rps: a lower bound (the candidate's capacity rests on suspect misses)"
 
-// suspectGain fills g when cand's or base's capacity rests on client-bound
-// misses (SuspectCapacity) and reports whether it did. The gain then has
+// suspectGain fills g when cand's or base's capacity rests on suspect
+// misses (SuspectCapacity: client-bound or host-slowed, its notes say
+// which: SuspectKinds) and reports whether it did. The gain then has
 // no value: not determined, except when only the candidate's is suspect,
 // the baseline's was bracketed by a miss of its own, and the candidate met
 // a load above that miss: its capacity is at least the load it met and the
@@ -558,12 +559,16 @@ func suspectGain(g *report.CapacitySearchGain, cand, base report.CapacityArm) bo
 	case len(g.SuspectArms) == 0:
 		return false
 	case len(g.SuspectArms) == 2:
-		g.Gain = report.Estimate{Note: "not determined (both capacities rest on client-bound misses)"}
+		g.Gain = report.Estimate{Note: "not determined (both capacities rest on " + SuspectKinds(cand, base) + " misses)"}
 	case g.SuspectArms[0] == cand.Arm && base.CapacityRPS.Value > 0 && base.FailRPS > 0 && cand.PassRPS > base.FailRPS:
 		g.Gain = report.Estimate{Low: cand.PassRPS / base.FailRPS, Derived: DerivedGainLowerBound,
-			Note: fmt.Sprintf("%s met %s req/s, above the %s req/s %s missed, and its own capacity rests on client-bound misses: a lower bound", cand.Arm, report.Num(cand.PassRPS), report.Num(base.FailRPS), base.Arm)}
+			Note: fmt.Sprintf("%s met %s req/s, above the %s req/s %s missed, and its own capacity rests on %s misses: a lower bound", cand.Arm, report.Num(cand.PassRPS), report.Num(base.FailRPS), base.Arm, SuspectKinds(cand))}
 	default:
-		g.Gain = report.Estimate{Note: "not determined (" + g.SuspectArms[0] + "'s capacity rests on client-bound misses)"}
+		a := cand
+		if g.SuspectArms[0] == base.Arm {
+			a = base
+		}
+		g.Gain = report.Estimate{Note: "not determined (" + a.Arm + "'s capacity rests on " + SuspectKinds(a) + " misses)"}
 	}
 	return true
 }

@@ -197,7 +197,7 @@ func TestSuspectCapacity(t *testing.T) {
 	probes := []report.CapacityProbe{probe(10, 47, 0, false), probe(16.82, 478, 0, true), probe(20, 161, 52, true)}
 	base := s.Capacity("baseline", probes, StopBracketed)
 	e := base.CapacityRPS
-	if !ClientBoundFailEnd(base) || !SuspectCapacity(base) || !base.SuspectFailEnd || e.Value != 0 || e.Low != 0 || e.High != 0 || e.Interval || e.Derived != "" ||
+	if !SuspectFailEnd(base) || !SuspectCapacity(base) || !base.SuspectFailEnd || e.Value != 0 || e.Low != 0 || e.High != 0 || e.Interval || e.Derived != "" ||
 		base.PassRPS != 16.82 || base.FailRPS != 20 ||
 		e.Note != "≥ 16.82 req/s (met); its misses at 20.00 req/s were client-bound probes only, so no capacity: "+ClientBoundMissWhy {
 		t.Errorf("suspect fail end: %+v", base)
@@ -212,7 +212,7 @@ func TestSuspectCapacity(t *testing.T) {
 	}
 	// A clean miss at the fail end decides it: the capacity is back.
 	clean := s.Capacity("baseline", append(slices.Clone(probes), probe(20, 160, 50, false)), StopBracketed)
-	if ClientBoundFailEnd(clean) || SuspectCapacity(clean) || clean.SuspectFailEnd || math.Abs(clean.CapacityRPS.Value-math.Sqrt(16.82*20)) > 1e-9 {
+	if SuspectFailEnd(clean) || SuspectCapacity(clean) || clean.SuspectFailEnd || math.Abs(clean.CapacityRPS.Value-math.Sqrt(16.82*20)) > 1e-9 {
 		t.Errorf("clean miss at the fail end: %+v", clean)
 	}
 	// An arm stored before the flag (a figure over such a bracket) is suspect

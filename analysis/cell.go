@@ -314,6 +314,9 @@ type claimCounter struct {
 		ms     float64
 	}
 	n, over []int
+	// margin loosens every target (LooseAttainment): TTFT and E2E by
+	// margin, TPOT by margin / (output tokens − 1); 0 for the SLO's own.
+	margin time.Duration
 }
 
 func newClaimCounter(s report.SLO) *claimCounter {
@@ -356,8 +359,12 @@ func (cc *claimCounter) add(m requestMetrics) {
 		if !ok {
 			continue
 		}
+		slack := cc.margin
+		if t.metric == "tpot" && m.tokens > 1 {
+			slack /= time.Duration(m.tokens - 1)
+		}
 		cc.n[i]++
-		if ms(d) > t.ms {
+		if ms(d) > t.ms+ms(slack) {
 			cc.over[i]++
 		}
 	}

@@ -12,6 +12,7 @@ type requestMetrics struct {
 	ttft, ttftIntended, ttfo, tpot, e2e time.Duration
 	ttftOK, ttfoOK, tpotOK, e2eOK       bool
 	itls                                []time.Duration
+	tokens                              int // output tokens
 }
 
 // measure collects one record's metrics through loadgen.Record's methods, so
@@ -25,5 +26,6 @@ func measure(r *loadgen.Record) requestMetrics {
 	m.e2e, m.e2eOK = r.E2E()
 	m.tpot, m.tpotOK = r.TPOT()
 	m.itls = r.ITLs()
+	m.tokens = r.OutputTokens
 	return m
 }

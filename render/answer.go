@@ -397,8 +397,8 @@ func mainWarning(r report.Results, v report.Verdict) string {
 }
 
 // noCapacityWarning says, for cand's capacity gain, which arms have no
-// capacity because their searches missed in client-bound probes only
-// (analysis.SuspectCapacity) and what that leaves of the gain; "" when
+// capacity because their searches missed in suspect probes only
+// (analysis.SuspectCapacity: client-bound or host-slowed) and what that leaves of the gain; "" when
 // none. The capacity line says why such a miss decides nothing.
 func noCapacityWarning(r report.Results, cand string) string {
 	cs := r.CapacitySearch
@@ -410,9 +410,11 @@ func noCapacityWarning(r report.Results, cand string) string {
 			continue
 		}
 		var names []string
+		var suspect []report.CapacityArm
 		for _, a := range cs.Arms {
 			if (a.Arm == g.Candidate || a.Arm == g.Baseline) && analysis.SuspectCapacity(a) {
 				names = append(names, a.Arm)
+				suspect = append(suspect, a)
 			}
 		}
 		if len(names) == 0 {
@@ -422,7 +424,7 @@ func noCapacityWarning(r report.Results, cand string) string {
 		if g.Gain.Derived == analysis.DerivedGainLowerBound {
 			left = "a lower bound only"
 		}
-		return "no capacity for " + strings.Join(names, " and ") + ": the search's misses were client-bound probes only (the capacity line says why), so the capacity gain is " + left + "; rerun on an idle machine"
+		return "no capacity for " + strings.Join(names, " and ") + ": the search's misses were " + analysis.SuspectKinds(suspect...) + " probes only (the capacity line says why), so the capacity gain is " + left + "; rerun on an idle machine"
 	}
 	return ""
 }

@@ -68,20 +68,32 @@ func truthText(a report.CapacityArm) string {
 // client-bound (their loads steer the search; a miss among them ends no interval).
 func probesText(a report.CapacityArm) string {
 	sweep := map[float64]bool{}
-	bound := 0
+	bound, robust, slowed := 0, 0, 0
 	for _, p := range a.Probes {
 		if p.Source != "search" {
 			sweep[p.LoadRPS] = true
 		}
-		if p.ClientBound {
+		switch {
+		case p.ClientBound && p.MissRobustToLateness:
+			robust++
+		case p.ClientBound:
 			bound++
+		}
+		if p.HostSlowed {
+			slowed++
 		}
 	}
 	cb := ""
 	if bound > 0 {
 		cb = fmt.Sprintf("; %d of %d probes client-bound: they steered the bracket, and a miss among them ends no interval, so the interval is wider (a less loaded client machine measures them)", bound, len(a.Probes))
 	}
-	if analysis.ClientBoundFailEnd(a) && !analysis.SuspectCapacity(a) {
+	if robust > 0 {
+		cb += fmt.Sprintf("; %d of %d probes client-bound with a miss the client's lateness cannot explain (missed with every target loosened by it): the misses stand", robust, len(a.Probes))
+	}
+	if slowed > 0 {
+		cb += fmt.Sprintf("; %d of %d probes host-slowed (the simulated server lost more than %g %% of the probe to host stalls): a miss among them ends no interval", slowed, len(a.Probes), 100*analysis.HostStallShare)
+	}
+	if analysis.SuspectFailEnd(a) && !analysis.SuspectCapacity(a) {
 		cb += "; suspect: the bracket's " + suspectFailEnd(a)
 	}
 	cut := ""
@@ -91,12 +103,16 @@ func probesText(a report.CapacityArm) string {
 	return fmt.Sprintf(" (%d search probes%s, %d swept loads; stopped: %s%s)", searchProbes(a), cut, len(sweep), report.OrText(a.Stopped, "not run"), cb)
 }
 
-// suspectFailEnd says why a fail end that only client-bound probes missed
-// (analysis.ClientBoundFailEnd) is suspect, where the arm's capacity is
+// suspectFailEnd says why a fail end that only suspect probes missed
+// (analysis.SuspectFailEnd) is suspect, where the arm's capacity is
 // unknown for another reason (a budget cut its search short): an arm
 // bracketed to the precision has no capacity instead (SuspectCapacity).
 func suspectFailEnd(a report.CapacityArm) string {
-	return fmt.Sprintf("fail end (%s req/s) rests on client-bound probes only: a late client makes a load look harder than it is, so the client machine, not the server, may have missed it", report.Num(a.FailRPS))
+	why := "a late client makes a load look harder than it is, so the client machine, not the server, may have missed it"
+	if k := analysis.SuspectKinds(a); k != analysis.SuspectClientBound {
+		why = strings.TrimSuffix(analysis.SuspectMissWhy(a), "; rerun on an idle machine")
+	}
+	return fmt.Sprintf("fail end (%s req/s) rests on %s probes only: %s", report.Num(a.FailRPS), analysis.SuspectKinds(a), why)
 }
 
 // CapacitySearchLine is cand's capacity at SLO against the baseline's, as
@@ -139,10 +155,10 @@ func CapacitySearchLine(r report.Results, cand string) string {
 	}
 	s := head + ": " + capText(*c) + " vs " + capText(*b) + "; gain " + searchGainText(*g)
 	if analysis.SuspectCapacity(*c) || analysis.SuspectCapacity(*b) {
-		s += "; client-bound misses: " + analysis.ClientBoundMissWhy
+		s += "; " + analysis.SuspectKinds(*c, *b) + " misses: " + analysis.SuspectMissWhy(*c, *b)
 	}
 	for _, a := range []*report.CapacityArm{c, b} {
-		if analysis.ClientBoundFailEnd(*a) && !analysis.SuspectCapacity(*a) {
+		if analysis.SuspectFailEnd(*a) && !analysis.SuspectCapacity(*a) {
 			s += " (" + a.Arm + "'s bracket " + suspectFailEnd(*a) + ": suspect)"
 		}
 	}
@@ -343,8 +359,14 @@ func probeListText(a report.CapacityArm) string {
 				s += "; sure"
 			}
 			switch {
+			case p.HostSlowed && p.Met:
+				s += "; host-slowed: met though its server lost " + report.Num(p.HostStallS) + " s to host stalls"
+			case p.HostSlowed:
+				s += "; host-slowed: its server lost " + report.Num(p.HostStallS) + " s to host stalls, so its miss decides nothing"
 			case p.ClientBound && p.Met:
 				s += "; client-bound: met with the client's lateness against it"
+			case p.ClientBound && p.MissRobustToLateness:
+				s += "; client-bound: missed with every target loosened by its lateness (" + report.Num(p.LatenessMarginMs) + " ms), so the miss stands"
 			case p.ClientBound:
 				s += "; client-bound: its miss decides nothing"
 			}
@@ -373,7 +395,7 @@ func capacitySearchLines(r report.Results) []string {
 	for _, a := range cs.Arms {
 		out = append(out, a.Arm+": "+CapacityArmText(a)+". Probes (req/s; requests within each target/judged): "+probeListText(a))
 	}
-	if w := clientBoundMissesText(*cs); w != "" {
+	if w := suspectMissesText(*cs); w != "" {
 		out = append(out, w)
 	}
 	for _, g := range cs.Gains {
@@ -382,11 +404,18 @@ func capacitySearchLines(r report.Results) []string {
 	return append(out, "Method: "+cs.Method+".")
 }
 
-// clientBoundMissesText says once, under the arms, why an arm with only
-// client-bound misses at its fail end has no capacity; "" when none has.
-func clientBoundMissesText(cs report.CapacitySearch) string {
-	if !slices.ContainsFunc(cs.Arms, analysis.SuspectCapacity) {
+// suspectMissesText says once, under the arms, why an arm with only
+// suspect misses at its fail end (client-bound, host-slowed) has no
+// capacity; "" when none has.
+func suspectMissesText(cs report.CapacitySearch) string {
+	var suspect []report.CapacityArm
+	for _, a := range cs.Arms {
+		if analysis.SuspectCapacity(a) {
+			suspect = append(suspect, a)
+		}
+	}
+	if len(suspect) == 0 {
 		return ""
 	}
-	return "No capacity where an arm's misses were client-bound probes only: " + analysis.ClientBoundMissWhy + "."
+	return "No capacity where an arm's misses were " + analysis.SuspectKinds(suspect...) + " probes only: " + analysis.SuspectMissWhy(suspect...) + "."
 }

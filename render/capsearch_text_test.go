@@ -381,3 +381,39 @@ func readBack(t *testing.T, data []byte) report.Results {
 	}
 	return back
 }
+
+// TestCapacitySuspectReasons: each probe says why its miss stands or not
+// (robust to the client's lateness, host-slowed), the arm's line counts
+// them, and a capacity withheld for host stalls says so once, with the
+// seconds lost, not as a client-bound miss.
+func TestCapacitySuspectReasons(t *testing.T) {
+	t.Parallel()
+	s := analysis.Search{MinRPS: 5, MaxRPS: 48, RelativePrecision: 0.25, Quantile: 0.9}
+	probe := func(load float64, over, loose int, clientBound bool, stallS float64) report.CapacityProbe {
+		p := report.CapacityProbe{LoadRPS: load, Source: "search", ClientBound: clientBound, DurationS: 20, HostStallS: stallS, LatenessMarginMs: 27.6,
+			Attainment: []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 161, Over: over}}}
+		if clientBound {
+			p.AttainmentLoosened = []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 161, Over: loose}}
+		}
+		return p
+	}
+	robust := s.Capacity("baseline", []report.CapacityProbe{probe(16.82, 0, 0, true, 0), probe(20, 52, 50, true, 0)}, analysis.StopBracketed)
+	if got := probeListText(robust); !strings.Contains(got, "20.00 search missed (ttft 109/161; sure; client-bound: missed with every target loosened by its lateness (27.60 ms), so the miss stands)") {
+		t.Errorf("robust miss: %s", got)
+	}
+	if got := CapacityArmText(robust); !strings.HasPrefix(got, "18.34 req/s") || !strings.Contains(got, "1 of 2 probes client-bound with a miss the client's lateness cannot explain") {
+		t.Errorf("robust arm: %s", got)
+	}
+	slowed := s.Capacity("baseline", []report.CapacityProbe{probe(16.82, 0, 0, false, 0), probe(20, 52, 50, false, 2.5)}, analysis.StopBracketed)
+	if got := probeListText(slowed); !strings.Contains(got, "host-slowed: its server lost 2.50 s to host stalls, so its miss decides nothing") {
+		t.Errorf("host-slowed miss: %s", got)
+	}
+	cs := &report.CapacitySearch{Arms: []report.CapacityArm{slowed}}
+	want := "No capacity where an arm's misses were host-slowed probes only: the simulated server, sharing this machine's CPUs, lost 2.50 s to host stalls during those probes (more than 1 % of each), so the misses may be the host's, not the server's; rerun on an idle machine."
+	if got := suspectMissesText(*cs); got != want {
+		t.Errorf("why:\n%s\nwant\n%s", got, want)
+	}
+	if got := CapacityArmText(slowed); !strings.HasPrefix(got, "≥ 16.82 req/s (met); its misses at 20.00 req/s were host-slowed probes only, so no capacity") || strings.Contains(got, "client-bound") {
+		t.Errorf("host-slowed arm: %s", got)
+	}
+}

@@ -331,7 +331,7 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		v := "unknown"
 		switch {
 		case analysis.SuspectCapacity(a):
-			v = "≥ " + report.Num(a.PassRPS) + ", not determined (client-bound misses)"
+			v = "≥ " + report.Num(a.PassRPS) + ", not determined (" + analysis.SuspectKinds(a) + " misses)"
 		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0 && searchProbes(a) > 0:
 			v = "unknown: " + report.Num(a.PassRPS) + "–" + report.Num(a.FailRPS) + " (bracket)"
 		case e.Value == 0 && a.PassRPS > 0 && a.FailRPS > 0:
@@ -360,7 +360,7 @@ func (m mdWriter) capacitySearch(cs report.CapacitySearch) {
 		m.p("\n")
 	}
 	m.p("\n")
-	if w := clientBoundMissesText(cs); w != "" {
+	if w := suspectMissesText(cs); w != "" {
 		m.p("%s\n\n", w)
 	}
 	for _, g := range cs.Gains {

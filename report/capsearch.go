@@ -74,10 +74,11 @@ type CapacityArm struct {
 	// SimTruth is the simulator's sustained capacity at the SLO for this
 	// arm (nil for another server kind).
 	SimTruth *CapacityTruth `json:"sim_truth,omitempty"`
-	// SuspectFailEnd: the bracket's fail end rests on client-bound probes
-	// only (the client machine may have missed those loads, not the
-	// server), so the arm has no capacity: CapacityRPS has no value, its
-	// Note says why, and PassRPS, which the arm met, is all it shows.
+	// SuspectFailEnd: the bracket's fail end rests on suspect probes only
+	// (client-bound ones whose miss the client's lateness can explain, or
+	// host-slowed ones: analysis.SuspectProbe), so the arm has no capacity:
+	// CapacityRPS has no value, its Note says why, and PassRPS, which the
+	// arm met, is all it shows.
 	SuspectFailEnd bool `json:"suspect_fail_end,omitempty"`
 }
 
@@ -100,6 +101,30 @@ type CapacityProbe struct {
 	Decided string `json:"decided,omitempty"`
 	// ClientBound: the client's own dispatch lag exceeded its budget.
 	ClientBound bool `json:"client_bound,omitempty"`
+	// DispatchLagMaxMs is the probe's largest dispatch lag (ms): the latest
+	// the client released a send, warm-up included, requests held by the
+	// in-flight cap not (search probes).
+	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
+	// LatenessMarginMs is D = DispatchLagMaxMs + one decode step (the
+	// probe's ITL p50): how far the client's lateness can have moved any
+	// request's latency (DESIGN.md "Capacity at SLO, searched").
+	LatenessMarginMs float64 `json:"lateness_margin_ms,omitempty"`
+	// AttainmentLoosened is, for a client-bound search probe, Attainment
+	// recounted with every target loosened by LatenessMarginMs (TPOT by
+	// D/(output tokens − 1)): a lower bound on what an on-time client
+	// would have counted over.
+	AttainmentLoosened []SLOAttainment `json:"attainment_loosened,omitempty"`
+	// MissRobustToLateness: a client-bound probe that missed the SLO misses
+	// it still against AttainmentLoosened, so the miss is the server's and
+	// stands (analysis.Search.Capacity sets it).
+	MissRobustToLateness bool `json:"miss_robust_to_lateness,omitempty"`
+	// HostStallS is the time the simulated server lost to host stalls
+	// during the probe (s; sim.Server.StallLost; server kind sim only).
+	HostStallS float64 `json:"host_stall_s,omitempty"`
+	// HostSlowed: HostStallS is more than analysis.HostStallShare of the
+	// probe's DurationS, so its miss may be the host's, not the server's
+	// (analysis.Search.Capacity sets it).
+	HostSlowed bool `json:"host_slowed,omitempty"`
 	// WindowS, OutputTokens and TotalTokens are the measured window (s) and
 	// the tokens completed in it (cost at capacity uses them).
 	WindowS      float64 `json:"window_s,omitempty"`
