@@ -649,9 +649,29 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 	ff := newFailFast(r.res.SLO, sched, warmup, missed)
 	sinks = append(sinks, ff)
 	opts = append(opts, loadgen.WithObserver(ff))
+	stalls, _ := srv.(stallCounter)
+	var lost0 time.Duration
+	if stalls != nil {
+		lost0 = stalls.StallLost()
+	}
 	began := time.Now()
 	sum, rerr := loadgen.Replay(cctx, srv, sched, loadgen.NewTracePacer(sched), loadgen.MultiSink(sinks...), opts...)
 	c := analysis.BuildCell(keep.Records, analysis.CellOptions{Arm: arm, OfferedLoadRPS: rate, SLO: r.res.SLO})
+	lateness := func(p *report.CapacityProbe) {
+		p.DurationS = time.Since(began).Seconds()
+		if stalls != nil {
+			p.HostStallS = (stalls.StallLost() - lost0).Seconds()
+		}
+		var step time.Duration
+		if c.ITL.P50Ms != nil {
+			step = time.Duration(*c.ITL.P50Ms * float64(time.Millisecond))
+		}
+		lag, d := analysis.LatenessMargin(keep.Records, step)
+		p.DispatchLagMaxMs, p.LatenessMarginMs = lag.Seconds()*1000, d.Seconds()*1000
+		if p.ClientBound {
+			p.AttainmentLoosened = analysis.LooseAttainment(keep.Records, r.res.SLO, d)
+		}
+	}
 	if why := ff.stopped(); why != "" && ctx.Err() == nil {
 		// Decided, not cut short: the probe met or missed the SLO.
 		p := probeOf(c, "search")
@@ -664,7 +684,7 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 			}
 		}
 		p.StoppedEarly = why
-		p.DurationS = time.Since(began).Seconds()
+		lateness(&p)
 		return p, nil
 	}
 	if !sum.Complete {
@@ -674,7 +694,7 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 		}
 	}
 	p := probeOf(c, "search")
-	p.DurationS = time.Since(began).Seconds()
+	lateness(&p)
 	select {
 	case <-srv.Died():
 		return p, fmt.Errorf("arm %s at %g req/s (capacity search): the server died: %w", arm, rate, srv.Err())
@@ -688,6 +708,16 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 	}
 	return p, nil
 }
+
+// stallCounter is a server that counts the time it lost to host stalls
+// (servers.SimServer, through sim.Server.StallLost): runProbe reads it
+// before and after a probe (its HostStallS), without resetting the
+// server's profile, which would redraw the noise model's run factor.
+type stallCounter interface {
+	StallLost() time.Duration
+}
+
+var _ stallCounter = (*servers.SimServer)(nil)
 
 // failFast is a probe's sink (and loadgen.Observer) that stops it once
 // its outcome is decided. Missed: when, for some declared target, more of
@@ -854,15 +884,7 @@ func lateCancelled(recs []loadgen.Record, slo report.SLO) int {
 	}
 	k := 0
 	for i := range recs {
-		r := &recs[i]
-		if r.Warmup || r.State != loadgen.StateCancelled || r.SentAt <= 0 {
-			continue
-		}
-		by := r.FinalAt
-		if len(r.Events) > 0 {
-			by = r.Events[0].At
-		}
-		if float64(by-r.SentAt)/float64(time.Millisecond) > slo.TTFTMs {
+		if !recs[i].Warmup && analysis.CancelledOverTTFT(&recs[i], slo.TTFTMs, 0) {
 			k++
 		}
 	}

@@ -143,30 +143,50 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 				t.Errorf("%s: the interval's high end %v req/s meets the SLO in the simulator's truth", a.Arm, e.High)
 			}
 		}
-		// A client-bound probe decides nothing (it is no end of the
+		// A suspect probe (client-bound, its miss not robust to its
+		// lateness, or host-slowed) decides nothing (it is no end of the
 		// interval), so on a loaded host an end can be missing; only
 		// without one is a missing end a fault.
-		anyClientBound := false
+		anySuspect := false
 		for _, p := range a.Probes {
-			anyClientBound = anyClientBound || p.ClientBound
+			anySuspect = anySuspect || p.ClientBound || p.HostSlowed
+			if p.Source != "search" {
+				continue
+			}
+			// What the probe recorded of its lateness is consistent: D is
+			// the largest lag plus a step, and a client-bound probe's
+			// loosened counts count no more over than its own.
+			if p.LatenessMarginMs < p.DispatchLagMaxMs || p.HostStallS < 0 || p.ClientBound != (len(p.AttainmentLoosened) > 0) {
+				t.Errorf("%s: probe at %v req/s: lateness %+v", a.Arm, p.LoadRPS, p)
+			}
+			for i, l := range p.AttainmentLoosened {
+				if l.Metric != p.Attainment[i].Metric || l.Over > p.Attainment[i].Over || l.N > p.Attainment[i].N {
+					t.Errorf("%s: probe at %v req/s: loosened %+v against %+v", a.Arm, p.LoadRPS, l, p.Attainment[i])
+				}
+			}
+			if p.HostSlowed || p.ClientBound || p.HostStallS > 0 {
+				t.Logf("%s: probe at %v req/s: client-bound %v (robust miss %v, lag max %.1f ms, D %.1f ms), host stalls %.3f s of %.1f s",
+					a.Arm, p.LoadRPS, p.ClientBound, p.MissRobustToLateness, p.DispatchLagMaxMs, p.LatenessMarginMs, p.HostStallS, p.DurationS)
+			}
 		}
-		if (!e.Interval || e.Low == 0) && !anyClientBound {
+		if (!e.Interval || e.Low == 0) && !anySuspect {
 			t.Errorf("%s: no closed interval: %+v", a.Arm, e)
 		} else if !e.Interval || e.Low == 0 {
-			t.Logf("%s: no closed interval with a client-bound probe on this host: %+v", a.Arm, e)
+			t.Logf("%s: no closed interval with a suspect probe on this host: %+v", a.Arm, e)
 		}
 		// The simulator's sustained capacity (a long window in virtual
 		// time): the searched capacity is within the search's precision of
 		// it, and it is below the interval's high end when it has one (a miss is sound).
 		// A 10-s-like probe at the sweep's span (0.5 s + 2 s) found 10.4
 		// and 14.7 req/s here, 42 % and 33 % above the truth.
-		// On a loaded host the fail end can rest on client-bound misses
-		// only: then the arm has no capacity, said so, and nothing to
-		// hold against the truth but its bracket's met end.
+		// On a loaded host the fail end can rest on suspect misses only
+		// (client-bound, host-slowed): then the arm has no capacity, said
+		// so, and nothing to hold against the truth but its bracket's met
+		// end.
 		switch tr := a.SimTruth; {
 		case a.SuspectFailEnd:
-			t.Logf("%s: no capacity on this host: its fail end %v req/s rests on client-bound misses", a.Arm, a.FailRPS)
-			if !anyClientBound || e.Value != 0 || !strings.Contains(e.Note, "client-bound probes only, so no capacity") {
+			t.Logf("%s: no capacity on this host: its fail end %v req/s rests on %s misses", a.Arm, a.FailRPS, analysis.SuspectKinds(a))
+			if !anySuspect || e.Value != 0 || !strings.Contains(e.Note, " probes only, so no capacity") {
 				t.Errorf("%s: withheld capacity %+v", a.Arm, e)
 			}
 		case tr == nil || tr.RPS() == 0 || math.Abs(e.Value/tr.RPS()-1) > sc.RelativePrecision || (e.High > 0 && tr.RPS() > e.High && !hostShare):
@@ -183,7 +203,7 @@ func searchMatchesSimTruth(t *testing.T, extra string) {
 	}
 	switch g := cs.Gains[0]; {
 	case len(g.SuspectArms) > 0: // a loaded host: not determined, or a lower bound above 1
-		t.Logf("gain with client-bound misses at a fail end: %+v", g.Gain)
+		t.Logf("gain with suspect misses at a fail end: %+v", g.Gain)
 		if g.Gain.Value != 0 || g.CostChangePct != nil || (g.Gain.Derived == analysis.DerivedGainLowerBound) != (g.Gain.Low > 1) {
 			t.Errorf("gain of a suspect capacity: %+v", g)
 		}
