@@ -29,11 +29,15 @@ const (
 // LatenessMargin is a probe's largest dispatch lag (loadgen.Record's
 // DispatchLag over every dispatched request, warm-up included: those load
 // the server too; not the ones the in-flight cap held, whose lateness an
-// on-time client has as well) and D = that lag + step, one decode step
-// (the probe's ITL p50): a request sent up to D late may also join the
-// next step.
-func LatenessMargin(recs []loadgen.Record, step time.Duration) (lag, margin time.Duration) {
+// on-time client has as well), one decode step (the nearest-rank median of
+// every inter-token gap its records hold, whatever their state: a request
+// sent up to the lag late may also join the next step) and D = lag + step.
+// It reads the records, not the cell's ITL distribution, which refuses a
+// p50 for want of samples in a probe stopped early.
+func LatenessMargin(recs []loadgen.Record) (lag, step, margin time.Duration) {
+	var gaps []time.Duration
 	for i := range recs {
+		gaps = append(gaps, recs[i].ITLs()...)
 		if recs[i].QueuedByCap {
 			continue
 		}
@@ -41,7 +45,11 @@ func LatenessMargin(recs []loadgen.Record, step time.Duration) (lag, margin time
 			lag = max(lag, d)
 		}
 	}
-	return lag, lag + max(step, 0)
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		step = gaps[(len(gaps)+1)/2-1]
+	}
+	return lag, step, lag + step
 }
 
 // LooseAttainment counts recs' measured requests against every declared

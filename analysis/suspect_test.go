@@ -145,9 +145,14 @@ func TestLooseAttainment(t *testing.T) {
 	if got, want := count(10*ms), [2][2]int{{5, 3}, {5, 2}}; got != want {
 		t.Errorf("margin 10 ms: %v, want %v", got, want)
 	}
-	lag, margin := LatenessMargin(recs, 20*ms)
-	if lag != 40*ms || margin != 60*ms {
-		t.Errorf("LatenessMargin = %v, %v; want 40ms (the warm-up send; not the capped one), 60ms", lag, margin)
+	// Token gaps of 20, 30 and 50 ms (one request) and 25 ms (a cancelled
+	// one): the median step is 25 ms.
+	recs[0].Events = append(recs[0].Events, loadgen.TokenEvent{At: recs[0].Events[0].At + 20*ms, Tokens: 1},
+		loadgen.TokenEvent{At: recs[0].Events[0].At + 50*ms, Tokens: 1}, loadgen.TokenEvent{At: recs[0].Events[0].At + 100*ms, Tokens: 1})
+	recs[4].Events = []loadgen.TokenEvent{{At: 1500 * ms, Tokens: 1}, {At: 1525 * ms, Tokens: 1}}
+	lag, step, margin := LatenessMargin(recs)
+	if lag != 40*ms || step != 25*ms || margin != 65*ms {
+		t.Errorf("LatenessMargin = %v, %v, %v; want 40ms (the warm-up send; not the capped one), 25ms, 65ms", lag, step, margin)
 	}
 	if !slices.Equal(LooseAttainment(nil, slo, 0), []report.SLOAttainment{{Metric: "ttft", TargetMs: 500}, {Metric: "tpot", TargetMs: 50}}) {
 		t.Errorf("no records: %+v", LooseAttainment(nil, slo, 0))

@@ -662,11 +662,7 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 		if stalls != nil {
 			p.HostStallS = (stalls.StallLost() - lost0).Seconds()
 		}
-		var step time.Duration
-		if c.ITL.P50Ms != nil {
-			step = time.Duration(*c.ITL.P50Ms * float64(time.Millisecond))
-		}
-		lag, d := analysis.LatenessMargin(keep.Records, step)
+		lag, _, d := analysis.LatenessMargin(keep.Records)
 		p.DispatchLagMaxMs, p.LatenessMarginMs = lag.Seconds()*1000, d.Seconds()*1000
 		if p.ClientBound {
 			p.AttainmentLoosened = analysis.LooseAttainment(keep.Records, r.res.SLO, d)

@@ -106,7 +106,7 @@ type CapacityProbe struct {
 	// in-flight cap not (search probes).
 	DispatchLagMaxMs float64 `json:"dispatch_lag_max_ms,omitempty"`
 	// LatenessMarginMs is D = DispatchLagMaxMs + one decode step (the
-	// probe's ITL p50): how far the client's lateness can have moved any
+	// median inter-token gap of the probe's records): how far the client's lateness can have moved any
 	// request's latency (DESIGN.md "Capacity at SLO, searched").
 	LatenessMarginMs float64 `json:"lateness_margin_ms,omitempty"`
 	// AttainmentLoosened is, for a client-bound search probe, Attainment
