@@ -113,9 +113,18 @@ files unless --overwrite, and never writes through a symlink.`,
 	f.StringVar(&outDir, "out", "", "directory to write compare.json, report.md and report.html into; refused when it already holds files, unless --overwrite")
 	f.BoolVar(&overwrite, "overwrite", false, "with --out: write into a folder that already holds files, replacing compare.json, report.md and report.html (never through a symlink)")
 	f.BoolVar(&asJSON, "json", false, "print the comparison as JSON instead of Markdown")
-	f.BoolVar(&exitCode, "exit-code", false, fmt.Sprintf("exit %d when the verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate) %d when inconclusive, %d when A and B are the same run (nothing tested) and %d when A or B is an incomplete run; 0 for pass and for no difference detectable at the resolution (for canary gates)", exitFail, exitInconclusive, exitSameRun, exitIncompleteInput))
+	f.BoolVar(&exitCode, "exit-code", false, exitCodeHelp)
 	return cmd
 }
+
+// exitCodeHelp is --exit-code's help: every status the gate can exit with
+// (canary.Comparison.Gate, verdictExit), and those of any command.
+var exitCodeHelp = fmt.Sprintf("gate on the verdicts (for canary gates): exit 0 when every verdict passes or finds no difference detectable at A's resolution, with no regression beyond L = max(1 + margin, 1 + resolution) left open; "+
+	"%d when a verdict is fail (a regression beyond the margin and beyond A's resolution, from its A/A replicate); "+
+	"%d when a verdict is inconclusive, or passes or finds no difference but leaves a regression beyond L not ruled out; "+
+	"%d when A and B are the same run (nothing tested); %d when A or B is an incomplete run; "+
+	"1 on bad input (nothing compared); the reason of a non-zero status on stderr",
+	exitFail, exitInconclusive, exitSameRun, exitIncompleteInput)
 
 // verdictExit maps the comparison's gate (canary.Comparison.Gate) to an
 // exit status when --exit-code is set.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -409,5 +410,31 @@ func TestCompareMetricHelpAgreesWithError(t *testing.T) {
 	}
 	if _, _, _, err := runCLI(t, "compare", a, b, "--metric", "schedule_lag", "--mean", "--resamples", "200"); err == nil {
 		t.Error("--metric schedule_lag (the client's lateness) accepted as a decision metric")
+	}
+}
+
+// TestExitCodeHelp: --exit-code's help gives every status the gate exits
+// with, and says that a no-difference result leaving a regression beyond L
+// open is not 0 but exitInconclusive.
+func TestExitCodeHelp(t *testing.T) {
+	out, _, _, err := runCLI(t, "compare", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"exit 0 when every verdict passes or finds no difference detectable at A's resolution, with no regression beyond L",
+		fmt.Sprintf("%d when a verdict is fail", exitFail),
+		fmt.Sprintf("%d when a verdict is inconclusive, or passes or finds no difference but leaves a regression beyond L not ruled out", exitInconclusive),
+		fmt.Sprintf("%d when A and B are the same run", exitSameRun),
+		fmt.Sprintf("%d when A or B is an incomplete run", exitIncompleteInput),
+		"1 on bad input",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("compare --help does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(flat, "0 for pass and for no difference") {
+		t.Errorf("compare --help still says no difference exits 0 unconditionally:\n%s", out)
 	}
 }
