@@ -130,7 +130,8 @@ type RequestConfig struct {
 	// Headers are sent with every request (and with the run's own probes of
 	// an endpoint: /v1/models, /version), e.g. Authorization: "Bearer
 	// ${OPENAI_API_KEY}". ${NAME} is replaced by the environment variable
-	// NAME when the run starts; an unset one is a config error naming it.
+	// NAME when the run starts; an unset one, or one set but empty (an
+	// empty credential), is a config error naming it.
 	// Values are secrets: every file, log and report shows them as REDACTED.
 	Headers map[string]string `yaml:"headers,omitempty"`
 	// TLS configures https:// endpoints (default: the system roots).

@@ -73,6 +73,13 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 				errs = append(errs, c.fieldError("request.headers."+k, err))
 				continue
 			}
+			if empty := emptyRefs(c.Request.Headers[k], lookup); len(empty) > 0 {
+				// An empty credential is almost surely a mistake (an export
+				// that read nothing): the server would answer 401, read as
+				// a failed run.
+				errs = append(errs, c.fieldError("request.headers."+k, fmt.Errorf("%s: environment variable is set but empty: a header carries it as an empty credential; set it, or remove the header", strings.Join(empty, ", "))))
+				continue
+			}
 			l.scrub.Add(used...)
 			l.scrub.Add(v)
 			if !httpguts.ValidHeaderFieldValue(v) {
@@ -124,6 +131,18 @@ func resolveLive(c *Config, lookup func(string) (string, bool)) (*live, error) {
 		return nil, c.errorf(errors.Join(errs...))
 	}
 	return l, nil
+}
+
+// emptyRefs are the ${NAME} references in s (as written, each once) whose
+// variable lookup finds set to "": names, never values.
+func emptyRefs(s string, lookup func(string) (string, bool)) []string {
+	var out []string
+	for _, r := range secret.Refs(s) {
+		if v, ok := lookup(r[2 : len(r)-1]); ok && v == "" && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // tlsConfig trusts the system roots plus the PEM certificates of caFile,

@@ -160,3 +160,45 @@ func TestRecordedConfigKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestHeaderEmptyVariableIsConfigError: a header's ${VAR} that is set but
+// empty (KEY="" exported by mistake) is a config error naming the file,
+// the field, its line and the variable, never a value; before, the run sent
+// "Bearer " and the server's 401s read as failed requests.
+func TestHeaderEmptyVariableIsConfigError(t *testing.T) {
+	const text = `name: x
+trace: {path: t.csv}
+load: {rates_rps: [1], duration: 1s}
+server: {kind: sim}
+request:
+  headers:
+    Authorization: "Bearer ${TL_TEST_EMPTY}"
+    X-Fine: "${TL_TEST_FINE}"
+arms: [{name: baseline}]
+`
+	cfg, err := Parse(strings.NewReader(text), "configs/e.yaml", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(name string) (string, bool) {
+		switch name {
+		case "TL_TEST_EMPTY":
+			return "", true
+		case "TL_TEST_FINE":
+			return "fine-SECRET-value", true
+		}
+		return "", false
+	}
+	_, err = resolveLive(cfg, lookup)
+	if err == nil {
+		t.Fatal("resolveLive accepted a header whose ${TL_TEST_EMPTY} is empty")
+	}
+	msg := err.Error()
+	want := "config configs/e.yaml: request.headers.Authorization (line 7): ${TL_TEST_EMPTY}: environment variable is set but empty"
+	if !strings.Contains(msg, want) {
+		t.Errorf("error does not say %q:\n%s", want, msg)
+	}
+	if strings.Contains(msg, "X-Fine") || strings.Contains(msg, "fine-SECRET-value") {
+		t.Errorf("error names the fine header or quotes a value: %s", msg)
+	}
+}
