@@ -42,7 +42,7 @@ func CellDist(c report.Cell, metric string) (report.Dist, error) {
 	case "schedule_lag":
 		return c.ScheduleLag, nil
 	}
-	return report.Dist{}, fmt.Errorf("analysis: unknown metric %q (want ttft, ttft_intended, ttfo, itl, tpot, e2e or schedule_lag)", metric)
+	return report.Dist{}, fmt.Errorf("unknown metric %q (want ttft, ttft_intended, ttfo, itl, tpot, e2e or schedule_lag)", metric)
 }
 
 // cellValue is one repetition's figure of metric/stat; ok is false when the
@@ -171,7 +171,7 @@ func ValidateRule(r report.DecisionRule) error {
 	}
 	if !r.UseMean {
 		if _, _, err := percentileName(r.Percentile); err != nil {
-			errs = append(errs, fmt.Errorf("decision rule: percentile: %w", err))
+			errs = append(errs, fmt.Errorf("decision rule: %w", err))
 		}
 	}
 	if r.RegressionMargin < 0 || r.RegressionMargin >= 1 {

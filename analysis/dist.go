@@ -101,16 +101,14 @@ func Quantile(d report.Dist, name string) (float64, error) {
 	case "mean":
 		v = d.MeanMs
 	default:
-		return 0, fmt.Errorf("analysis: unknown percentile %q (want p50, p90, p95, p99, p99.9, max or mean)", name)
+		return 0, fmt.Errorf("unknown percentile %q (want p50, p90, p95, p99, p99.9, max or mean)", name)
 	}
 	if v == nil {
-		return 0, fmt.Errorf("analysis: %s over n=%d: %w", name, d.N, stats.ErrTooFewSamples)
+		return 0, fmt.Errorf("%s over n=%d: %w", name, d.N, stats.ErrTooFewSamples)
 	}
 	return *v, nil
 }
 
-// percentileName maps a percentile given as a number (99, 99.9, 50) to its
-// Dist name; 0 means the default p99.
 // CheckPercentile says why p (a percentile, e.g. 99) is not one a cell's
 // distributions hold (report.Dist: p50, p90, p95, p99, p99.9), so that no
 // SLO or decision rule can be judged at it; nil when it is.
@@ -121,6 +119,8 @@ func CheckPercentile(p float64) error {
 	return nil
 }
 
+// percentileName maps a percentile given as a number (99, 99.9, 50) to its
+// Dist name; 0 means the default p99.
 func percentileName(p float64) (string, float64, error) {
 	switch p {
 	case 0, 99:
@@ -134,7 +134,7 @@ func percentileName(p float64) (string, float64, error) {
 	case 99.9:
 		return "p99.9", 0.999, nil
 	}
-	return "", 0, fmt.Errorf("analysis: percentile %v not one of 50, 90, 95, 99, 99.9", p)
+	return "", 0, fmt.Errorf("percentile %v is not one of 50, 90, 95, 99 or 99.9", p)
 }
 
 func ptr(v float64) *float64 { return &v }

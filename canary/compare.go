@@ -215,11 +215,11 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 		opts.NameB = "B:" + opts.ArmB
 	}
 	if opts.NameA == opts.NameB {
-		return Comparison{}, fmt.Errorf("canary: both arms are named %q", opts.NameA)
+		return Comparison{}, fmt.Errorf("both arms are named %q", opts.NameA)
 	}
 	cmp := Comparison{Differences: Differences(a, b), Forced: opts.Force}
 	if len(cmp.Differences) > 0 && !opts.Force {
-		return cmp, fmt.Errorf("canary: the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
+		return cmp, fmt.Errorf("the results differ (use --force to compare anyway):\n  %s", joinLines(cmp.Differences))
 	}
 	// CreatedAt stays zero: a comparison's own creation time is the caller's
 	// to set; each input's created_at is in Inputs, labelled A and B.
@@ -269,7 +269,7 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 		if nb == 0 {
 			missing = append(missing, fmt.Sprintf("arm %q is not in B (--arm-b; B's arms: %s)", opts.ArmB, armList(b)))
 		}
-		return cmp, fmt.Errorf("canary: %s", strings.Join(missing, "; "))
+		return cmp, fmt.Errorf("%s", strings.Join(missing, "; "))
 	}
 	// The inputs' own warnings stay in their reports; a cell that lost more
 	// than MaxNotOKShare of its requests is flagged again here, where it

@@ -51,7 +51,7 @@ func TestCompare(t *testing.T) {
 		if err == nil {
 			t.Fatal("want refusal")
 		}
-		for _, want := range []string{"canary: ", "trace.sha256: A=feedbeeffeedbeef, B=0000", "manifest.config_sha256", "--force"} {
+		for _, want := range []string{"the results differ", "trace.sha256: A=feedbeeffeedbeef, B=0000", "manifest.config_sha256", "--force"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q lacks %q", err, want)
 			}

@@ -14,12 +14,12 @@ import (
 // figures first (CheckFinite), naming each field.
 func WriteJSON(w io.Writer, r Results) error {
 	if err := CheckFinite(r); err != nil {
-		return fmt.Errorf("report: results.json: %w", err)
+		return fmt.Errorf("results.json: %w", err)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {
-		return fmt.Errorf("report: encoding results.json: %w", err)
+		return fmt.Errorf("encoding results.json: %w", err)
 	}
 	return nil
 }
@@ -35,10 +35,10 @@ func ReadResults(path string) (Results, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Results{}, fmt.Errorf("report: %w", err)
+		return Results{}, err
 	}
 	if why := notResults(data); why != "" {
-		return Results{}, fmt.Errorf("report: %s is not a results.json (%s): give the results.json a run wrote in its output folder", path, why)
+		return Results{}, fmt.Errorf("%s is not a results.json (%s): give the results.json a run wrote in its output folder", path, why)
 	}
 	var r Results
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -48,14 +48,14 @@ func ReadResults(path string) (Results, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return Results{}, fmt.Errorf("report: %s line %d: %w", path, lineOf(data, se.Offset), err)
+			return Results{}, fmt.Errorf("%s line %d: %w", path, lineOf(data, se.Offset), err)
 		case errors.As(err, &te):
-			return Results{}, fmt.Errorf("report: %s line %d field %s: %w", path, lineOf(data, te.Offset), te.Field, err)
+			return Results{}, fmt.Errorf("%s line %d field %s: %w", path, lineOf(data, te.Offset), te.Field, err)
 		}
-		return Results{}, fmt.Errorf("report: %s line %d: %w", path, lineOf(data, dec.InputOffset()), err)
+		return Results{}, fmt.Errorf("%s line %d: %w", path, lineOf(data, dec.InputOffset()), err)
 	}
 	if r.SchemaVersion != SchemaVersion {
-		return Results{}, fmt.Errorf("report: %s field schema_version: %q, this build reads %q", path, r.SchemaVersion, SchemaVersion)
+		return Results{}, fmt.Errorf("%s field schema_version: %q, this build reads %q", path, r.SchemaVersion, SchemaVersion)
 	}
 	return r, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // ErrTooFewSamples is returned (wrapped) when a percentile claim needs more
 // samples than were measured; callers print the claim as refused, never as a number.
-var ErrTooFewSamples = errors.New("stats: too few samples for the claim")
+var ErrTooFewSamples = errors.New("too few samples for the claim")
 
 // DefaultConfidence is the one-sided confidence level of percentile claims
 // (0.99, as MLPerf LoadGen's early-stopping estimate uses).

@@ -438,3 +438,41 @@ func TestExitCodeHelp(t *testing.T) {
 		t.Errorf("compare --help still says no difference exits 0 unconditionally:\n%s", out)
 	}
 }
+
+// TestNoPackagePrefixInErrors: compare's refusals of bad flags and bad
+// files speak of the flag, the rule or the file, never of the Go package
+// that found the problem ("analysis: ", "canary: ", "report: ", "stats: ").
+func TestNoPackagePrefixInErrors(t *testing.T) {
+	dir := t.TempDir()
+	a := writeResults(t, dir, "a.json", "trace-1", 50*time.Millisecond)
+	b := writeResults(t, dir, "b.json", "trace-2", 50*time.Millisecond)
+	notResults := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notResults, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{a, a, "--percentile", "42"}, "decision rule: percentile 42 is not one of 50, 90, 95, 99 or 99.9"},
+		{[]string{a, a, "--metric", "foo"}, `decision rule: metric: unknown metric "foo"`},
+		{[]string{a, a, "--arm-a", "nope"}, `arm "nope" is not in A`},
+		{[]string{a, b}, "the results differ (use --force to compare anyway)"},
+		{[]string{notResults, a}, notResults + " is not a results.json"},
+		{[]string{filepath.Join(dir, "missing.json"), a}, "no such file"},
+	} {
+		_, _, code, err := runCLI(t, append([]string{"compare"}, tc.args...)...)
+		if code != 1 || err == nil {
+			t.Errorf("compare %v: exit %d, err %v; want 1", tc.args, code, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("compare %v: %v; want it to say %q", tc.args, err, tc.want)
+		}
+		for _, pkg := range []string{"analysis: ", "canary: ", "report: ", "stats: "} {
+			if strings.Contains(err.Error(), pkg) {
+				t.Errorf("compare %v: %v: a Go package name (%q) reaches the user", tc.args, err, pkg)
+			}
+		}
+	}
+}
