@@ -163,25 +163,28 @@ func DecisionMetricList() string {
 	return strings.Join(m[:len(m)-1], ", ") + " or " + m[len(m)-1]
 }
 
-// ValidateRule reports every problem of r at once (errors.Join).
+// ValidateRule reports every problem of r at once (errors.Join), each as
+// "KEY: message", KEY the rule's key in a config's decision block
+// (percentile, regression_margin), so that a config's error names the
+// field's own line; Analyze says "decision rule: " before each.
 func ValidateRule(r report.DecisionRule) error {
 	var errs []error
 	if !slices.Contains(DecisionMetrics(), r.Metric) {
-		errs = append(errs, fmt.Errorf("decision rule: metric: unknown metric %q (want %s)", r.Metric, DecisionMetricList()))
+		errs = append(errs, fmt.Errorf("metric: unknown metric %q (want %s)", r.Metric, DecisionMetricList()))
 	}
 	if !r.UseMean {
 		if _, _, err := percentileName(r.Percentile); err != nil {
-			errs = append(errs, fmt.Errorf("decision rule: %w", err))
+			errs = append(errs, fmt.Errorf("percentile: %v is not one of 50, 90, 95, 99 or 99.9", r.Percentile))
 		}
 	}
 	if r.RegressionMargin < 0 || r.RegressionMargin >= 1 {
-		errs = append(errs, fmt.Errorf("decision rule: regression_margin %v not in [0, 1)", r.RegressionMargin))
+		errs = append(errs, fmt.Errorf("regression_margin: %v not in [0, 1)", r.RegressionMargin))
 	}
 	if !(r.IntervalLevel > 0 && r.IntervalLevel < 1) {
-		errs = append(errs, fmt.Errorf("decision rule: interval_level %v not in (0, 1)", r.IntervalLevel))
+		errs = append(errs, fmt.Errorf("interval_level: %v not in (0, 1)", r.IntervalLevel))
 	}
 	if r.Resamples < 100 {
-		errs = append(errs, fmt.Errorf("decision rule: resamples %d < 100", r.Resamples))
+		errs = append(errs, fmt.Errorf("resamples: %d < 100", r.Resamples))
 	}
 	return errors.Join(errs...)
 }
@@ -203,7 +206,11 @@ func RuleStat(r report.DecisionRule) string {
 func Analyze(r *report.Results, rule report.DecisionRule) error {
 	rule = rule.WithDefaults()
 	if err := ValidateRule(rule); err != nil {
-		return err
+		var errs []error
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			errs = append(errs, fmt.Errorf("decision rule: %w", e))
+		}
+		return errors.Join(errs...)
 	}
 	arms := report.ArmOrder(*r)
 	if !slices.Contains(arms, rule.Baseline) {

@@ -202,3 +202,40 @@ arms: [{name: baseline}]
 		t.Errorf("error names the fine header or quotes a value: %s", msg)
 	}
 }
+
+// TestDecisionFieldLines: an invalid decision.* field is a config error
+// naming the field and its own line, not the decision block's line.
+func TestDecisionFieldLines(t *testing.T) {
+	const text = `name: x
+trace: {path: t.csv}
+load: {rates_rps: [1], duration: 1s}
+server: {kind: sim}
+arms: [{name: baseline}]
+decision:
+  metric: e2e
+  percentile: 42
+  regression_margin: -0.1
+  interval_level: 2
+  resamples: 3
+  expected_resolution: 2
+`
+	_, err := Parse(strings.NewReader(text), "configs/d.yaml", t.TempDir())
+	if err == nil {
+		t.Fatal("Parse accepted an invalid decision block")
+	}
+	msg := err.Error()
+	for _, want := range []string{
+		"decision.percentile (line 8): 42 is not one of 50, 90, 95, 99 or 99.9",
+		"decision.regression_margin (line 9): -0.1 not in [0, 1)",
+		"decision.interval_level (line 10): 2 not in (0, 1)",
+		"decision.resamples (line 11): 3 < 100",
+		"decision.expected_resolution (line 12): ",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error does not say %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "line 6") {
+		t.Errorf("error names the decision block's line 6:\n%s", msg)
+	}
+}

@@ -454,7 +454,7 @@ func TestNoPackagePrefixInErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{a, a, "--percentile", "42"}, "decision rule: percentile 42 is not one of 50, 90, 95, 99 or 99.9"},
+		{[]string{a, a, "--percentile", "42"}, "decision rule: percentile: 42 is not one of 50, 90, 95, 99 or 99.9"},
 		{[]string{a, a, "--metric", "foo"}, `decision rule: metric: unknown metric "foo"`},
 		{[]string{a, a, "--arm-a", "nope"}, `arm "nope" is not in A`},
 		{[]string{a, b}, "the results differ (use --force to compare anyway)"},
