@@ -50,7 +50,7 @@ did not complete (results.json marks it incomplete: stopped by --deadline,
 a signal or a failed stage) as A or B, --exit-code exits 6, the reason on
 stderr, whatever the verdict. --out refuses a folder that already holds
 files unless --overwrite, and never writes through a symlink.`,
-		Args: cobra.ExactArgs(2),
+		Args: namedArgs("A.json", "B.json"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := report.ReadResults(args[0])
 			if err != nil {

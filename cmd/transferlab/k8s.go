@@ -33,7 +33,7 @@ on a ReadWriteMany volume (--out-claim; a bucket mounted through a CSI driver
 works too), NAME being --name: runs of other names share the volume. The server must be one every pod reaches (server.kind endpoint).
 The config runs code (it is trusted input): apply only configs you would run.
 Built from k8s.io/api types; not run on a cluster here (see README).`,
-		Args: cobra.ExactArgs(1),
+		Args: namedArgs("CONFIG.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
 			switch {

@@ -158,3 +158,26 @@ func groupRunE(cmd *cobra.Command, args []string) error {
 	}
 	return fmt.Errorf("%s; its sub-commands: %s", msg, strings.Join(names, ", "))
 }
+
+// namedArgs accepts exactly the positional arguments names (NAME... last:
+// one or more of it) and refuses others with a message naming the missing
+// argument, or the extra ones, and the command's usage line ("run: CONFIG.yaml
+// missing: usage: transferlab run CONFIG.yaml [flags]"), not cobra's
+// "accepts 1 arg(s), received 0".
+func namedArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		path := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		variadic := len(names) > 0 && strings.HasSuffix(names[len(names)-1], "...")
+		switch {
+		case len(args) < len(names):
+			missing := make([]string, 0, len(names)-len(args))
+			for _, n := range names[len(args):] {
+				missing = append(missing, strings.TrimSuffix(n, "..."))
+			}
+			return fmt.Errorf("%s: %s missing: usage: %s", path, strings.Join(missing, " and "), cmd.UseLine())
+		case len(args) > len(names) && !variadic:
+			return fmt.Errorf("%s: unexpected argument(s) %q: it takes %s: usage: %s", path, args[len(names):], strings.Join(names, " "), cmd.UseLine())
+		}
+		return nil
+	}
+}

@@ -42,7 +42,7 @@ func newProfileCmd() *cobra.Command {
 			"A profile without target ranges (CUDA-graph replays, a server started without the hook's ranges)\n" +
 			"needs the target's kernels named: --target PRESET, or --kernel-pattern / --kernel-seq. Presets:\n" +
 			amdahl.TargetPresetHelp(),
-		Args: cobra.ExactArgs(1),
+		Args: namedArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
 			f, err := amdahl.ResolveFormat(format, path)

@@ -50,7 +50,7 @@ yourself. Traces and results files are data, never executed.`,
 			if len(args) == 0 && cmd.Flags().Changed("resume") {
 				return nil
 			}
-			return cobra.ExactArgs(1)(cmd, args)
+			return namedArgs("CONFIG.yaml")(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q := experiment.RunRequest{Resume: resume, Out: out, OutGiven: cmd.Flags().Changed("out"), Overwrite: overwrite,

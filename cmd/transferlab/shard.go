@@ -30,7 +30,7 @@ with percentiles computed from the merged records, plus hdr.log (the shards'
 HDR histograms merged, nothing dropped) and shards.json (each shard's clock
 and time shift). A missing, duplicated, killed or foreign shard is an error
 naming it. Server-side figures (profile, energy) come from shard 0.`,
-		Args: cobra.MinimumNArgs(2),
+		Args: namedArgs("OUT", "SHARD_DIR..."),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := args[0]
 			var log io.Writer = cmd.ErrOrStderr()

@@ -42,7 +42,7 @@ func newTraceStatsCmd() *cobra.Command {
 			"(nearest rank) and a histogram of arrivals per second. Bad rows fail with file, line\n" +
 			"and field unless --lenient, which skips and counts them. --first, --clamp-context and\n" +
 			"--rate preview the schedule an experiment would replay (transforms are listed).",
-		Args: cobra.ExactArgs(1),
+		Args: namedArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if m.Time != "" || m.Input != "" || m.Output != "" {
 				opts.Mapping = &m

@@ -85,3 +85,27 @@ func TestK8sCommandFlags(t *testing.T) {
 		t.Errorf("--start-at with --start-in: %v, want refused", err)
 	}
 }
+
+// TestMissingArgumentSaysUsage: a missing or extra positional argument
+// names it and prints the command's usage line, not cobra's "accepts 1
+// arg(s), received 0".
+func TestMissingArgumentSaysUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "run: CONFIG.yaml missing: usage: transferlab run CONFIG.yaml"},
+		{[]string{"run", "a.yaml", "b.yaml"}, `run: unexpected argument(s) ["b.yaml"]: it takes CONFIG.yaml: usage: transferlab run`},
+		{[]string{"compare", "a.json"}, "compare: B.json missing: usage: transferlab compare A.json B.json [flags]"},
+		{[]string{"validate"}, "validate: CONFIG.yaml missing: usage: transferlab validate CONFIG.yaml"},
+		{[]string{"k8s"}, "k8s: CONFIG.yaml missing: usage: transferlab k8s CONFIG.yaml"},
+		{[]string{"profile"}, "profile: FILE missing: usage: transferlab profile FILE [flags]"},
+		{[]string{"trace", "stats"}, "trace stats: FILE missing: usage: transferlab trace stats FILE [flags]"},
+		{[]string{"merge", "out"}, "merge: SHARD_DIR missing: usage: transferlab merge OUT SHARD_DIR... [flags]"},
+	} {
+		_, _, code, err := runCLI(t, tc.args...)
+		if code != 1 || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, err %v; want 1 and %q", tc.args, code, err, tc.want)
+		}
+	}
+}

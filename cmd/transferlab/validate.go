@@ -46,7 +46,7 @@ Point the arm's override at the report (validation_report) and the captured set
 The config and the candidate's kernel file are trusted input: validate runs the
 reference server's Python and imports the kernel into it, on this machine; run
 only configs and kernels you would run yourself.`,
-		Args: cobra.ExactArgs(1),
+		Args: namedArgs("CONFIG.yaml"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if v.Out == "" {
 				v.Out = experiment.DefaultOutDir("validation", time.Now())
