@@ -326,7 +326,7 @@ func TestRunResumeFlags(t *testing.T) {
 	if err == nil || code != 1 || !strings.Contains(err.Error(), "gone.yaml") || !strings.Contains(err.Error(), "transferlab run CONFIG --resume") {
 		t.Fatalf("recorded config missing: exit %d: %v, want its path and how to give the config", code, err)
 	}
-	if _, _, code, err = runCLI(t, "run", "--quiet"); err == nil || code != 1 || !strings.Contains(err.Error(), "accepts 1 arg") {
+	if _, _, code, err = runCLI(t, "run", "--quiet"); err == nil || code != 1 || !strings.Contains(err.Error(), "run: CONFIG.yaml missing: usage: transferlab run") {
 		t.Fatalf("no config, no --resume: exit %d: %v, want the config asked for", code, err)
 	}
 }
