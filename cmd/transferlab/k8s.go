@@ -66,7 +66,7 @@ Built from k8s.io/api types; not run on a cluster here (see README).`,
 	f.StringVar(&spec.Image, "image", "", "container image with transferlab on its PATH")
 	f.StringVar(&spec.OutClaim, "out-claim", "", "ReadWriteMany PersistentVolumeClaim for the shards' and the merged output")
 	f.StringVar(&spec.DataClaim, "data-claim", "", "PersistentVolumeClaim holding the config and trace at their paths (instead of a ConfigMap; for traces over 1 MiB)")
-	f.StringVar(&spec.Name, "name", "", "prefix of the objects' names (default transferlab-<the config's name:, else its file name>)")
+	f.StringVar(&spec.Name, "name", "", "prefix of the objects' names (default: transferlab- and the config's name field, or its file name without the extension when that is blank, lower-cased to a-z, 0-9 and -, at most 30 characters)")
 	f.StringVar(&spec.Namespace, "namespace", "", "namespace of the objects (default: kubectl's)")
 	f.StringVar(&spec.CPU, "cpu", "", "CPU request and limit of each shard pod (e.g. 2)")
 	f.StringVar(&startAt, "start-at", "", "shared start of the shards (RFC 3339); default now + --start-in")

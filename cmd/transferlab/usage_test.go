@@ -109,3 +109,28 @@ func TestMissingArgumentSaysUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagDefaultsReadable: no flag's help carries a broken default text
+// (a dangling "name:," or "name:>"); k8s --name says
+// its default as k8s.DefaultName computes it.
+func TestFlagDefaultsReadable(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, ":,") || strings.Contains(f.Usage, ":>") {
+				t.Errorf("%s --%s: help %q holds a broken default text", c.CommandPath(), f.Name, f.Usage)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(newRootCmd())
+	out, _, _, err := runCLI(t, "k8s", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "(default: transferlab- and the config's name field, or its file name without the extension when that is blank"; !strings.Contains(out, want) {
+		t.Errorf("k8s --help does not say %q:\n%s", want, out)
+	}
+}
