@@ -68,7 +68,9 @@ type TraceConfig struct {
 	// than the trace has is refused when the trace is read).
 	First int `yaml:"first,omitempty"`
 	// ClampContext limits prompt + output tokens to this many, as a server's
-	// context length counts them (0: no clamp); clamped rows are counted.
+	// context length counts them (0: no clamp, else ≥ 2): a prompt is cut
+	// to N − its output (at least 1), an output that alone does not fit to
+	// N − 1 (traces.ClampContext); clamped rows are counted.
 	ClampContext int `yaml:"clamp_context,omitempty"`
 	// Mapping names the columns and time unit of a generic CSV/JSONL trace
 	// (format csv or jsonl).
@@ -354,8 +356,8 @@ func (c *Config) validateTrace(p *problems) {
 	if c.Trace.First < 0 {
 		p.bad("trace.first", "must be ≥ 0, got %d", c.Trace.First)
 	}
-	if c.Trace.ClampContext < 0 {
-		p.bad("trace.clamp_context", "must be ≥ 0, got %d", c.Trace.ClampContext)
+	if c.Trace.ClampContext < 0 || c.Trace.ClampContext == 1 {
+		p.bad("trace.clamp_context", "must be 0 (no clamp) or ≥ 2 (the smallest servable context: 1 prompt + 1 generated token), got %d", c.Trace.ClampContext)
 	}
 }
 

@@ -239,3 +239,26 @@ decision:
 		t.Errorf("error names the decision block's line 6:\n%s", msg)
 	}
 }
+
+// TestClampContextOneRefused: trace.clamp_context 1 is refused naming the
+// field and its line (traces.ClampContext would treat it as 2 without a
+// word), as trace stats --clamp-context 1 is.
+func TestClampContextOneRefused(t *testing.T) {
+	for _, tc := range []struct {
+		clamp string
+		want  string
+	}{
+		{"1", "trace.clamp_context (line 2): must be 0 (no clamp) or ≥ 2 (the smallest servable context: 1 prompt + 1 generated token), got 1"},
+		{"-3", "trace.clamp_context (line 2): must be 0 (no clamp) or ≥ 2"},
+	} {
+		text := "name: x\ntrace: {path: t.csv, clamp_context: " + tc.clamp + "}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\n"
+		_, err := Parse(strings.NewReader(text), "configs/c.yaml", t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("clamp_context %s: err %v, want %q", tc.clamp, err, tc.want)
+		}
+	}
+	text := "name: x\ntrace: {path: t.csv, clamp_context: 2}\nload: {rates_rps: [1], duration: 1s}\nserver: {kind: sim}\narms: [{name: baseline}]\n"
+	if _, err := Parse(strings.NewReader(text), "configs/c.yaml", t.TempDir()); err != nil && strings.Contains(err.Error(), "clamp_context") {
+		t.Errorf("clamp_context 2 refused: %v", err)
+	}
+}
