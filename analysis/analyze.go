@@ -245,9 +245,17 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	// comparison leaves out the blocks with a client-bound cell of either
 	// arm (comparisonOf); one excluded from the verdict is over every block
 	// and is widened by the spread of every block, client-bound ones too.
+	// So is one whose remaining blocks pool no degree of freedom while
+	// client-bound ones would (the only A/A block client-bound): its
+	// interval is no narrower than its blocks, and it decides nothing
+	// (classifyLoads: ν = 0 over the blocks it counts).
 	aaArm := report.AAArm(rule.Baseline)
 	spread := func(load float64, metric, stat string, bc blockComparison) runToRun {
-		return spreadAt(groups, rule.Baseline, load, metric, stat, bc.excluded != "")
+		rt := spreadAt(groups, rule.Baseline, load, metric, stat, bc.excluded != "")
+		if rt.df == 0 && bc.excluded == "" {
+			rt = spreadAt(groups, rule.Baseline, load, metric, stat, true)
+		}
+		return rt
 	}
 	// The A/A replicate against the baseline: the run's resolution per load
 	// and metric statistic, before any candidate is compared.

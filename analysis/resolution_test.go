@@ -362,3 +362,79 @@ func TestExcludedRatioCarriesRunToRun(t *testing.T) {
 		t.Errorf("excluded resolution %v, want the unflagged run's %v", fres.PlusMinus, pres.PlusMinus)
 	}
 }
+
+// TestZeroDFAfterClientBoundDecidesNothing: when leaving out client-bound
+// blocks leaves a comparison's blocks no run-to-run degree of freedom (the
+// only A/A block client-bound: repetitions 1, or a run stopped after its
+// first block), the ratio's interval is widened by the spread over every
+// block, client-bound ones included (the same interval as the same cells
+// unflagged, not the narrower one inside the cells), and the verdict is
+// inconclusive saying why, whatever the interval says (ν = 0 decides
+// nothing). Before, the interval carried no run-to-run spread and a 20 %
+// gain passed on it.
+func TestZeroDFAfterClientBoundDecidesNothing(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	aa := report.AAArm("baseline")
+	ratioOf := func(r report.Results, cand string) report.Ratio {
+		for _, q := range r.Stats.Ratios {
+			if q.Candidate == cand && q.Metric == "e2e" && q.Stat == "mean" {
+				return q
+			}
+		}
+		t.Fatalf("no mean e2e ratio of %s", cand)
+		return report.Ratio{}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+	for _, tc := range []struct {
+		name string
+		run  func() report.Results
+		cand string
+		want []string
+	}{
+		{"repetitions 1", func() report.Results { return analysistest.AARun(t) }, "big",
+			[]string{"decides nothing: the blocks with a client-bound cell (" + aa + " rep 0) are left out, so the blocks that count give no run-to-run spread (ν = 0)",
+				"widened by the spread over every block, client-bound ones included", "rerun with more repetitions or on a less loaded client machine"}},
+		{"stopped after block 1", func() report.Results {
+			r := analysistest.BlocksRun(rand.New(rand.NewPCG(9, 10)), 1, 300, 0.8, 0.01)
+			var err error
+			if r.RunOrder, err = report.RunOrder([]string{"baseline", "cand", aa}, []float64{4}, 3); err != nil {
+				t.Fatal(err)
+			}
+			r.Complete, r.IncompleteReason = false, "interrupted by SIGINT"
+			return r
+		}, "cand",
+			[]string{"decides nothing: the run stopped early (interrupted by SIGINT) before blocks (repetitions) 2–3 of 3 at this load ran, and the blocks with a client-bound cell (" + aa + " rep 0) are left out",
+				"(ν = 0)", "`run --resume DIR` runs the missing cells"}},
+	} {
+		plain, flagged := tc.run(), tc.run()
+		for i, c := range flagged.Cells {
+			flagged.Cells[i].ClientBound = c.Arm == aa
+		}
+		for _, r := range []*report.Results{&plain, &flagged} {
+			if err := analysis.Analyze(r, rule); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pq, fq := ratioOf(plain, tc.cand), ratioOf(flagged, tc.cand)
+		if fq.Excluded != "" || !fq.Value.Interval {
+			t.Fatalf("%s: ratio %+v: want an interval, not excluded (its own cells are not client-bound)", tc.name, fq)
+		}
+		if !near(fq.Value.Low, pq.Value.Low) || !near(fq.Value.High, pq.Value.High) {
+			t.Errorf("%s: ratio %v [%v, %v] with the A/A block client-bound, want the unflagged run's widened interval [%v, %v]",
+				tc.name, fq.Value.Value, fq.Value.Low, fq.Value.High, pq.Value.Low, pq.Value.High)
+		}
+		if pv := plain.Verdicts[0]; pv.Outcome == report.VerdictInconclusive {
+			t.Errorf("%s: unflagged verdict %s: the same cells unflagged decide", tc.name, analysis.VerdictLine(pv))
+		}
+		v := flagged.Verdicts[0]
+		if v.Candidate != tc.cand || v.Outcome != report.VerdictInconclusive {
+			t.Errorf("%s: verdict %s: want inconclusive (ν = 0 over the blocks that count)", tc.name, analysis.VerdictLine(v))
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(v.Summary, w) || !strings.Contains(v.Clauses[1].Detail, w) {
+				t.Errorf("%s: verdict %s\nclause b: %s\nwant %q in both", tc.name, analysis.VerdictLine(v), v.Clauses[1].Detail, w)
+			}
+		}
+	}
+}

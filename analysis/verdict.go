@@ -223,11 +223,12 @@ func sectionNote(v *report.ValidationSection) string {
 //     regression beyond the margin);
 //   - an interval that excludes 1 above with its low end at or below L (a
 //     slowdown detected, beyond the resolution, not beyond L) straddles;
-//   - an interval that carries no run-to-run spread (no A/A replicate and
-//     fewer than 2 blocks of every arm at that load: unresolvedNote) is
-//     inconclusive whatever it says: it holds the requests' spread inside
-//     one cell only, and a cell's own shift (another server start, another
-//     few minutes) is larger on a GPU;
+//   - an interval that carries no run-to-run spread from the blocks it may
+//     count (ν = 0: no A/A block and fewer than 2 blocks of every arm at
+//     that load once client-bound blocks are left out; unresolvedWhy) is
+//     inconclusive whatever it says: the spread inside one cell, or the
+//     spread of client-bound blocks, is not a cell's own shift (another
+//     server start, another few minutes), which is larger on a GPU;
 //   - anything else (an interval straddling L, no interval) is inconclusive.
 //
 // Loads whose ratio is Excluded (a client-bound cell) are listed and decide
@@ -325,22 +326,66 @@ const (
 
 // unresolvedText says why an interval with no run-to-run spread decides
 // nothing (clause b's loadUnresolved) in a run that planned it so: no A/A
-// replicate and 1 repetition. unresolvedWhy says it of an interrupted run.
+// replicate and 1 repetition. unresolvedWhy says it of an interrupted run
+// and of one whose client-bound blocks were left out.
 const unresolvedText = "decides nothing: this run's resolution was not measured (no A/A replicate) and 1 repetition gives no run-to-run spread, " +
 	"so the interval holds the requests' spread inside one cell only, not how far a whole cell moves from one run to the next; " +
 	"run ≥ 2 repetitions or keep resolution.aa_replicate on"
 
-// unresolvedWhy is why cand's interval at load decides nothing (no
-// run-to-run spread in it): unresolvedText when the run planned no more,
-// or, when the run stopped early (r.Complete false) before cells it
-// planned at that load ran (r.RunOrder: the A/A replicate's, or another
-// block of the baseline or cand), what happened: "decides nothing: the run
-// stopped early (interrupted by SIGINT) before the A/A replicate and
-// blocks 2–3 of 3 at this load ran, so …; `run --resume DIR` runs them".
-func unresolvedWhy(r report.Results, baseline, cand string, load float64) string {
-	if r.Complete {
+// unresolvedWhy is why q (cand's ratio) decides nothing: the blocks it may
+// count at its load give no run-to-run spread (ν = 0). unresolvedText when
+// the run planned no more; otherwise what took the blocks away: the run
+// stopped early (r.Complete false) before cells it planned at that load ran
+// (r.RunOrder: the A/A replicate's, when none of its blocks ran, or another
+// block of the baseline or cand), and, when a cell at that load is
+// client-bound, the blocks left out for it (the only A/A block, say). "…
+// the run stopped early (interrupted by SIGINT) before the A/A replicate
+// and blocks 2–3 of 3 at this load ran, so …; `run --resume DIR` runs the
+// missing cells". With client-bound blocks left out, the interval shown is
+// widened by the spread over every block (Analyze), and the text says so.
+func unresolvedWhy(r report.Results, groups []Group, baseline, cand string, q report.Ratio) string {
+	load := q.OfferedLoadRPS
+	var at []Group
+	for _, g := range groups {
+		if g.Load == load {
+			at = append(at, g)
+		}
+	}
+	flagged := flaggedCells(at...)
+	var what []string
+	if !r.Complete {
+		what = stoppedBefore(r, baseline, cand, load)
+	}
+	if len(what) == 0 && flagged == "" {
 		return unresolvedText
 	}
+	var causes []string
+	if len(what) > 0 {
+		causes = append(causes, "the run stopped early ("+report.OrText(r.IncompleteReason, "no reason recorded")+") before "+strings.Join(what, " and ")+" at this load ran")
+	}
+	if flagged == "" {
+		return "decides nothing: " + causes[0] + ", so this run's resolution was not measured and the cells that ran give no run-to-run spread: " +
+			"the interval holds the requests' spread inside one cell only, not how far a whole cell moves from one run to the next; " +
+			"`run --resume DIR` runs the missing cells"
+	}
+	causes = append(causes, "the blocks with a client-bound cell ("+flagged+") are left out")
+	s := "decides nothing: " + strings.Join(causes, ", and ") + ", so the blocks that count give no run-to-run spread (ν = 0): "
+	if spreadAt(groups, baseline, load, q.Metric, q.Stat, true).df > 0 {
+		s += "the interval shown is widened by the spread over every block, client-bound ones included, so it is no narrower than its blocks, but a client-bound block may measure the client's pace, not the server's"
+	} else {
+		s += "the interval holds the requests' spread inside one cell only, not how far a whole cell moves from one run to the next"
+	}
+	if len(what) > 0 {
+		return s + "; `run --resume DIR` runs the missing cells"
+	}
+	return s + "; rerun with more repetitions or on a less loaded client machine"
+}
+
+// stoppedBefore is what an interrupted run had not run at load for cand's
+// comparison (r.RunOrder against r's complete cells): "the A/A replicate
+// (resolution.aa_replicate is on)" when none of its blocks ran, and
+// "blocks (repetitions) 2–3 of 3" of the baseline and cand.
+func stoppedBefore(r report.Results, baseline, cand string, load float64) []string {
 	ran := map[report.CellKey]bool{}
 	for _, c := range r.Cells {
 		if c.Incomplete == "" {
@@ -348,7 +393,7 @@ func unresolvedWhy(r report.Results, baseline, cand string, load float64) string
 		}
 	}
 	aa := report.AAArm(baseline)
-	aaMissing := false
+	aaPlanned, aaRan := false, false
 	planned, missing := map[int]bool{}, map[int]bool{}
 	for _, k := range r.RunOrder {
 		if k.OfferedLoadRPS != load {
@@ -356,7 +401,8 @@ func unresolvedWhy(r report.Results, baseline, cand string, load float64) string
 		}
 		switch k.Arm {
 		case aa:
-			aaMissing = aaMissing || !ran[k]
+			aaPlanned = true
+			aaRan = aaRan || ran[k]
 		case baseline, cand:
 			planned[k.Repetition] = true
 			if !ran[k] {
@@ -365,7 +411,7 @@ func unresolvedWhy(r report.Results, baseline, cand string, load float64) string
 		}
 	}
 	var what []string
-	if aaMissing {
+	if aaPlanned && !aaRan {
 		what = append(what, "the A/A replicate (resolution.aa_replicate is on)")
 	}
 	if len(planned) > 1 && len(missing) > 0 {
@@ -376,13 +422,7 @@ func unresolvedWhy(r report.Results, baseline, cand string, load float64) string
 		}
 		what = append(what, fmt.Sprintf("%s of %d", b, len(planned)))
 	}
-	if len(what) == 0 {
-		return unresolvedText
-	}
-	return "decides nothing: the run stopped early (" + report.OrText(r.IncompleteReason, "no reason recorded") + ") before " + strings.Join(what, " and ") +
-		" at this load ran, so this run's resolution was not measured and the cells that ran give no run-to-run spread: " +
-		"the interval holds the requests' spread inside one cell only, not how far a whole cell moves from one run to the next; " +
-		"`run --resume DIR` runs the missing cells"
+	return what
 }
 
 // joinReps says 0-based repetitions 1-based: "2–3" for a run of them, else
@@ -473,10 +513,14 @@ func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []cl
 			l.class = loadExcluded
 		case !e.Interval:
 			l.class = loadNoInterval
-		case q.Resolution == nil && spreadAt(groups, rule.Baseline, q.OfferedLoadRPS, q.Metric, q.Stat, false).df == 0:
-			// Only the spread inside the cells: too narrow to decide on. (A
-			// measured resolution means the A/A replicate's blocks widened it.)
-			l.class, l.unresolved = loadUnresolved, unresolvedWhy(r, rule.Baseline, cand, q.OfferedLoadRPS)
+		case spreadAt(groups, rule.Baseline, q.OfferedLoadRPS, q.Metric, q.Stat, false).df == 0 && (q.Resolution == nil || hasLoad(groups, q.OfferedLoadRPS)):
+			// The blocks it may count give no run-to-run spread (ν = 0):
+			// too narrow to decide on, whatever took them away (no A/A
+			// replicate and 1 repetition, a stop, client-bound blocks: a
+			// resolution measured on a client-bound A/A block alone does
+			// not count). Ratios without cells (a stats section alone)
+			// are taken at their resolution's word.
+			l.class, l.unresolved = loadUnresolved, unresolvedWhy(r, groups, rule.Baseline, cand, q)
 		case e.Low > lim:
 			l.class = loadFail
 		case (e.Low <= 1 && 1 <= e.High) || within:
@@ -490,6 +534,11 @@ func classifyLoads(r report.Results, rule report.DecisionRule, cand string) []cl
 		out = append(out, l)
 	}
 	return out
+}
+
+// hasLoad says whether groups hold a cell at load.
+func hasLoad(groups []Group, load float64) bool {
+	return slices.ContainsFunc(groups, func(g Group) bool { return g.Load == load })
 }
 
 // verdictSummary is the verdict in one sentence (Verdict.Summary): decided
