@@ -510,11 +510,25 @@ func CheckSLO(c report.Cell, s report.SLO) (SLOOutcome, string) {
 // swept load that meets the SLOs with no lower load missing them (a sweep read
 // as monotone; a load whose sample is too small to claim the percentile is
 // unknown and skipped); the estimate is the mean over repetitions with its interval.
+//
+// A run that searched the capacity (r.CapacitySearch ran) has its answer
+// there: st.CapacitySuperseded says so and the sweep's reading is left out,
+// so that results.json gives one capacity per arm (the search's probes
+// include the swept loads). Every figure here says only what the sweep
+// knows: a capacity met at the highest measured load in every repetition
+// is a lower bound, and repetitions that all agree give no interval (a
+// zero-width one would claim the swept loads pinned the capacity down).
 func capacity(st *report.Stats, r report.Results, arms []string, groups []Group, bs bootstrapper, baseline string, pair bool) {
 	if len(sloChecks(r.SLO)) == 0 {
 		st.CapacityNotMeasured = "no SLO declared"
 		return
 	}
+	if cs := r.CapacitySearch; cs != nil && cs.NotRun == "" {
+		st.CapacitySuperseded = "the capacity search's figures (capacity_search: arms[].capacity_rps and gains) are this run's capacity answer; " +
+			"its probes include the swept loads, so the sweep's own reading is not given"
+		return
+	}
+	top := measuredTop(r, groups)
 	perArm := map[string][]float64{}
 	perArmReps := map[string][]int{}
 	for _, arm := range arms {
@@ -522,15 +536,30 @@ func capacity(st *report.Stats, r report.Results, arms []string, groups []Group,
 		st.Capacity = append(st.Capacity, capa)
 		perArm[arm], perArmReps[arm] = capa.PerRepRPS, reps
 	}
-	top := measuredTop(r, groups)
 	for _, arm := range arms {
 		if arm == baseline || report.IsAAArm(arm) {
 			continue
 		}
 		g := bs.ratio(key("capacity-gain", arm), perArm[arm], perArm[baseline], pair && slices.Equal(perArmReps[arm], perArmReps[baseline]))
 		g = capacityGainNote(g, groups, top, arm, baseline, perArm[arm], perArm[baseline])
+		g = noZeroWidth(g, "every repetition gave the same capacities, each known only to lie between its highest met load and the next measured one, so the gain has no interval")
 		st.CapacityGain = append(st.CapacityGain, report.CapacityGain{Candidate: arm, Baseline: baseline, Gain: g})
 	}
+}
+
+// DerivedSweepLowerBound is a sweep capacity's Estimate.Derived when every
+// repetition met the SLOs at the arm's highest measured load: the value is
+// that load, a lower bound (Low; no interval, no upper end).
+const DerivedSweepLowerBound = "the highest measured load, met in every repetition: a lower bound"
+
+// noZeroWidth drops e's interval when it has zero width (every repetition
+// gave the same value), saying why in Note.
+func noZeroWidth(e report.Estimate, why string) report.Estimate {
+	if e.Interval && e.Low == e.High {
+		e.Interval = false
+		e.Note = strings.TrimPrefix(e.Note+"; "+why, "; ")
+	}
+	return e
 }
 
 // armCapacity is arm's capacity at the SLOs (as capacity defines it), with
@@ -580,6 +609,21 @@ func armCapacity(r report.Results, groups []Group, bs bootstrapper, arm string) 
 		if !slices.Contains(loads, l) && (capa.NextLoadRPS == 0 || l < capa.NextLoadRPS) && l > hi {
 			capa.NotMeasuredRPS = append(capa.NotMeasuredRPS, l)
 		}
+	}
+	switch {
+	case len(loads) > 0 && atTop(capa.PerRepRPS, slices.Max(loads)):
+		// Met at the arm's highest measured load in every repetition: the
+		// sweep never found where it stops meeting them.
+		at := fmt.Sprintf("its highest measured load (%s req/s)", report.Num(hi))
+		next := "sweep higher loads"
+		if len(capa.NotMeasuredRPS) > 0 {
+			next = "run the planned loads (" + report.Nums(capa.NotMeasuredRPS) + " req/s not measured)"
+		}
+		capa.CapacityRPS = report.Estimate{Value: hi, Low: hi, Reps: len(capa.PerRepRPS), Derived: DerivedSweepLowerBound,
+			Note: fmt.Sprintf("a lower bound: %s met the SLOs at %s in every repetition, so its capacity is at least that; %s", arm, at, next)}
+	case capa.NextLoadRPS > 0:
+		capa.CapacityRPS = noZeroWidth(capa.CapacityRPS, fmt.Sprintf("every repetition's highest met load was %s req/s: the capacity lies between it and the next measured load (%s req/s), which repetitions that agree cannot narrow",
+			report.Num(hi), report.Num(capa.NextLoadRPS)))
 	}
 	var detail []string
 	if len(firstFail) > 0 {

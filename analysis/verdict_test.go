@@ -423,3 +423,59 @@ func TestUnresolvedSaysTheRunStopped(t *testing.T) {
 		t.Errorf("a run planned with 1 repetition and no A/A: %s", analysis.VerdictLine(v))
 	}
 }
+
+// TestCapacityOneAnswer: results.json gives one capacity per arm. A sweep
+// whose every load was met in every repetition has each capacity as a
+// lower bound (the highest measured load, no interval), never a
+// zero-width interval; repetitions that all agree below the top give no
+// interval either, nor does the gain between such capacities; and a run
+// that searched the capacity leaves the sweep's reading out, saying the
+// search's figures are the answer.
+func TestCapacityOneAnswer(t *testing.T) {
+	t.Parallel()
+	build := func(baseTTFT map[float64]float64) report.Results {
+		r := report.Results{SLO: report.SLO{TTFTMs: 200, Percentile: 99}}
+		for _, l := range []float64{5, 10} {
+			for rep := range 3 {
+				r.Cells = append(r.Cells, analysistest.MkCell("baseline", l, rep, 1e6, baseTTFT[l]), analysistest.MkCell("candidate", l, rep, 1e6, 100))
+			}
+		}
+		return r
+	}
+	r := build(map[float64]float64{5: 100, 10: 100})
+	if err := analysis.Analyze(&r, report.DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Stats.Capacity {
+		e := c.CapacityRPS
+		if e.Interval || e.Value != 10 || e.Low != 10 || e.High != 0 || e.Derived != analysis.DerivedSweepLowerBound || !strings.Contains(e.Note, "a lower bound: "+c.Arm+" met the SLOs at its highest measured load (10.00 req/s) in every repetition") {
+			t.Errorf("%s met at every load: capacity %+v, want ≥ 10 with no interval", c.Arm, e)
+		}
+	}
+
+	r = build(map[float64]float64{5: 100, 10: 400}) // the baseline misses at 10 in every repetition
+	if err := analysis.Analyze(&r, report.DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if b := r.Stats.Capacity[0]; b.CapacityRPS.Interval || b.CapacityRPS.Value != 5 || !strings.Contains(b.CapacityRPS.Note, "between it and the next measured load (10.00 req/s)") {
+		t.Errorf("baseline at 5 in every repetition: capacity %+v, want 5 with no interval", b.CapacityRPS)
+	}
+	if g := r.Stats.CapacityGain[0].Gain; g.Interval || g.Value != 2 || !strings.Contains(g.Note, "lower bound") || !strings.Contains(g.Note, "no interval") {
+		t.Errorf("gain of agreeing repetitions: %+v, want 2, a lower bound with no interval", g)
+	}
+
+	r.CapacitySearch = &report.CapacitySearch{Arms: []report.CapacityArm{{Arm: "baseline"}, {Arm: "candidate"}}}
+	if err := analysis.Analyze(&r, report.DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stats; len(st.Capacity) != 0 || len(st.CapacityGain) != 0 || !strings.Contains(st.CapacitySuperseded, "capacity_search") {
+		t.Errorf("a searched run: stats capacity %+v, gain %+v, superseded %q; want only the search's answer", st.Capacity, st.CapacityGain, st.CapacitySuperseded)
+	}
+	r.CapacitySearch = &report.CapacitySearch{NotRun: "no capacity_search block"}
+	if err := analysis.Analyze(&r, report.DecisionRule{}); err != nil {
+		t.Fatal(err)
+	}
+	if st := r.Stats; len(st.Capacity) != 2 || st.CapacitySuperseded != "" {
+		t.Errorf("a search that did not run: stats capacity %+v, superseded %q; want the sweep's", st.Capacity, st.CapacitySuperseded)
+	}
+}

@@ -158,6 +158,8 @@ func capacityRows(r report.Results) (rows []capacityRow, gains []string, note st
 		return nil, nil, "not measured: the results were not analysed"
 	case r.Stats.CapacityNotMeasured != "":
 		return nil, nil, "not measured: " + r.Stats.CapacityNotMeasured
+	case r.Stats.CapacitySuperseded != "":
+		return nil, nil, r.Stats.CapacitySuperseded
 	}
 	for _, c := range r.Stats.Capacity {
 		rows = append(rows, capacityRow{c.Arm, valueText(c.CapacityRPS), report.Interval(c.CapacityRPS), nextLoadText(c), report.Nums(c.PerRepRPS), c.Detail})

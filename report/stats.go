@@ -39,6 +39,11 @@ type Stats struct {
 	CapacityGain     []CapacityGain `json:"capacity_gain,omitempty"`
 	// CapacityNotMeasured says why capacity is absent (e.g. no SLO declared).
 	CapacityNotMeasured string `json:"capacity_not_measured,omitempty"`
+	// CapacitySuperseded, when set, says that the run's capacity answer is
+	// its search's (results.json capacity_search, whose probes include the
+	// swept loads): Capacity and CapacityGain, the swept loads' reading,
+	// are then left out, so the file gives one capacity answer.
+	CapacitySuperseded string `json:"capacity_superseded,omitempty"`
 }
 
 // CellStats are one arm × offered load's figures over its repetitions.
@@ -87,7 +92,12 @@ type Ratio struct {
 // repetitions meet every declared SLO at the SLO percentile.
 type Capacity struct {
 	Arm string `json:"arm"`
-	// CapacityRPS is the mean over repetitions of each repetition's highest passing load, with its interval.
+	// CapacityRPS is the mean over repetitions of each repetition's highest
+	// passing load, with its interval. When every repetition met the SLOs at
+	// the arm's highest measured load it is a lower bound (Derived says so:
+	// that load, no interval, a Note saying so);
+	// when every repetition gave the same load there is no interval either
+	// (a zero-width one would say the swept loads pinned it down).
 	CapacityRPS Estimate `json:"capacity_rps"`
 	// NextLoadRPS is the lowest measured load above the capacity (0, null in
 	// JSON, when the highest measured load passed):
