@@ -204,6 +204,25 @@ func RuleStat(r report.DecisionRule) string {
 // one Verdict per candidate arm. rule's zero fields take their defaults.
 // It returns an error when the rule is invalid or the baseline arm is absent.
 func Analyze(r *report.Results, rule report.DecisionRule) error {
+	return analyze(r, rule, nil)
+}
+
+// AnalyzeAgainst is Analyze of a comparison of two runs (canary.Compare):
+// the resolution is own, the baseline run's own (its A/A replicate against
+// its baseline, widened by the spread of its own interleaved blocks, as its
+// own Analyze computed it), not one pooled with the other run's blocks,
+// which were not interleaved with it. own may be empty (the baseline run
+// had no A/A replicate): the resolution is then not measured.
+func AnalyzeAgainst(r *report.Results, rule report.DecisionRule, own []report.Resolution) error {
+	if own == nil {
+		own = []report.Resolution{}
+	}
+	return analyze(r, rule, own)
+}
+
+// analyze is Analyze; own, when not nil, is the resolution to use
+// (AnalyzeAgainst).
+func analyze(r *report.Results, rule report.DecisionRule, own []report.Resolution) error {
 	rule = rule.WithDefaults()
 	if err := ValidateRule(rule); err != nil {
 		var errs []error
@@ -260,9 +279,13 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 	// The A/A replicate against the baseline: the run's resolution per load
 	// and metric statistic, before any candidate is compared.
 	resolutions := map[string]report.Resolution{}
+	for _, res := range own {
+		resolutions[key(res.OfferedLoadRPS, res.Metric, res.Stat)] = res
+		st.Resolution = append(st.Resolution, res)
+	}
 	for _, g := range groups {
 		base, ok := byKey[key(rule.Baseline, g.Load)]
-		if g.Arm != aaArm || !ok {
+		if g.Arm != aaArm || !ok || own != nil {
 			continue
 		}
 		for _, spec := range ratioSpecs {
@@ -276,7 +299,10 @@ func Analyze(r *report.Results, rule report.DecisionRule) error {
 			st.Resolution = append(st.Resolution, res)
 		}
 	}
-	if len(st.Resolution) > 0 {
+	switch {
+	case len(st.Resolution) > 0 && own != nil:
+		st.ResolutionMethod = comparedResolutionMethod
+	case len(st.Resolution) > 0:
 		st.ResolutionMethod = resolutionMethod
 	}
 	for _, cand := range arms {
@@ -760,7 +786,7 @@ func key(parts ...any) string {
 
 func pairingText(independent bool) string {
 	if independent {
-		return "arms resampled independently: they were not interleaved"
+		return "repetitions resampled independently: the runs were not interleaved; request-by-request ratios pair the two runs' requests by ID, both runs replaying one schedule"
 	}
 	return "ratios paired by repetition when both arms ran the same ones"
 }

@@ -21,6 +21,15 @@ const resolutionMethod = "each candidate/baseline interval (request by request, 
 	"half-width t(ν) · s / √r (Student t at the interval's level), added to each side's log half-width in quadrature; " +
 	"resolution = the farther end from 1 of the A/A replicate / baseline interval so widened"
 
+// comparedResolutionMethod says how a comparison of two runs
+// (AnalyzeAgainst) computes its resolution and widened intervals.
+const comparedResolutionMethod = "the resolution is A's own, as A's report gives it: A's A/A replicate against A's baseline, " +
+	"widened by the run-to-run spread pooled over A's own blocks (its arms interleaved in A's run), not over B's; " +
+	"each B/A interval (request by request where both runs kept per-request figures: requests paired by ID, both runs replaying one schedule, " +
+	"a block bootstrap inside the cells) is widened by the spread of the log ratio of B's cell against A's cell of the same repetition index, " +
+	"pooled over B's blocks (around their mean) and A's A/A replicate (about 0), t(ν) · s / √r added in quadrature; " +
+	"the two runs were not interleaved, so drift between them is in no interval"
+
 // runToRun is the spread of one block's log ratio against the baseline at
 // one load and metric statistic, pooled over the arms (DESIGN.md, "Arms,
 // interleaving, statistics"): s² = (Σ_A/A L_k² + Σ_arms Σ_k (L_k − L̄)²) / ν

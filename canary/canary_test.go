@@ -1,6 +1,8 @@
 package canary
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,5 +60,55 @@ func TestProvenanceServersOfSharedArms(t *testing.T) {
 	b.Manifest.Server["baseline"] = map[string]any{"kind": "vllm"}
 	if p := strings.Join(Provenance(a, b), "; "); !strings.Contains(p, "servers (A=baseline: sim, B=baseline: vllm)") {
 		t.Errorf("a shared arm on another server: provenance %q, want it named", p)
+	}
+}
+
+// TestCompareResolutionIsAsOwn: compare's resolution is A's own, as A's
+// report gives it (its A/A replicate, widened by the spread of A's own
+// interleaved blocks), whichever run B is: the two runs were not
+// interleaved), so B's blocks are not pooled into it. Before, B's blocks
+// replaced A's candidate's in the pooling, so this A (±9.6 % in its own
+// report) read ±9.7 % and ±9.3 % against the two Bs.
+func TestCompareResolutionIsAsOwn(t *testing.T) {
+	t.Parallel()
+	rule := report.DecisionRule{Metric: "e2e", UseMean: true, RegressionMargin: 0.02, Resamples: 400}
+	a := analysistest.BlocksRun(rand.New(rand.NewPCG(21, 22)), 3, 200, 0.9, 0.03)
+	own := a
+	own.Cells = slices.Clone(a.Cells)
+	if err := analysis.Analyze(&own, rule); err != nil {
+		t.Fatal(err)
+	}
+	find := func(rs []report.Resolution) report.Resolution {
+		for _, res := range rs {
+			if res.Metric == "e2e" && res.Stat == "mean" {
+				return res
+			}
+		}
+		t.Fatal("no e2e mean resolution")
+		return report.Resolution{}
+	}
+	want := find(own.Stats.Resolution)
+	if want.PlusMinus == nil || want.RunToRunDF != 5 {
+		t.Fatalf("A's own resolution %+v: want one from 5 degrees of freedom (A/A 3, cand 2)", want)
+	}
+	for _, seed := range []uint64{23, 25} {
+		b := analysistest.BlocksRun(rand.New(rand.NewPCG(seed, seed+1)), 3, 200, 0.9, 0.03)
+		cmp, err := Compare(a, b, CompareOptions{Rule: rule})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := find(cmp.Results.Stats.Resolution)
+		if got.PlusMinus == nil || *got.PlusMinus != *want.PlusMinus || got.RunToRunDF != want.RunToRunDF {
+			t.Errorf("B seed %d: compare's resolution %v (ν = %d), want A's own %v (ν = %d)", seed, analysistest.Val(got.PlusMinus), got.RunToRunDF, *want.PlusMinus, want.RunToRunDF)
+		}
+		for _, q := range cmp.Results.Stats.Ratios {
+			if q.Metric == "e2e" && q.Stat == "mean" && (q.Resolution == nil || *q.Resolution != *want.PlusMinus) {
+				t.Errorf("B seed %d: ratio's resolution %v, want A's own %v", seed, analysistest.Val(q.Resolution), *want.PlusMinus)
+			}
+		}
+		m := cmp.Results.Stats.ResolutionMethod
+		if !strings.Contains(m, "the resolution is A's own") || !strings.Contains(m, "not interleaved") || strings.Contains(m, "the arms interleaved, each cell") {
+			t.Errorf("compare's resolution method %q: want it to say A's own, the runs not interleaved", m)
+		}
 	}
 }

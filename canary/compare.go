@@ -294,7 +294,11 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	rule := opts.Rule
 	rule.Baseline = opts.NameA
 	rule.Independent = true
-	if err := analysis.Analyze(&out, rule); err != nil {
+	own, err := ownResolution(a, opts.ArmA, rule)
+	if err != nil {
+		return cmp, err
+	}
+	if err := analysis.AnalyzeAgainst(&out, rule, own); err != nil {
 		return cmp, err
 	}
 	if cmp.SameRun != "" && opts.ArmA == opts.ArmB {
@@ -302,6 +306,25 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	}
 	cmp.Results = out
 	return cmp, nil
+}
+
+// ownResolution is A's resolution against its arm armA as A's own analysis
+// gives it under rule (its level, resamples and seed): the A/A replicate
+// against armA, widened by the spread pooled over A's own blocks, every arm
+// of A interleaved in one run. B's blocks were not interleaved with A's, so
+// pooling them in would make the comparison's resolution depend on B (the
+// promise of compare --exit-code is A's resolution). Empty when A has no
+// A/A replicate of armA.
+func ownResolution(a report.Results, armA string, rule report.DecisionRule) ([]report.Resolution, error) {
+	if !slices.ContainsFunc(a.Cells, func(c report.Cell) bool { return c.Arm == report.AAArm(armA) }) {
+		return nil, nil
+	}
+	own := report.Results{Complete: a.Complete, Manifest: a.Manifest, RunOrder: a.RunOrder, Cells: slices.Clone(a.Cells)}
+	rule.Baseline, rule.Independent = armA, false
+	if err := analysis.Analyze(&own, rule); err != nil {
+		return nil, fmt.Errorf("canary: A's own resolution: %w", err)
+	}
+	return own.Stats.Resolution, nil
 }
 
 // searchedCapacity carries A's and B's capacity searches of the compared

@@ -35,10 +35,15 @@ folders), refuses them when they were made from different traces (by content:
 sha256, not path), configs, SLOs or offered loads (unless --force; it lists what
 differs), says when they came from different commits, configs, trace paths,
 servers or machines, and compares arm --arm-a of A (the baseline) with arm --arm-b of B
-(the candidate) with the same statistics and decision rule as a run: bootstrap
-intervals over repetitions (resampled independently: the runs were not
-interleaved), candidate/baseline ratios, capacity at SLO and a verdict naming
-its deciding clause. It prints report.md to stdout (or the comparison as JSON
+(the candidate) with the same statistics and decision rule as a run:
+candidate/baseline ratios request by request where both runs kept
+per-request figures (requests paired by ID, both runs replaying one
+schedule; a block bootstrap inside the cells), else bootstrap intervals over
+repetitions (resampled independently: the runs were not interleaved), each
+widened by the spread of B's blocks against A's; capacity at SLO; and a
+verdict naming its deciding clause, held against A's own resolution (its
+A/A replicate and A's own blocks, the figure A's report gives; B's blocks
+are not pooled into it). It prints report.md to stdout (or the comparison as JSON
 with --json) and with --out writes compare.json, report.md and report.html.
 Decision-rule flags not given default to the rule recorded in A.json (the
 run's own config), else to the defaults each flag names. The report names
