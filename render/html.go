@@ -78,9 +78,12 @@ type htmlChart struct {
 
 type capacityRow struct{ Arm, Value, Interval, Next, PerRep, Detail string }
 
+// summaryRow is one cell's row of the summary, printed as two tables (one
+// of 20 columns ran past a 1,280 px page): Latency (TTFT, ITL, TPOT, E2E at
+// p50, p99 and mean) and Window (throughput, window tokens, window, goodput).
 type summaryRow struct {
 	Arm, Load, Rep, States string
-	Cells                  []string
+	Latency, Window        []string
 }
 
 func buildPage(r report.Results) (htmlPage, error) {
@@ -176,13 +179,13 @@ func summaryRows(r report.Results) []summaryRow {
 	for _, c := range report.SortedCells(r) {
 		row := summaryRow{Arm: c.Arm, Load: report.Num(c.OfferedLoadRPS), Rep: fmt.Sprint(c.Repetition), States: statesText(c.States)}
 		for _, d := range []report.Dist{c.TTFT, c.ITL, c.TPOT, c.E2E} {
-			row.Cells = append(row.Cells, figure(d.P50Ms, d.N), figure(d.P99Ms, d.N), figure(d.MeanMs, d.N))
+			row.Latency = append(row.Latency, figure(d.P50Ms, d.N), figure(d.P99Ms, d.N), figure(d.MeanMs, d.N))
 		}
 		windowTokens := tokensText(c.WindowOutputTokens)
 		if c.NotMeasured != "" {
 			windowTokens = "not measured"
 		}
-		row.Cells = append(row.Cells, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), goodputText(c)+" ("+goodCount(c)+")")
+		row.Window = append(row.Window, cellRate(c, c.ThroughputTokPerS), windowTokens, optWindowText(c.WindowS), goodputText(c)+" ("+goodCount(c)+")")
 		rows = append(rows, row)
 	}
 	return rows
@@ -299,7 +302,7 @@ func loadPoints(r report.Results, groups []analysis.Group, arm, metric, stat str
 }
 
 func amdahlSection(r report.Results, colorOf map[string]int, u func(string) string) (htmlSection, error) {
-	sec := htmlSection{ID: "amdahl", Heading: "Measured speedup against the Amdahl bound", Note: "Each line is a " + report.SpeedupLabel("", "") + ". Dashed: bound 1 / ((1 − f_wall) + f_wall / s) and its interval."}
+	sec := htmlSection{ID: "amdahl", Heading: "Measured speedup against the Amdahl bound", Note: "Each series is a " + report.SpeedupLabel("", "") + ", bars its interval. Amdahl bound: 1 / ((1 − f_wall) + f_wall / s), dashed between loads, bars its interval."}
 	if reason := sectionReason(r.Amdahl == nil, func() string { return r.Amdahl.NotMeasured }, func() int { return len(r.Amdahl.Loads) }); reason != "" {
 		sec.NotMeasured = reason
 		return sec, nil
@@ -315,16 +318,14 @@ func amdahlSection(r report.Results, colorOf map[string]int, u func(string) stri
 		slices.SortFunc(loads, func(a, b report.AmdahlLoad) int { return cmp.Compare(a.OfferedLoadRPS, b.OfferedLoadRPS) })
 		ch := chart{id: "amdahl-" + cand, title: cand + ": measured speedup vs Amdahl bound", xLabel: "offered load (req/s)", yLabel: report.SpeedupWords + " (" + u("×") + ")"}
 		bound := series{name: "Amdahl bound", color: 3, dashed: true}
-		lo := series{color: 3, dashed: true, thin: true}
-		hi := series{color: 3, dashed: true, thin: true}
 		measured := map[string]*series{}
 		var order []string
 		for _, l := range loads {
-			bound.points = append(bound.points, point{x: l.OfferedLoadRPS, y: l.Bound})
-			if l.BoundLow > 0 && l.BoundHigh > 0 {
-				lo.points = append(lo.points, point{x: l.OfferedLoadRPS, y: l.BoundLow})
-				hi.points = append(hi.points, point{x: l.OfferedLoadRPS, y: l.BoundHigh})
+			bp := point{x: l.OfferedLoadRPS, y: l.Bound}
+			if l.BoundLow > 0 && l.BoundHigh > l.BoundLow {
+				bp.lo, bp.hi, bp.interval = l.BoundLow, l.BoundHigh, true
 			}
+			bound.points = append(bound.points, bp)
 			for _, sp := range l.Measured {
 				if sp.Stat != "mean" || sp.Value.Reps == 0 {
 					continue
@@ -337,7 +338,7 @@ func amdahlSection(r report.Results, colorOf map[string]int, u func(string) stri
 				measured[k].points = append(measured[k].points, point{x: l.OfferedLoadRPS, y: sp.Value.Value, lo: sp.Value.Low, hi: sp.Value.High, interval: sp.Value.Interval})
 			}
 		}
-		ch.series = append(ch.series, bound, lo, hi)
+		ch.series = append(ch.series, bound)
 		for _, k := range order {
 			ch.series = append(ch.series, *measured[k])
 		}
@@ -505,9 +506,15 @@ svg.chart { width: 499px; height: 288px; display: block; }
 {{end}}</table>{{end}}
 {{end}}{{end}}{{end}}
 <h2 id="summary">Per arm, offered load and repetition</h2>
+<h3>Latency ({{call .Unit "ms"}})</h3>
 <table>
-<tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>TTFT p50</th><th>TTFT p99</th><th>TTFT mean</th><th>ITL p50</th><th>ITL p99</th><th>ITL mean</th><th>TPOT p50</th><th>TPOT p99</th><th>TPOT mean</th><th>E2E p50</th><th>E2E p99</th><th>E2E mean</th><th>throughput ({{call .Unit "tok/s"}})</th><th>output tokens in the window</th><th>window ({{call .Unit "s"}})</th><th>goodput ({{call .Unit "req/s"}}; met SLOs / measured)</th><th>states</th></tr>
-{{range .Summary}}<tr><td>{{.Arm}}</td><td>{{.Load}}</td><td>{{.Rep}}</td>{{range .Cells}}<td>{{.}}</td>{{end}}<td>{{.States}}</td></tr>
+<tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>TTFT p50</th><th>TTFT p99</th><th>TTFT mean</th><th>ITL p50</th><th>ITL p99</th><th>ITL mean</th><th>TPOT p50</th><th>TPOT p99</th><th>TPOT mean</th><th>E2E p50</th><th>E2E p99</th><th>E2E mean</th></tr>
+{{range .Summary}}<tr><td>{{.Arm}}</td><td>{{.Load}}</td><td>{{.Rep}}</td>{{range .Latency}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+<h3>Throughput, goodput and request states</h3>
+<table>
+<tr><th>arm</th><th>load (req/s)</th><th>rep</th><th>throughput ({{call .Unit "tok/s"}})</th><th>output tokens in the window</th><th>window ({{call .Unit "s"}})</th><th>goodput ({{call .Unit "req/s"}}; met SLOs / measured)</th><th>states</th></tr>
+{{range .Summary}}<tr><td>{{.Arm}}</td><td>{{.Load}}</td><td>{{.Rep}}</td>{{range .Window}}<td>{{.}}</td>{{end}}<td>{{.States}}</td></tr>
 {{end}}</table>
 <p>Latencies in {{call .Unit "ms"}}; percentiles are exact nearest-rank over raw records and refused when the sample is too small for them.
 Throughput = output tokens in the window / window, where output tokens in the window are {{.TokensDefinition}} (also the numerator of J per output token and cost per output token) and the window is {{.WindowDefinition}}.
