@@ -237,14 +237,26 @@ func TestBrowserChartsDraw(t *testing.T) {
 }
 
 // layoutScript, appended to the page under test only, lists in the DOM what
-// a reader at layoutWidth px would find broken: a table whose right edge
-// runs past the page, a chart's text (axis label, tick, legend) drawn
-// outside its chart's box (clipped), and a coloured series line crossing a
-// text of its chart (a legend over a line).
+// a reader at the window's width would find broken:
+//   - a table whose right edge runs past the page, or a page wider than the window;
+//   - a chart's text (title, axis label, tick, legend) reaching past its chart's
+//     box by more than textSlack px (clipped; a glyph box overhangs by up to
+//     1.5 px at the edge, the cut title read 3 px past it);
+//   - a coloured series line crossing a text of its chart (a legend over a line);
+//   - a plotted mark (point, line, error bar) not inside its data area (the
+//     <svg>'s data-frame, in viewBox units) by at least 1 px;
+//   - two adjacent tick labels on an axis that read the same;
+//   - a legend glyph (line or circle, dashed or solid, of a colour) that the
+//     data area does not draw: a legend line must match a drawn line at least
+//     12 px long (an error bar's cap is shorter), a legend circle a drawn circle.
+//
+// Series are told from text, axes and grid by colour (max − min channel > 80).
 const layoutScript = `<script>
 (function () {
   var bad = [];
   var width = document.documentElement.clientWidth;
+  var textSlack = 2;
+  if (document.documentElement.scrollWidth > width + 1) bad.push("the page is " + document.documentElement.scrollWidth + " px wide, past the " + width + " px window");
   document.querySelectorAll("table").forEach(function (t, i) {
     var r = t.getBoundingClientRect();
     if (r.right > width + 1) {
@@ -252,20 +264,68 @@ const layoutScript = `<script>
       bad.push("table " + i + " (" + (th ? th.textContent : "") + ") is " + Math.round(r.right) + " px wide, past the " + width + " px page");
     }
   });
+  function coloured(el) {
+    var m = getComputedStyle(el).stroke.match(/\d+/g);
+    return m && m.length >= 3 && Math.max(+m[0], +m[1], +m[2]) - Math.min(+m[0], +m[1], +m[2]) > 80;
+  }
+  function inside(r, b, slack) {
+    return r.left >= b.left - slack && r.right <= b.right + slack && r.top >= b.top - slack && r.bottom <= b.bottom + slack;
+  }
+  function screenBox(svg, attr) {
+    var v = (svg.getAttribute(attr) || "").split(" ").map(Number);
+    if (v.length !== 4 || !(v[2] > v[0])) return null;
+    var ctm = svg.getScreenCTM();
+    var a = new DOMPoint(v[0], v[1]).matrixTransform(ctm), b = new DOMPoint(v[2], v[3]).matrixTransform(ctm);
+    return {left: a.x, top: a.y, right: b.x, bottom: b.y};
+  }
+  function mark(el) {
+    var d = el.getAttribute("d") || "";
+    var st = getComputedStyle(el);
+    return {el: el, r: el.getBoundingClientRect(), colour: st.stroke, circle: /A/.test(d), dashed: st.strokeDasharray !== "none" && st.strokeDasharray !== ""};
+  }
+  function distinct(id, axis, texts, key) {
+    texts.sort(function (a, b) { return key(a.r) - key(b.r); });
+    for (var i = 1; i < texts.length; i++) {
+      if (texts[i].t === texts[i - 1].t) bad.push(id + ": adjacent " + axis + " tick labels both read '" + texts[i].t + "'");
+    }
+  }
   document.querySelectorAll("figure").forEach(function (f) {
     var svg = f.querySelector("svg");
     var box = svg.getBoundingClientRect();
-    var lines = Array.from(svg.querySelectorAll("path, polyline, line")).filter(function (p) {
-      var m = getComputedStyle(p).stroke.match(/\d+/g);
-      return m && m.length >= 3 && Math.max(+m[0], +m[1], +m[2]) - Math.min(+m[0], +m[1], +m[2]) > 80;
+    var frame = screenBox(svg, "data-frame"), legend = screenBox(svg, "data-legend");
+    if (!frame) {
+      bad.push(f.id + ": the chart has no data-frame");
+      frame = {left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+    }
+    var lines = Array.from(svg.querySelectorAll("path, polyline, line")).filter(coloured);
+    var drawn = [], glyphs = [];
+    lines.forEach(function (el) {
+      var m = mark(el);
+      var cx = (m.r.left + m.r.right) / 2, cy = (m.r.top + m.r.bottom) / 2;
+      if (legend && cx >= legend.left && cx <= legend.right && cy >= legend.top && cy <= legend.bottom) glyphs.push(m); else drawn.push(m);
     });
+    drawn.forEach(function (m) {
+      if (!inside(m.r, {left: frame.left + 1, top: frame.top + 1, right: frame.right - 1, bottom: frame.bottom - 1}, 0)) {
+        bad.push(f.id + ": a plotted mark (" + (m.circle ? "point" : "line") + ") is not inside the data area (" + [Math.round(m.r.left - frame.left), Math.round(m.r.top - frame.top), Math.round(frame.right - m.r.right), Math.round(frame.bottom - m.r.bottom)].join(",") + " px inside left, top, right, bottom)");
+      }
+    });
+    glyphs.forEach(function (g) {
+      var ok = drawn.some(function (m) {
+        return m.colour === g.colour && m.circle === g.circle && m.dashed === g.dashed && (m.circle || m.r.width > 12);
+      });
+      if (!ok) bad.push(f.id + ": the legend shows a " + (g.dashed ? "dashed " : "") + (g.circle ? "circle" : "line") + " in " + g.colour + " that the chart does not draw");
+    });
+    var yTicks = [], xTicks = [];
     svg.querySelectorAll("text").forEach(function (tx) {
       var r = tx.getBoundingClientRect();
-      if (!tx.textContent.trim() || r.width === 0) return;
-      // A glyph's box may overhang its chart's by a few px (side bearings, ascent): beyond 4 px a reader loses letters.
-      if (r.left < box.left - 4 || r.right > box.right + 4 || r.top < box.top - 4 || r.bottom > box.bottom + 4) {
+      var t = tx.textContent.trim();
+      if (!t || r.width === 0) return;
+      if (!inside(r, box, textSlack)) {
         bad.push(f.id + ": text '" + tx.textContent + "' is clipped by the chart's box (" + [Math.round(r.left - box.left), Math.round(r.top - box.top), Math.round(box.right - r.right), Math.round(box.bottom - r.bottom)].join(",") + " px inside left, top, right, bottom)");
       }
+      var rotated = tx.closest("g[transform*=rotate]") !== null;
+      if (!rotated && r.right <= frame.left + 1) yTicks.push({t: t, r: r});
+      if (!rotated && r.top >= frame.bottom - 1 && r.left >= frame.left - 20 && r.right <= frame.right + 20) xTicks.push({t: t, r: r});
       for (var i = 0; i < lines.length; i++) {
         var ctm = lines[i].getScreenCTM();
         if (!ctm || !lines[i].isPointInStroke) continue;
@@ -279,22 +339,28 @@ const layoutScript = `<script>
         if (hit) { bad.push(f.id + ": a series line crosses the text '" + tx.textContent + "'"); break; }
       }
     });
+    // The y tick labels are the upright texts left of the data area (its label
+    // is rotated); the x tick labels the row of texts nearest below it.
+    distinct(f.id, "y", yTicks, function (r) { return r.top; });
+    var xt = Math.min.apply(null, xTicks.map(function (o) { return o.r.top; }));
+    distinct(f.id, "x", xTicks.filter(function (o) { return Math.abs(o.r.top - xt) < 2; }), function (r) { return r.left; });
   });
   document.body.setAttribute("data-layout", JSON.stringify(bad));
 })();
 </script>`
 
-// layoutWidth is the page width the layout check reads the report at.
-const layoutWidth = 1400
+// layoutWidths are the window widths the layout check reads the report at:
+// a 1,280 px laptop screen and the 1,400 px the report is held to.
+var layoutWidths = []int{1280, 1400}
 
 var layoutRe = regexp.MustCompile(`data-layout="([^"]*)"`)
 
-// layoutProblems loads html with layoutScript at layoutWidth px and returns
-// what the script found.
-func layoutProblems(t *testing.T, bin string, html []byte) []string {
+// layoutProblems loads html with layoutScript in a window width px wide and
+// returns what the script found.
+func layoutProblems(t *testing.T, bin string, html []byte, width int) []string {
 	t.Helper()
 	page := writePage(t, bytes.Replace(html, []byte("</body>"), []byte(layoutScript+"</body>"), 1))
-	dom := runChromium(t, bin, page, "--dump-dom", fmt.Sprintf("--window-size=%d,1000", layoutWidth))
+	dom := runChromium(t, bin, page, "--dump-dom", fmt.Sprintf("--window-size=%d,1000", width))
 	m := layoutRe.FindSubmatch(dom)
 	if m == nil {
 		t.Fatalf("--dump-dom has no layout report: did the page load? (%d bytes of DOM)", len(dom))
@@ -306,29 +372,91 @@ func layoutProblems(t *testing.T, bin string, html []byte) []string {
 	return bad
 }
 
-// TestBrowserLayout: at 1,400 px no table runs past the page, no chart text
-// is clipped and no series line crosses a legend or label, on the fixture's
-// report and on the quickstart's; a page with a table forced wider than the
-// window is caught (negative control).
+// TestBrowserLayout: at 1,280 and 1,400 px no table runs past the page, no
+// chart text is clipped, no series line crosses a legend or label, every
+// plotted mark lies inside its data area, adjacent tick labels differ and
+// every legend glyph is drawn in its chart, on the fixture's report and on
+// the quickstart's. A page broken in each of these ways is caught (negative
+// control).
 func TestBrowserLayout(t *testing.T) {
 	bin := chromium(t)
 	q, err := report.ReadResults("testdata/quickstart-results.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]report.Results{"fixture": analysistest.FixtureResults(t), "quickstart": q} {
+	for _, name := range []string{"fixture", "quickstart"} {
+		r := q
+		if name == "fixture" {
+			r = analysistest.FixtureResults(t)
+		}
 		var b bytes.Buffer
 		if err := WriteHTML(&b, r); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range layoutProblems(t, bin, b.Bytes()) {
-			t.Errorf("%s report.html at %d px: %s", name, layoutWidth, p)
+		for _, w := range layoutWidths {
+			for _, p := range layoutProblems(t, bin, b.Bytes(), w) {
+				t.Errorf("%s report.html at %d px: %s", name, w, p)
+			}
 		}
 		if name == "fixture" {
-			wide := bytes.Replace(b.Bytes(), []byte("<table>"), []byte(`<table style="width:3000px">`), 1)
-			if len(layoutProblems(t, bin, wide)) == 0 {
-				t.Error("a 3000 px table was not caught")
-			}
+			brokenLayoutCaught(t, bin, b.Bytes())
+		}
+	}
+}
+
+// brokenLayoutCaught breaks page (the fixture's report.html, ≥ 4 charts) in
+// each way layoutScript looks for, one chart each, and checks that each is
+// reported: a table 3,000 px wide; chart 0's data area shrunk to a corner (its
+// marks fall outside); chart 1's tick labels all reading "1"; a dashed red
+// line, drawn by no series, in chart 2's legend; chart 3's title moved 30 pt
+// left of its box.
+func brokenLayoutCaught(t *testing.T, bin string, page []byte) {
+	t.Helper()
+	ids := regexp.MustCompile(`<figure id="([^"]+)">`).FindAllSubmatch(page, -1)
+	if len(ids) < 4 {
+		t.Fatalf("the fixture's report has %d charts, the negative control needs 4", len(ids))
+	}
+	figs := regexp.MustCompile(`(?s)<figure id="[^"]+">.*?</figure>`).FindAllIndex(page, -1)
+	fig := func(i int) []byte { return page[figs[i][0]:figs[i][1]] }
+	broken := [][]byte{
+		regexp.MustCompile(`data-frame="[^"]*"`).ReplaceAll(fig(0), []byte(`data-frame="0 0 1 1"`)),
+		regexp.MustCompile(`(font-size:10px">)[^<]+(</text>)`).ReplaceAll(fig(1), []byte("${1}1${2}")),
+		fig(2),
+		fig(3),
+	}
+	// A chart's first <text> is its title.
+	m := regexp.MustCompile(`(?s)^.*?<text x="([^"]*)"`).FindSubmatchIndex(broken[3])
+	if m == nil {
+		t.Fatal("chart 3 has no text")
+	}
+	broken[3] = append(append(append([]byte{}, broken[3][:m[2]]...), "-30"...), broken[3][m[3]:]...)
+	lm := regexp.MustCompile(`data-legend="([\d.]+) ([\d.]+) `).FindSubmatch(broken[2])
+	if lm == nil {
+		t.Fatal("chart 2 has no legend box")
+	}
+	l, _ := strconv.ParseFloat(string(lm[1]), 64)
+	top, _ := strconv.ParseFloat(string(lm[2]), 64)
+	dashed := fmt.Sprintf(`<path d="M%.1f,%.1fL%.1f,%.1f" style="fill:none;stroke:#D62728;stroke-width:2;stroke-dasharray:6,3" />`, l+2, top+4, l+22, top+4)
+	broken[2] = regexp.MustCompile(`(<svg [^>]*>)`).ReplaceAll(broken[2], []byte("${1}"+dashed))
+	var out []byte
+	last := 0
+	for i := range broken {
+		out = append(append(out, page[last:figs[i][0]]...), broken[i]...)
+		last = figs[i][1]
+	}
+	out = append(out, page[last:]...)
+	out = bytes.Replace(out, []byte("<table>"), []byte(`<table style="width:3000px">`), 1)
+	bad := strings.Join(layoutProblems(t, bin, out, layoutWidths[0]), "\n")
+	for _, want := range []string{
+		"px wide, past the",
+		string(ids[0][1]) + ": a plotted mark",
+		string(ids[1][1]) + ": adjacent y tick labels both read '1'",
+		string(ids[1][1]) + ": adjacent x tick labels both read '1'",
+		string(ids[2][1]) + ": the legend shows a dashed line",
+		string(ids[3][1]) + ": text",
+	} {
+		if !strings.Contains(bad, want) {
+			t.Errorf("the broken page's report lacks %q; it reads:\n%s", want, bad)
 		}
 	}
 }
