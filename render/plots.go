@@ -132,11 +132,11 @@ func (c chart) svg() (template.HTML, error) {
 	}
 	// The title is centred over the plot (not the legend): it wraps to that width.
 	p.Title.Text = wrapText(p.Title.TextStyle, c.title, pc.Max.X-pc.Min.X-vg.Points(4))
-	// The y label is centred on the data area's height and may run into the
-	// margins above and below it as far as the narrower one: it wraps to that.
+	// The y label wraps to the data area's height: gonum shrinks the data area
+	// from the top until a longer label fits, and then the label runs past the
+	// chart's bottom (rmsnorm's Amdahl chart lost a third of its height).
 	da := p.DataCanvas(pc)
-	room := da.Max.Y - da.Min.Y + 2*min(da.Min.Y-pc.Min.Y, pc.Max.Y-da.Max.Y) - vg.Points(4)
-	p.Y.Label.Text = wrapText(p.Y.Label.TextStyle, c.yLabel, room)
+	p.Y.Label.Text = wrapText(p.Y.Label.TextStyle, c.yLabel, da.Max.Y-da.Min.Y-vg.Points(4))
 	p.Draw(pc)
 	frame := p.DataCanvas(pc).Rectangle
 	if legBox.Max.X > legBox.Min.X {
