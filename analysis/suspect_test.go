@@ -158,3 +158,28 @@ func TestLooseAttainment(t *testing.T) {
 		t.Errorf("no records: %+v", LooseAttainment(nil, slo, 0))
 	}
 }
+
+// TestRobustMissJudgedOverScheduled: a probe stopped early, once 53 of the
+// 529 requests it schedules were over TTFT (of 261 judged by then), is
+// robust to its lateness only if its loosened over-count alone is still
+// more than 52 of the 529: 51 over of 259 judged (20 % of those, a "miss"
+// read against the judged ones) leaves the SLO reachable by the requests it
+// cancelled, so the miss is suspect (a new user found the loaded
+// quickstart's misses marked robust on such counts).
+func TestRobustMissJudgedOverScheduled(t *testing.T) {
+	t.Parallel()
+	s := Search{MinRPS: 5, MaxRPS: 48, RelativePrecision: 0.25, Quantile: 0.9}
+	probes := func(looseOver int) []report.CapacityProbe {
+		ps := loadedProbes(0)
+		ps[2].Attainment = []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 261, Over: 53}}
+		ps[2].AttainmentLoosened = []report.SLOAttainment{{Metric: "ttft", TargetMs: 500, N: 259, Over: looseOver}}
+		ps[2].Scheduled = 529
+		return ps
+	}
+	if a := s.Capacity("baseline", probes(51), StopBracketed); a.Probes[2].MissRobustToLateness || !a.SuspectFailEnd {
+		t.Errorf("51 of 529 loosened: robust %v, suspect fail end %v; want suspect", a.Probes[2].MissRobustToLateness, a.SuspectFailEnd)
+	}
+	if a := s.Capacity("baseline", probes(53), StopBracketed); !a.Probes[2].MissRobustToLateness || a.SuspectFailEnd {
+		t.Errorf("53 of 529 loosened: robust %v, suspect fail end %v; want robust", a.Probes[2].MissRobustToLateness, a.SuspectFailEnd)
+	}
+}

@@ -664,6 +664,7 @@ func (r *runner) runProbe(ctx context.Context, srv servers.Server, arm string, r
 		}
 		lag, _, d := analysis.LatenessMargin(keep.Records)
 		p.DispatchLagMaxMs, p.LatenessMarginMs = lag.Seconds()*1000, d.Seconds()*1000
+		p.Scheduled = ff.n
 		if p.ClientBound {
 			p.AttainmentLoosened = analysis.LooseAttainment(keep.Records, r.res.SLO, d)
 		}

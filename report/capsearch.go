@@ -114,9 +114,16 @@ type CapacityProbe struct {
 	// D/(output tokens − 1)): a lower bound on what an on-time client
 	// would have counted over.
 	AttainmentLoosened []SLOAttainment `json:"attainment_loosened,omitempty"`
+	// Scheduled is how many measured requests (after the warm-up) the
+	// probe schedules: the whole the SLO's share is of when the probe stops
+	// early (search probes; 0 in files written before it).
+	Scheduled int `json:"scheduled,omitempty"`
 	// MissRobustToLateness: a client-bound probe that missed the SLO misses
-	// it still against AttainmentLoosened, so the miss is the server's and
-	// stands (analysis.Search.Capacity sets it).
+	// it still against AttainmentLoosened, judged as its stop was, over
+	// the Scheduled requests: some target's loosened over-count alone is
+	// more than 1 − quantile of them, whatever the requests it cancelled
+	// would have done. So the miss is the server's and stands
+	// (analysis.Search.Capacity sets it).
 	MissRobustToLateness bool `json:"miss_robust_to_lateness,omitempty"`
 	// HostStallS is the time the simulated server lost to host stalls
 	// during the probe (s; sim.Server.StallLost; server kind sim only).
