@@ -523,8 +523,9 @@ func Gain(cand, base report.CapacityArm) report.CapacitySearchGain {
 		}
 		return g
 	}
-	// One side open or starting at 0: the gain has one bound at most.
-	g.Gain.Low, g.Gain.High = g.Gain.Value, g.Gain.Value
+	// One side open or starting at 0: the gain has one bound at most, and
+	// no zero-width range around its value (results.json writes the
+	// missing bounds as null).
 	switch {
 	case cand.FailRPS == 0 && b.Interval && b.High > 0:
 		g.Gain.Low = c.Low / b.High

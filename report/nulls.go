@@ -30,7 +30,9 @@ func (l AmdahlLoad) MarshalJSON() ([]byte, error) {
 // as 0. Reading null back leaves them 0 with Reps 0, which every renderer
 // shows as "not measured" with the note. A derived estimate writes its
 // value unless it has none (Value 0: a bound only), its low end, and its
-// high end unless it has none (High 0).
+// high end unless it has none (High 0). Any other estimate without an
+// interval writes a bound it does not have (0) as null, never a zero-width
+// range around its value.
 func (e Estimate) MarshalJSON() ([]byte, error) {
 	type plain Estimate
 	var missing []string
@@ -44,6 +46,15 @@ func (e Estimate) MarshalJSON() ([]byte, error) {
 		}
 	case e.Reps == 0:
 		missing = []string{"value", "low", "high"}
+	case !e.Interval:
+		// A bound not known is null, not 0 (a capacity gain with one side
+		// open, or none).
+		if e.Low == 0 {
+			missing = append(missing, "low")
+		}
+		if e.High == 0 {
+			missing = append(missing, "high")
+		}
 	}
 	return nullKeys(plain(e), missing)
 }

@@ -34,3 +34,26 @@ func TestMissingFiguresAreNull(t *testing.T) {
 		t.Errorf("computed efficiency: %s, %v", a, err)
 	}
 }
+
+// TestEstimateWithoutIntervalHasNoBounds: an estimate with a value and no
+// interval (a capacity gain with an open side) writes its missing bounds
+// as null, and a lower bound it has as a number.
+func TestEstimateWithoutIntervalHasNoBounds(t *testing.T) {
+	for _, tc := range []struct {
+		e    Estimate
+		want string
+	}{
+		{Estimate{Value: 1, Reps: 1, Note: "no interval: open"}, `"low":null`},
+		{Estimate{Value: 1, Reps: 1, Note: "no interval: open"}, `"high":null`},
+		{Estimate{Value: 1.3, Low: 1.1, Reps: 1, Note: "a lower bound"}, `"low":1.1`},
+		{Estimate{Value: 1.3, Low: 1.1, Reps: 1, Note: "a lower bound"}, `"high":null`},
+	} {
+		b, err := json.Marshal(tc.e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tc.want) {
+			t.Errorf("%+v: %s lacks %s", tc.e, b, tc.want)
+		}
+	}
+}
