@@ -594,7 +594,7 @@ func verdictSummary(v report.Verdict, decider report.ClauseResult, rule report.D
 		case n == 0:
 			return out + ": no offered load measured both arms"
 		case left == n:
-			return fmt.Sprintf("%s: every load (%d) had a client-bound cell, so none decides; a less loaded client machine measures them", out, n)
+			return fmt.Sprintf("%s: at every load (%d) the blocks left once those with a client-bound cell are left out are fewer than 2, so none decides; a less loaded client machine measures them", out, n)
 		}
 		// Loads without an interval share a reason: said once, with the loads.
 		var why, reasons []string

@@ -112,3 +112,24 @@ func TestCompareResolutionIsAsOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCommitIsNotADifference: a run whose commit was not recorded
+// (a binary without Go's VCS stamp) is not said to come "from a different
+// commit"; the comparison says the commit is not known instead.
+func TestUnknownCommitIsNotADifference(t *testing.T) {
+	t.Parallel()
+	var a, b report.Results
+	b.Manifest.GitCommit = "6236b8e"
+	for _, p := range Provenance(a, b) {
+		if strings.HasPrefix(p, "commits") {
+			t.Errorf("Provenance names an unrecorded commit as a difference: %q", p)
+		}
+	}
+	if w := unknownCommits(a, b); w != "A's commit not recorded (a binary built without Go's VCS stamp): whether the two runs' code differs is not known" {
+		t.Errorf("unknownCommits = %q", w)
+	}
+	a.Manifest.GitCommit = "6236b8e"
+	if w := unknownCommits(a, b); w != "" {
+		t.Errorf("both recorded: %q", w)
+	}
+}

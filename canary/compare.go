@@ -54,7 +54,9 @@ func Provenance(a, b report.Results) []string {
 			d = append(d, fmt.Sprintf("%s (A=%v, B=%v)", field, report.OrText(fmt.Sprint(x), "not recorded"), report.OrText(fmt.Sprint(y), "not recorded")))
 		}
 	}
-	diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
+	if a.Manifest.GitCommit != "" && b.Manifest.GitCommit != "" { // an unrecorded commit is said apart (unknownCommits)
+		diff("commits", a.Manifest.GitCommit, b.Manifest.GitCommit)
+	}
 	n := len(d)
 	diff("configs", report.Short(a.Manifest.ConfigSHA256), report.Short(b.Manifest.ConfigSHA256))
 	if len(d) > n {
@@ -281,6 +283,9 @@ func Compare(a, b report.Results, opts CompareOptions) (Comparison, error) {
 	if p := Provenance(a, b); len(p) > 0 {
 		out.Warnings = append(out.Warnings, "A and B came from different "+strings.Join(p, "; ")+": a difference measured between them is not the arms' alone")
 	}
+	if w := unknownCommits(a, b); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	if !slices.ContainsFunc(a.Cells, func(c report.Cell) bool { return c.Arm == report.AAArm(opts.ArmA) }) {
 		out.Warnings = append(out.Warnings, "A has no A/A replicate of "+opts.ArmA+" (resolution.aa_replicate was off, or an older run): the comparison's resolution is not measured, so no verdict can say a difference is within it")
 	}
@@ -441,4 +446,21 @@ func joinLines(s []string) string {
 		out += l
 	}
 	return out
+}
+
+// unknownCommits says when A's or B's commit was not recorded (a binary
+// built without Go's VCS stamp, run outside a go run checkout), so whether
+// the two runs' code differs is not known; "" when both are recorded.
+func unknownCommits(a, b report.Results) string {
+	var which []string
+	if a.Manifest.GitCommit == "" {
+		which = append(which, "A's")
+	}
+	if b.Manifest.GitCommit == "" {
+		which = append(which, "B's")
+	}
+	if len(which) == 0 {
+		return ""
+	}
+	return strings.Join(which, " and ") + " commit not recorded (a binary built without Go's VCS stamp): whether the two runs' code differs is not known"
 }
