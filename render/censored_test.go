@@ -176,8 +176,11 @@ func TestAnalyzeRefusesCensoredCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The third warning says A ran no A/A replicate (TestCompareUsesResolutionAndSaysProvenance).
-	if w := cmp.Results.Warnings; len(w) != 3 || !strings.HasPrefix(w[0], "arm A:baseline at 10.00 req/s") || !strings.HasPrefix(w[1], "arm B:candidate at 10.00 req/s") || !strings.HasPrefix(w[2], "A has no A/A replicate") {
+	// The third says neither run recorded its commit (these synthetic runs
+	// have none), the fourth that A ran no A/A replicate
+	// (TestCompareUsesResolutionAndSaysProvenance).
+	if w := cmp.Results.Warnings; len(w) != 4 || !strings.HasPrefix(w[0], "arm A:baseline at 10.00 req/s") || !strings.HasPrefix(w[1], "arm B:candidate at 10.00 req/s") ||
+		!strings.HasPrefix(w[2], "A's and B's commit not recorded") || !strings.HasPrefix(w[3], "A has no A/A replicate") {
 		t.Errorf("comparison warnings = %q", w)
 	}
 }
