@@ -233,9 +233,17 @@ func SuspectMissWhy(arms ...report.CapacityArm) string {
 func missedOver(att []report.SLOAttainment, q float64, scheduled int) bool {
 	for _, a := range att {
 		m := max(scheduled, a.N)
-		if m > 0 && float64(a.Over) > math.Floor((1-q)*float64(m)+1e-9) {
+		if m > 0 && float64(a.Over) > OverLimit(q, m) {
 			return true
 		}
 	}
 	return false
+}
+
+// OverLimit is the most of n requests that can be over a target with the
+// share within it still at quantile q: ⌊(1 − q)·n⌋, rounding error aside
+// (1 − 0.9 is 0.0999…98 in floating point). A search probe stops once some
+// target's count passes it, and missedOver judges a loosened count by it.
+func OverLimit(q float64, n int) float64 {
+	return math.Floor((1-q)*float64(n) + 1e-9)
 }

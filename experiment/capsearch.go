@@ -757,11 +757,9 @@ func newFailFast(slo report.SLO, sched traces.Schedule, warmup time.Duration, st
 	return f
 }
 
-// overLimit is the most of n requests that can be over a target with the
-// share within it still at the SLO percentile: ⌊(1 − percentile/100)·n⌋,
-// rounding error aside (1 − 0.9 is 0.0999…98 in floating point).
+// overLimit is analysis.OverLimit at the SLO's percentile.
 func overLimit(slo report.SLO, n int) float64 {
-	return math.Floor((1-slo.Percentile/100)*float64(n) + 1e-9)
+	return analysis.OverLimit(slo.Percentile/100, n)
 }
 
 // Add counts one ended request.
